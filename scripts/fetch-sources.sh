@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Fetch and unpack the Debian sources Kite builds against, into $KITE_CACHE/src:
+#   qemu        bookworm's QEMU 7.2 source package (Debian patches applied)
+#   rdma-core   trixie's rdma-core 56.1 original tarball
+#   linux-next  the newest linux-source-7.x that Debian (sid) packages
+# Each uses an apt source list private to this script; the machine's own apt
+# configuration is never touched. Idempotent.
+#
+# usage: fetch-sources.sh [qemu|rdma-core|linux-upstream]...
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+MIRROR=http://deb.debian.org/debian
+SRC=$KITE_CACHE/src
+mkdir -p "$SRC"
+
+apt_list_fresh() {
+	# Refresh a private list at most once a day.
+	local name=$1 lines=$2 stamp=$KITE_CACHE/apt/$1/updated
+	if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
+		private_apt "$name" "$lines" apt-get update >/dev/null
+		touch "$stamp"
+	fi
+}
+
+fetch_qemu() {
+	local dir=$SRC/qemu-7.2 lines dl=$SRC/qemu-dl
+	[ -f "$dir/.kite-unpacked" ] && return 0
+	lines="deb-src [signed-by=$KEYRING] $MIRROR bookworm main
+deb-src [signed-by=$KEYRING] http://deb.debian.org/debian-security bookworm-security main"
+	apt_list_fresh bookworm-src "$lines"
+	rm -rf "$dl" "$dir"
+	mkdir -p "$dl"
+	log "downloading qemu=$QEMU_DEB_VERSION source"
+	(cd "$dl" && private_apt bookworm-src "$lines" apt-get source --download-only "qemu=$QEMU_DEB_VERSION" >/dev/null)
+	log "unpacking qemu source"
+	(cd "$dl" && dpkg-source -x --skip-debianization ./*.dsc "$dir" >/dev/null) ||
+		(cd "$dl" && dpkg-source -x ./*.dsc "$dir" >/dev/null)
+	touch "$dir/.kite-unpacked"
+	rm -rf "$dl"
+}
+
+fetch_rdma_core() {
+	local dir=$SRC/rdma-core-$RDMA_CORE_VERSION lines dl=$SRC/rdma-core-dl
+	[ -f "$dir/.kite-unpacked" ] && return 0
+	lines="deb-src [signed-by=$KEYRING] $MIRROR trixie main"
+	apt_list_fresh trixie-src "$lines"
+	rm -rf "$dl" "$dir"
+	mkdir -p "$dl"
+	log "downloading rdma-core $RDMA_CORE_VERSION original tarball"
+	# The .dsc of this version is missing from the mirror (404), the
+	# original tarball is not: ignore the failure and use the tarball.
+	(cd "$dl" && private_apt trixie-src "$lines" apt-get source --download-only \
+		"rdma-core=$RDMA_CORE_VERSION-1" >/dev/null 2>&1) || true
+	[ -f "$dl/rdma-core_$RDMA_CORE_VERSION.orig.tar.gz" ] ||
+		die "could not download rdma-core_$RDMA_CORE_VERSION.orig.tar.gz"
+	mkdir -p "$dir"
+	tar -C "$dir" --strip-components=1 -xzf "$dl/rdma-core_$RDMA_CORE_VERSION.orig.tar.gz"
+	touch "$dir/.kite-unpacked"
+	rm -rf "$dl"
+}
+
+# Prints the unpacked upstream tree's path; returns 1 (loudly) if unavailable.
+fetch_linux_upstream() {
+	local lines pkg dir dl=$SRC/linux-upstream-dl ver
+	lines="deb [signed-by=$KEYRING] $MIRROR sid main"
+	if ! apt_list_fresh sid "$lines"; then
+		warn "UPSTREAM KERNEL UNAVAILABLE: cannot read Debian sid's package list"
+		return 1
+	fi
+	pkg=$(private_apt sid "$lines" apt-cache search --names-only '^linux-source-[0-9]+\.[0-9]+$' |
+		awk '{print $1}' | sort -V | tail -n 1)
+	if [ -z "$pkg" ]; then
+		warn "UPSTREAM KERNEL UNAVAILABLE: no linux-source-7.x in Debian sid"
+		return 1
+	fi
+	ver=${pkg#linux-source-}
+	dir=$SRC/linux-$ver
+	if [ ! -f "$dir/.kite-unpacked" ]; then
+		rm -rf "$dl" "$dir"
+		mkdir -p "$dl"
+		log "downloading $pkg from Debian sid"
+		if ! (cd "$dl" && private_apt sid "$lines" apt-get download "$pkg" >/dev/null); then
+			warn "UPSTREAM KERNEL UNAVAILABLE: download of $pkg failed"
+			rm -rf "$dl"
+			return 1
+		fi
+		dpkg-deb -x "$dl"/*.deb "$dl/x"
+		mkdir -p "$dir"
+		tar -C "$dir" --strip-components=1 -xJf "$dl/x/usr/src/$pkg.tar.xz"
+		touch "$dir/.kite-unpacked"
+		rm -rf "$dl"
+	fi
+	echo "$dir"
+}
+
+[ $# -gt 0 ] || set -- qemu rdma-core linux-upstream
+for what in "$@"; do
+	case $what in
+	qemu) fetch_qemu ;;
+	rdma-core) fetch_rdma_core ;;
+	linux-upstream) fetch_linux_upstream ;;
+	*) die "unknown source: $what" ;;
+	esac
+done

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Common helpers for the Kite scripts. Source this file; do not run it.
+
+KITE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KITE_CACHE=${KITE_CACHE:-$HOME/.cache/kite}
+KITE_JOBS=${KITE_JOBS:-$(nproc)}
+# Kernel used for the out-of-tree build and as the VM guest kernel.
+KITE_KVER_SERIES=${KITE_KVER_SERIES:-6.12}
+QEMU_DEB_VERSION=${QEMU_DEB_VERSION:-1:7.2+dfsg-7+deb12u18}
+RDMA_CORE_VERSION=${RDMA_CORE_VERSION:-56.1}
+export KITE_ROOT KITE_CACHE KITE_JOBS
+
+mkdir -p "$KITE_CACHE"
+
+log() { printf '[kite] %s\n' "$*" >&2; }
+warn() { printf '[kite] WARNING: %s\n' "$*" >&2; }
+die() { printf '[kite] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# The newest installed Debian 6.12 kernel release, e.g. 6.12.57+deb12-amd64.
+guest_kver() {
+	local v
+	v=$(ls -1 /lib/modules 2>/dev/null | grep -E "^${KITE_KVER_SERIES//./\\.}\.[0-9]+\+deb[0-9]+-amd64$" | sort -V | tail -n 1)
+	[ -n "$v" ] || die "no linux-image-${KITE_KVER_SERIES}-amd64 installed (run scripts/setup-host.sh)"
+	echo "$v"
+}
+
+# Private apt configuration: sources outside the machine's own apt setup.
+# usage: private_apt NAME 'sources.list lines' apt-get|apt-cache ARGS...
+private_apt() {
+	local name=$1 line=$2 cmd=$3 dir
+	shift 3
+	dir=$KITE_CACHE/apt/$name
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/parts"
+	printf '%s\n' "$line" >"$dir/sources.list"
+	"$cmd" -q -o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts="$dir/parts" \
+		-o Dir::State::Lists="$dir/lists" \
+		-o Dir::Cache="$dir/cache" \
+		-o Dir::Cache::pkgcache="" -o Dir::Cache::srcpkgcache="" \
+		-o APT::Sandbox::User=root "$@"
+}
+
+# A stamp that changes when any of the given files change.
+inputs_hash() {
+	find "$@" -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
+}

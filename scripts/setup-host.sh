@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Install every Debian package the Kite build and tests need. Idempotent:
+# does nothing when everything is already installed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PKGS=(
+	# kernel module builds, the guest kernel, checkpatch/kunit sources
+	"linux-headers-${KITE_KVER_SERIES}-amd64" "linux-image-${KITE_KVER_SERIES}-amd64"
+	"linux-source-${KITE_KVER_SERIES}" build-essential bc bison flex libelf-dev
+	libssl-dev dwarves kmod sparse xz-utils python3 rsync perl
+	# VM harness: initramfs and guest tools
+	busybox-static cpio iproute2 ethtool pciutils ibverbs-utils rdmacm-utils
+	perftest procps
+	# QEMU 7.2 build
+	dpkg-dev ninja-build pkg-config libglib2.0-dev libpixman-1-dev zlib1g-dev
+	libattr1-dev libcap-ng-dev python3-venv seabios ipxe-qemu qemu-system-data
+	# rdma-core build
+	cmake libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev libdrm-dev
+	python3-dev cython3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	log "host packages: all installed"
+	exit 0
+fi
+log "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# The lists may be stale or absent on a fresh machine.
+apt-get -q update >/dev/null
+apt-get -q -y install --no-install-recommends "${missing[@]}"
