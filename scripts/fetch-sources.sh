@@ -36,8 +36,8 @@ deb-src [signed-by=$KEYRING] http://deb.debian.org/debian-security bookworm-secu
 	log "downloading qemu=$QEMU_DEB_VERSION source"
 	(cd "$dl" && private_apt bookworm-src "$lines" apt-get source --download-only "qemu=$QEMU_DEB_VERSION" >/dev/null)
 	log "unpacking qemu source"
-	(cd "$dl" && dpkg-source -x --skip-debianization ./*.dsc "$dir" >/dev/null) ||
-		(cd "$dl" && dpkg-source -x ./*.dsc "$dir" >/dev/null)
+	# dpkg-source applies Debian's patches.
+	(cd "$dl" && dpkg-source -x ./*.dsc "$dir" >/dev/null)
 	touch "$dir/.kite-unpacked"
 	rm -rf "$dl"
 }
