@@ -3,7 +3,8 @@
 # Fetch and unpack the Debian sources Kite builds against, into $KITE_CACHE/src:
 #   qemu        bookworm's QEMU 7.2 source package (Debian patches applied)
 #   rdma-core   trixie's rdma-core 56.1 original tarball
-#   linux-next  the newest linux-source-7.x that Debian (sid) packages
+#   linux-6.12  linux-source-6.12's tarball (checkpatch, KUnit)
+#   linux-7.x   the newest linux-source-7.x that Debian (sid) packages
 # Each uses an apt source list private to this script; the machine's own apt
 # configuration is never touched. Idempotent.
 #
@@ -62,6 +63,20 @@ fetch_rdma_core() {
 	rm -rf "$dl"
 }
 
+# The 6.12 source tree (checkpatch, KUnit) from linux-source-6.12.
+fetch_linux_target() {
+	local tarball=/usr/src/linux-source-$KITE_KVER_SERIES.tar.xz dir=$SRC/linux-$KITE_KVER_SERIES
+	[ -f "$tarball" ] || die "$tarball missing (run scripts/setup-host.sh)"
+	if [ ! -f "$dir/.kite-unpacked" ] || [ "$tarball" -nt "$dir/.kite-unpacked" ]; then
+		log "unpacking $tarball"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -C "$dir" --strip-components=1 -xJf "$tarball"
+		touch "$dir/.kite-unpacked"
+	fi
+	echo "$dir"
+}
+
 # Prints the unpacked upstream tree's path; returns 1 (loudly) if unavailable.
 fetch_linux_upstream() {
 	local lines pkg dir dl=$SRC/linux-upstream-dl ver
@@ -96,11 +111,12 @@ fetch_linux_upstream() {
 	echo "$dir"
 }
 
-[ $# -gt 0 ] || set -- qemu rdma-core linux-upstream
+[ $# -gt 0 ] || set -- qemu rdma-core linux-target linux-upstream
 for what in "$@"; do
 	case $what in
 	qemu) fetch_qemu ;;
 	rdma-core) fetch_rdma_core ;;
+	linux-target) fetch_linux_target ;;
 	linux-upstream) fetch_linux_upstream ;;
 	*) die "unknown source: $what" ;;
 	esac

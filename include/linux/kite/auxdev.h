@@ -20,12 +20,15 @@ struct pci_dev;
 #define KITE_EN_MODNAME			"kite_en"
 #define KITE_AUX_RDMA_NAME		"rdma"
 
+/* Room for a firmware version string "major.minor.patch". */
+#define KITE_FW_VERSION_LEN		32
+
 /**
  * struct kite_aux_dev - what kite_en hands to the RDMA driver
  * @adev: the auxiliary device, named kite_en.rdma.<N>
  * @pdev: the PCI function; the RDMA driver uses it for DMA mappings only
  * @hw_rev: programming interface revision (KITE_REG_HW_REV)
- * @fw_ver: firmware version (KITE_REG_FW_VER)
+ * @fw_version: firmware version as "major.minor.patch"
  * @num_vectors: number of MSI-X vectors reserved for the RDMA driver
  * @irqs: Linux IRQ numbers of those vectors, @num_vectors of them
  *
@@ -37,7 +40,7 @@ struct kite_aux_dev {
 	struct auxiliary_device adev;
 	struct pci_dev *pdev;
 	u32 hw_rev;
-	u32 fw_ver;
+	char fw_version[KITE_FW_VERSION_LEN];
 	unsigned int num_vectors;
 	int irqs[] __counted_by(num_vectors);
 };

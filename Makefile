@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Kite: the project's entry points.
+#
+#   make demo      boot a VM with the emulated Kite NIC, load the drivers,
+#                  show rdma link and ibv_devinfo (sets everything up)
+#   make check     every test (sets everything up); ends "N passed, N failed"
+#
+#   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
+#                  running kernel); make install; modprobe kite_en
+#
+# The out-of-tree module build itself is driven by ./Kbuild, through
+# scripts/build-modules.sh, which keeps build products out of this tree
+# (in $KITE_CACHE, default ~/.cache/kite).
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+S := scripts
+
+.PHONY: all modules install demo check setup kunit sparse checkpatch \
+	upstream qemu rdma-core vmtest clean help
+
+all: modules
+
+modules:
+	@$(S)/build-modules.sh $(KDIR) W=1 >/dev/null
+
+install: modules
+	@$(S)/build-modules.sh $(KDIR) modules_install >/dev/null
+	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
+
+demo:
+	@$(S)/demo.sh
+
+check:
+	@$(S)/check.sh
+
+# Single steps of 'make check' (each prints its own results).
+setup:
+	@$(S)/setup-host.sh
+kunit sparse checkpatch upstream qemu rdma-core:
+	@$(S)/check.sh $@
+vmtest:
+	@$(S)/check.sh vm
+
+clean:
+	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
+
+help:
+	@sed -n '3,16p' Makefile

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kite RoCEv2 Ethernet NIC core driver: register decoding, device reset
+ * and resource policies.
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <linux/bitfield.h>
+#include <linux/errno.h>
+#include <linux/iopoll.h>
+#include <linux/minmax.h>
+#include <linux/pci.h>
+
+#include "kite_en.h"
+
+/* Interval between STATUS reads while waiting for the device. */
+#define KITE_EN_POLL_US		1000
+
+/**
+ * kite_en_check_identity() - check that BAR0 belongs to a supported device
+ * @id: value read from KITE_REG_ID
+ * @hw_rev: value read from KITE_REG_HW_REV
+ *
+ * Return: 0 if the device speaks the interface this driver implements,
+ * -ENODEV if the device is absent (all-ones reads), is not a Kite device, or
+ * implements another major revision of the interface.
+ */
+int kite_en_check_identity(u32 id, u32 hw_rev)
+{
+	if (id != KITE_ID_MAGIC)
+		return -ENODEV;
+	if (FIELD_GET(KITE_HW_REV_MAJOR, hw_rev) != KITE_HW_REV_MAJOR_SUPPORTED)
+		return -ENODEV;
+	return 0;
+}
+
+/**
+ * kite_en_status_to_errno() - classify a KITE_REG_STATUS value
+ * @status: value read from KITE_REG_STATUS
+ *
+ * Return: 0 when the device is ready, -EAGAIN while it is still resetting
+ * or booting, -EIO when it reports a fatal error, -ENODEV when the read
+ * returned all ones (the function fell off the bus).
+ */
+int kite_en_status_to_errno(u32 status)
+{
+	if (status == U32_MAX)
+		return -ENODEV;
+	if (status & KITE_STATUS_FATAL)
+		return -EIO;
+	if ((status & (KITE_STATUS_READY | KITE_STATUS_RESETTING)) ==
+	    KITE_STATUS_READY)
+		return 0;
+	return -EAGAIN;
+}
+
+/**
+ * kite_en_mac_from_regs() - decode the factory MAC address
+ * @mac_hi: value read from KITE_REG_MAC_HI
+ * @mac_lo: value read from KITE_REG_MAC_LO
+ * @mac: ETH_ALEN bytes to fill, most significant byte first
+ */
+void kite_en_mac_from_regs(u32 mac_hi, u32 mac_lo, u8 *mac)
+{
+	u16 hi = FIELD_GET(KITE_MAC_HI_MASK, mac_hi);
+
+	mac[0] = hi >> 8;
+	mac[1] = hi & 0xff;
+	mac[2] = mac_lo >> 24;
+	mac[3] = (mac_lo >> 16) & 0xff;
+	mac[4] = (mac_lo >> 8) & 0xff;
+	mac[5] = mac_lo & 0xff;
+}
+
+/**
+ * kite_en_fw_version() - format a KITE_REG_FW_VER value
+ * @fw_ver: value read from KITE_REG_FW_VER
+ * @buf: destination
+ * @len: size of @buf; the string is truncated to fit
+ */
+void kite_en_fw_version(u32 fw_ver, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lu.%lu.%lu",
+		 FIELD_GET(KITE_FW_VER_MAJOR, fw_ver),
+		 FIELD_GET(KITE_FW_VER_MINOR, fw_ver),
+		 FIELD_GET(KITE_FW_VER_PATCH, fw_ver));
+}
+
+/**
+ * kite_en_vectors_wanted() - number of MSI-X vectors to ask the PCI core for
+ * @hw_vectors: vectors the function implements (KITE_CAPS_NUM_VECTORS)
+ * @online_cpus: number of online CPUs
+ *
+ * kite_en keeps KITE_EN_CORE_VECTORS for itself. The RDMA driver wants one
+ * vector for its control event queue plus one completion event queue per
+ * CPU. The function's own limit caps the total.
+ *
+ * Return: the number of vectors to request, 0 if the function has too few
+ * to run at all.
+ */
+unsigned int kite_en_vectors_wanted(unsigned int hw_vectors,
+				    unsigned int online_cpus)
+{
+	unsigned int want = KITE_EN_CORE_VECTORS + 1 + online_cpus;
+
+	if (hw_vectors < KITE_EN_CORE_VECTORS + KITE_EN_MIN_RDMA_VECTORS)
+		return 0;
+	return min(want, hw_vectors);
+}
+
+/**
+ * kite_en_rdma_vectors() - vectors handed to the RDMA driver
+ * @granted: vectors the PCI core granted
+ *
+ * Return: the vectors left after kite_en's own, 0 if none are left.
+ */
+unsigned int kite_en_rdma_vectors(unsigned int granted)
+{
+	if (granted <= KITE_EN_CORE_VECTORS)
+		return 0;
+	return granted - KITE_EN_CORE_VECTORS;
+}
+
+/**
+ * kite_en_reset() - reset the device and wait until it is ready
+ * @en: the device
+ *
+ * Writes KITE_CTRL_RESET and polls KITE_REG_STATUS, sleeping, for at most
+ * KITE_RESET_TIMEOUT_MS. On success the firmware version is re-read, since a
+ * reset may have activated new firmware.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 on success, -ETIMEDOUT if the device never became ready, -EIO
+ * if it reported a fatal error, -ENODEV if it stopped answering.
+ */
+int kite_en_reset(struct kite_en_dev *en)
+{
+	struct device *dev = &en->pdev->dev;
+	u32 status;
+	int err;
+
+	kite_en_wr(en, KITE_REG_CTRL, KITE_CTRL_RESET);
+	err = read_poll_timeout(kite_en_rd, status,
+				kite_en_status_to_errno(status) != -EAGAIN,
+				KITE_EN_POLL_US, KITE_RESET_TIMEOUT_MS * 1000,
+				false, en, KITE_REG_STATUS);
+	if (err) {
+		dev_err(dev, "device not ready %u ms after reset (status %#x)\n",
+			KITE_RESET_TIMEOUT_MS, status);
+		return err;
+	}
+	err = kite_en_status_to_errno(status);
+	if (err) {
+		dev_err(dev, "device failed to reset (status %#x, fatal code %lu)\n",
+			status, FIELD_GET(KITE_STATUS_FATAL_CODE, status));
+		return err;
+	}
+	en->fw_ver = kite_en_rd(en, KITE_REG_FW_VER);
+	kite_en_fw_version(en->fw_ver, en->fw_version, sizeof(en->fw_version));
+	return 0;
+}

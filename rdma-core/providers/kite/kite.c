@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Kite RDMA user-space provider (libkite).
+ *
+ * The rdma-core provider for the Kite RoCEv2 NIC, driven in the kernel by
+ * kite_ib. kite_ib is an auxiliary driver bound to the "kite_en.rdma"
+ * auxiliary device of the kite_en Ethernet driver and registers its
+ * ib_devices as kite%d. As an out-of-tree driver it reports
+ * RDMA_DRIVER_UNKNOWN, so the device is matched by its parent's modalias or
+ * by name, and only a kernel speaking KITE_UVERBS_ABI_VERSION is accepted.
+ *
+ * This first version opens a device: it allocates the user context, checks
+ * the kernel's answer and maps the context's doorbell page, and answers the
+ * device and port queries. Every other verb is left unset, so libibverbs
+ * fails it with EOPNOTSUPP; the data path follows.
+ *
+ * Copyright (c) 2026 Kite
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/verbs.h>
+
+#include "kite.h"
+
+static int kite_query_device_ex(struct ibv_context *ibctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp = {};
+	size_t resp_size = sizeof(resp);
+	uint64_t fw_ver;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	fw_ver = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)KITE_FW_VER_MAJOR(fw_ver),
+		 (unsigned int)KITE_FW_VER_MINOR(fw_ver),
+		 (unsigned int)KITE_FW_VER_PATCH(fw_ver));
+
+	return 0;
+}
+
+static int kite_query_port(struct ibv_context *ibctx, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static void kite_free_context(struct ibv_context *ibctx)
+{
+	struct kite_context *ctx = to_kite_ctx(ibctx);
+
+	munmap(ctx->db_page, ctx->db_page_size);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops kite_context_ops = {
+	.free_context = kite_free_context,
+	.query_device_ex = kite_query_device_ex,
+	.query_port = kite_query_port,
+};
+
+/* Returns 0 or the errno describing what is wrong with the response. */
+static int
+kite_check_ucontext_resp(struct kite_context *ctx,
+			 const struct ukite_alloc_ucontext_resp *resp)
+{
+	uint32_t db_page_size = resp->db_page_size;
+
+	if (resp->comp_mask & ~KITE_ALLOC_UCONTEXT_RESP_COMP_MASK_KNOWN) {
+		verbs_err(&ctx->ibv_ctx, "unknown ucontext comp_mask 0x%x\n",
+			  resp->comp_mask);
+		return EOPNOTSUPP;
+	}
+
+	if (db_page_size < KITE_DB_PAGE_SIZE_MIN ||
+	    db_page_size > KITE_DB_PAGE_SIZE_MAX ||
+	    (db_page_size & (db_page_size - 1))) {
+		verbs_err(&ctx->ibv_ctx, "invalid doorbell page size %u\n",
+			  db_page_size);
+		return EINVAL;
+	}
+
+	/* mmap() takes a signed off_t. */
+	if ((off_t)resp->db_mmap_offset < 0 ||
+	    (uint64_t)(off_t)resp->db_mmap_offset != resp->db_mmap_offset) {
+		verbs_err(&ctx->ibv_ctx,
+			  "invalid doorbell mmap offset 0x%llx\n",
+			  (unsigned long long)resp->db_mmap_offset);
+		return EINVAL;
+	}
+
+	return 0;
+}
+
+static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct ukite_alloc_ucontext_resp resp = {};
+	struct ukite_alloc_ucontext cmd = {};
+	struct kite_context *ctx;
+	int err;
+
+	/* On failure this closes cmd_fd and sets errno. */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_uninit;
+
+	err = kite_check_ucontext_resp(ctx, &resp);
+	if (err)
+		goto err_uninit;
+
+	ctx->db_page_size = resp.db_page_size;
+	ctx->db_page = mmap(NULL, ctx->db_page_size, PROT_WRITE, MAP_SHARED,
+			    cmd_fd, (off_t)resp.db_mmap_offset);
+	if (ctx->db_page == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "doorbell page mmap failed: %d\n",
+			  err);
+		goto err_uninit;
+	}
+
+	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);
+
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	/* Closes cmd_fd, which also destroys the kernel's ucontext. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static struct verbs_device *kite_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct kite_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void kite_uninit_device(struct verbs_device *vdev)
+{
+	struct kite_device *dev = to_kite_dev(&vdev->device);
+
+	free(dev);
+}
+
+static const struct verbs_match_ent kite_match_table[] = {
+	/* The parent device: the auxiliary device of kite_en. */
+	VERBS_MODALIAS_MATCH("auxiliary:kite_en.rdma", NULL),
+	/* The ib_device's own name, kite%d. */
+	VERBS_NAME_MATCH("kite", NULL),
+	{},
+};
+
+static const struct verbs_device_ops kite_dev_ops = {
+	.name = "kite",
+	/*
+	 * The kernel reports RDMA_DRIVER_UNKNOWN, so the ABI version is the
+	 * only check that the kernel driver speaks this provider's ABI.
+	 */
+	.match_min_abi_version = KITE_UVERBS_ABI_VERSION,
+	.match_max_abi_version = KITE_UVERBS_ABI_VERSION,
+	.match_table = kite_match_table,
+	.alloc_device = kite_alloc_device,
+	.uninit_device = kite_uninit_device,
+	.alloc_context = kite_alloc_context,
+};
+
+PROVIDER_DRIVER(kite, kite_dev_ops);

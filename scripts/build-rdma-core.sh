@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Build rdma-core $RDMA_CORE_VERSION with the Kite provider overlaid:
+# libibverbs, librdmacm, the tools and every provider (kite and rxe among
+# them), in $KITE_CACHE/build/rdma-core. IN_PLACE: the built libibverbs loads
+# its providers from the build directory's etc/libibverbs.d, so run tools as
+#   LD_LIBRARY_PATH=$BUILD/lib $BUILD/bin/ibv_devinfo
+# Idempotent and incremental. Prints the build directory as its last line.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SRC=$KITE_CACHE/src/rdma-core-$RDMA_CORE_VERSION
+BUILD=$KITE_CACHE/build/rdma-core
+
+"$KITE_ROOT/scripts/fetch-sources.sh" rdma-core
+[ -f "$SRC/CMakeLists.txt" ] || die "no rdma-core tree at $SRC"
+
+# --- overlay ---------------------------------------------------------------
+# The provider and the uapi header are symlinks to the repository: one copy
+# of each, and edits are picked up by the next incremental build.
+ln -sfn "$KITE_ROOT/rdma-core/providers/kite" "$SRC/providers/kite"
+ln -sfn "$KITE_ROOT/include/uapi/rdma/kite-abi.h" "$SRC/kernel-headers/rdma/kite-abi.h"
+
+# insert_after FILE ANCHOR LINE: add LINE after the first line equal to
+# ANCHOR, unless FILE already has a line equal to LINE. Files are rewritten
+# in place (cat, not mv) to keep their mode.
+insert_after() {
+	local file=$1 anchor=$2 line=$3 tmp
+	grep -qxF -- "$line" "$file" && return 0
+	grep -qxF -- "$anchor" "$file" || die "$file: no line '$anchor' to add '$line' after"
+	tmp=$(mktemp "$file.XXXXXX")
+	awk -v anchor="$anchor" -v line="$line" \
+		'{ print } !done && $0 == anchor { print line; done = 1 }' "$file" >"$tmp"
+	cat "$tmp" >"$file"
+	rm -f "$tmp"
+	log "$(basename "$(dirname "$file")")/$(basename "$file"): added '$line'"
+}
+
+# kernel-headers/CMakeLists.txt lists each header twice: published into
+# build/include/rdma, and transformed into kernel-abi/<name> for
+# DECLARE_DRV_CMD. The anchor (erdma) sits in both lists; the header must be
+# in both, so check each list on its own.
+khdrs=$SRC/kernel-headers/CMakeLists.txt
+kite_in_list() {
+	# Is rdma/kite-abi.h listed in the block opened by the line $1?
+	awk -v start="$1" '
+		$0 == start { inb = 1; next }
+		inb && /^ *\)/ { inb = 0 }
+		inb && $1 == "rdma/kite-abi.h" { found = 1 }
+		END { exit !found }' "$khdrs"
+}
+add_to_list() {
+	local start=$1 tmp
+	kite_in_list "$start" && return 0
+	tmp=$(mktemp "$khdrs.XXXXXX")
+	awk -v start="$start" '
+		$0 == start { inb = 1 }
+		{ print }
+		inb && $1 == "rdma/erdma-abi.h" { print "  rdma/kite-abi.h"; inb = 0 }' \
+		"$khdrs" >"$tmp"
+	cat "$tmp" >"$khdrs"
+	rm -f "$tmp"
+	kite_in_list "$start" || die "$khdrs: could not add rdma/kite-abi.h to $start"
+	log "kernel-headers/CMakeLists.txt: added rdma/kite-abi.h to $start"
+}
+add_to_list 'publish_internal_headers(rdma'
+add_to_list 'rdma_kernel_provider_abi('
+
+insert_after "$SRC/CMakeLists.txt" 'add_subdirectory(providers/erdma)' \
+	'add_subdirectory(providers/kite)'
+
+# --- configure -------------------------------------------------------------
+mkdir -p "$BUILD"
+if [ ! -f "$BUILD/build.ninja" ]; then
+	log "configuring rdma-core in $BUILD"
+	if ! (cd "$BUILD" && cmake -GNinja -DIN_PLACE=1 -DNO_MAN_PAGES=1 \
+		-DNO_PYVERBS=1 -DENABLE_STATIC=0 "$SRC" >cmake.log 2>&1); then
+		tail -n 40 "$BUILD/cmake.log" >&2
+		rm -f "$BUILD/build.ninja"
+		die "cmake failed (full log: $BUILD/cmake.log)"
+	fi
+fi
+
+# --- build -----------------------------------------------------------------
+# ninja re-runs cmake by itself when a CMakeLists.txt changed.
+log "building rdma-core"
+ninja -C "$BUILD" -j "$KITE_JOBS" >&2
+
+for f in "$BUILD/etc/libibverbs.d/kite.driver" "$BUILD/etc/libibverbs.d/rxe.driver" \
+	"$BUILD/bin/ibv_devinfo" "$BUILD/bin/rping"; do
+	[ -e "$f" ] || die "build incomplete: $f missing"
+done
+compgen -G "$BUILD/lib/libkite-rdmav*.so" >/dev/null || die "build incomplete: libkite missing"
+
+echo "$BUILD"

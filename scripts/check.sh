@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Every Kite test: set-up, builds and static checks, KUnit, the QEMU model,
+# rdma-core and the VM tests. Each result is a TAP line in the file whose
+# path is printed at the end; the last line is "N passed, N failed".
+#
+# usage: check.sh [STEP...]
+# Steps (default: all, in this order): build sparse checkpatch kunit
+# upstream qemu rdma-core vm
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tap.sh"
+
+stamp=$(date +%Y%m%d-%H%M%S)
+LOGS=$KITE_CACHE/logs/check-$stamp
+mkdir -p "$LOGS"
+tap_init "$KITE_CACHE/results/check-$stamp.tap"
+ln -sfn "check-$stamp.tap" "$KITE_CACHE/results/latest.tap"
+
+# run NAME CMD...: run CMD with its output in $LOGS/NAME.log.
+run() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	log "$name ..."
+	"$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+	log "$name: exit $rc after $((SECONDS - t0))s (log: $LOGS/$name.log)"
+	[ "$rc" = 0 ] || tail -n 25 "$LOGS/$name.log" | sed 's/^/# /'
+	return "$rc"
+}
+
+# no_warnings LOG: true when a compiler or checker log has no diagnostics.
+no_warnings() {
+	! grep -E '(warning|error):' "$1" | sed 's/^/# /' | grep .
+}
+
+KERNEL_SOURCES=$(cd "$KITE_ROOT" && find drivers include compat -name '*.[ch]' | sort)
+
+step_build() {
+	local rc=0
+	# Remove the objects so that every file is compiled and every
+	# warning is seen again.
+	find "$KITE_CACHE/build/modules-$KVER/src" -name '*.o' -delete 2>/dev/null
+	run build "$KITE_ROOT/scripts/build-modules.sh" "$KDIR" W=1 || rc=1
+	[ "$rc" = 0 ] && no_warnings "$LOGS/build.log" || rc=1
+	tap_result "$rc" "build: kite_en.ko and kite_ib.ko against $KVER headers, W=1, no warnings"
+}
+
+step_sparse() {
+	local rc=0
+	run sparse "$KITE_ROOT/scripts/build-modules.sh" "$KDIR" C=2 || rc=1
+	[ "$rc" = 0 ] && no_warnings "$LOGS/sparse.log" || rc=1
+	tap_result "$rc" "sparse: C=2 over every kernel source, no warnings"
+}
+
+step_checkpatch() {
+	local tree f out rc
+	tree=$(run fetch-linux-target "$KITE_ROOT/scripts/fetch-sources.sh" linux-target && \
+		tail -n 1 "$LOGS/fetch-linux-target.log") || {
+		tap_not_ok "checkpatch: linux-source-$KITE_KVER_SERIES unpacked"
+		return
+	}
+	for f in $KERNEL_SOURCES; do
+		# .checkpatch.conf in the repository holds the justified exceptions.
+		out=$(cd "$KITE_ROOT" && perl "$tree/scripts/checkpatch.pl" --strict \
+			--no-tree --terse --show-types -f "$f" 2>&1)
+		rc=$?
+		echo "$out" | grep -qE '(ERROR|WARNING|CHECK):' && rc=1
+		[ "$rc" = 0 ] || echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed 's/^/# /'
+		tap_result "$rc" "checkpatch --strict: $f"
+	done
+}
+
+step_kunit() {
+	local json=$LOGS/kunit.json rc=0
+	run kunit "$KITE_ROOT/kunit/run.sh" "$json" || rc=1
+	tap_result "$rc" "kunit: UML kernel with both drivers built and booted, all suites run"
+	[ -f "$json" ] || return
+	python3 - "$json" >"$LOGS/kunit.tap" <<'PY'
+import json, sys
+def walk(node, prefix):
+    for case in node.get("test_cases", []):
+        ok = case.get("status") == "PASS"
+        skip = case.get("status") == "SKIP"
+        name = f"kunit: {prefix}{case['name']}"
+        print(f"ok - {name} # SKIP" if skip else ("ok - " if ok else "not ok - ") + name)
+    for sub in node.get("sub_groups", []):
+        walk(sub, prefix + sub["name"] + ".")
+walk(json.load(open(sys.argv[1])), "")
+PY
+	tap_import "$LOGS/kunit.tap" ""
+}
+
+step_upstream() {
+	local rc=0
+	run upstream "$KITE_ROOT/scripts/build-upstream.sh" || rc=$?
+	if [ "$rc" = 2 ]; then
+		echo "#"
+		echo "# !!! UPSTREAM BUILD SKIPPED: the newest Debian kernel source could not be fetched."
+		grep -h 'UNAVAILABLE' "$LOGS/upstream.log" | sed 's/^/# /'
+		echo "#"
+		tap_skip "upstream: drivers build in the newest Debian kernel tree, W=1, no compat" \
+			"linux-source-7.x unavailable"
+		return
+	fi
+	[ "$rc" = 0 ] && no_warnings "$LOGS/upstream.log" || rc=1
+	tap_result "$rc" "upstream: drivers build in the newest Debian kernel tree, W=1, no compat, no warnings"
+}
+
+step_qemu() {
+	local rc=0 qemu
+	run qemu "$KITE_ROOT/scripts/build-qemu.sh" || rc=1
+	tap_result "$rc" "qemu: QEMU 7.2 with the Kite device model builds"
+	[ "$rc" = 0 ] || return
+	qemu=$(tail -n 1 "$LOGS/qemu.log")
+	run qtest "$KITE_ROOT/qemu/tests/kite-regs-qtest.sh" "$qemu"
+	tap_import "$LOGS/qtest.log" "qtest: "
+}
+
+step_rdma_core() {
+	local rc=0
+	run rdma-core "$KITE_ROOT/scripts/build-rdma-core.sh" || rc=1
+	tap_result "$rc" "rdma-core: libibverbs, librdmacm, tools and providers (kite, rxe, ...) build"
+}
+
+step_vm() {
+	. "$KITE_ROOT/scripts/vmtest.sh"
+	if ! run vm-prepare bash -c ". '$KITE_ROOT/scripts/vm.sh' && vm_prepare"; then
+		tap_not_ok "vm: harness ready (QEMU, modules, initramfs)"
+		return
+	fi
+	vm_prepare >/dev/null 2>&1
+	VMLOGS=$LOGS/vm vmtest_run
+}
+
+t_start=$SECONDS
+if ! run setup "$KITE_ROOT/scripts/setup-host.sh"; then
+	tap_not_ok "setup: Debian packages installed"
+	tap_finish
+	exit 1
+fi
+KVER=$(guest_kver)
+KDIR=/lib/modules/$KVER/build
+
+[ $# -gt 0 ] || set -- build sparse checkpatch kunit upstream qemu rdma-core vm
+for s in "$@"; do
+	declare -F "step_${s//-/_}" >/dev/null || die "unknown step: $s"
+	"step_${s//-/_}"
+done
+log "check: $((SECONDS - t_start))s in all; logs in $LOGS"
+tap_finish

@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Second-stage init of a Kite test VM, run from the host's / (read-only 9p
+# under a tmpfs overlay). Sets up the basics, runs $KITE_GUEST_SCRIPT with
+# the results share at /kite-out, records its exit status and powers off.
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/log 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux}
+. /kite-out/env
+hostname "$KITE_VM_NAME"
+ip link set lo up
+
+status=1
+if [ -n "${KITE_GUEST_SCRIPT:-}" ]; then
+	bash "$KITE_GUEST_SCRIPT" >/kite-out/guest.log 2>&1
+	status=$?
+fi
+if [ "${KITE_INTERACTIVE:-0}" = 1 ]; then
+	echo
+	echo "Kite VM shell: the host's / (read-only, tmpfs overlay). 'exit' powers off."
+	setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+fi
+dmesg >/kite-out/dmesg.log
+echo "$status" >/kite-out/exit_status
+sync
+echo o >/proc/sysrq-trigger
+sleep 30

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Helpers for guest test scripts. Results go to /kite-out/results.tap as
+# "ok - NAME" / "not ok - NAME" lines; the host numbers and counts them.
+
+KITE_RESULTS=/kite-out/results.tap
+KITE_EN_KO=$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko
+KITE_IB_KO=$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko
+: >"$KITE_RESULTS"
+kite_failed=0
+
+# check NAME COMMAND...: run COMMAND, record whether it succeeded.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok - $name" >>"$KITE_RESULTS"
+	else
+		echo "not ok - $name" >>"$KITE_RESULTS"
+		kite_failed=1
+		echo "FAILED: $name"
+		echo "$out" | tail -n 20 | sed 's/^/    /'
+	fi
+}
+
+# The Kite function's PCI address, e.g. 0000:00:02.0.
+kite_bdf() { lspci -Dn -d 1ee7:4b01 | awk 'NR == 1 { print $1 }'; }
+
+# kernel_log_since MARK: the kernel log after the line containing MARK.
+kite_mark() { echo "kite-test: $1" >/dev/kmsg; }
+kernel_log_since() { dmesg | sed -n "/kite-test: $1\$/,\$p"; }
+
+# Kernel log lines that mean a driver bug.
+KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection|kmemleak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
+
+dmesg_clean() {
+	! dmesg | grep -E "$KITE_SPLAT_RE"
+}
+
+finish() {
+	exit "$kite_failed"
+}
+
+# Two-VM barrier over the wire: call peer_barrier_start early, and
+# peer_barrier PEER_IP when done; it returns once the peer is done too
+# (or after 60 s), so neither VM powers off while the other needs it.
+peer_barrier_start() {
+	socat -u UDP-RECV:7777 OPEN:/tmp/kite-peer-done,creat,append &
+}
+
+peer_barrier() {
+	local i
+	for i in $(seq 1 120); do
+		echo done >"/dev/udp/$1/7777" 2>/dev/null
+		[ -s /tmp/kite-peer-done ] && break
+		sleep 0.5
+	done
+	echo done >"/dev/udp/$1/7777" 2>/dev/null
+	[ -s /tmp/kite-peer-done ]
+}

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# VM harness library: boot Debian's guest kernel under QEMU (TCG, q35) with
+# the Kite device model, the host's / as the guest root (read-only 9p with
+# a tmpfs overlay) and a read-write results share. Source this file.
+#
+#   vm_prepare                  build QEMU, the modules, the initramfs
+#   vm_start NAME DIR SCRIPT [--kite] [--net SPEC] [--virtio-net SPEC]
+#            [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
+#                               start a VM in the background; DIR receives
+#                               console.log, guest.log, dmesg.log, results
+#   vm_wait NAME TIMEOUT        wait for it; returns the guest script's exit
+#                               status, 124 on timeout, 125 on a kernel panic
+#   vm_monitor NAME COMMAND     send a command to the VM's QEMU monitor
+#
+# SPEC for a network: dgram:LOCALPORT:REMOTEPORT (UDP on 127.0.0.1, one
+# wire between two VMs) or none. Every step is bounded; only processes the
+# harness started are killed, by PID.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KITE_QEMU=$KITE_CACHE/build/qemu/qemu-system-x86_64
+KITE_RDMA_CORE=$KITE_CACHE/build/rdma-core
+declare -A KITE_VM_DIR KITE_VM_PID
+
+vm_prepare() {
+	local kver
+	kver=$(guest_kver)
+	KITE_GUEST_KVER=$kver
+	KITE_GUEST_KERNEL=$(ls /boot/vmlinuz-"$kver")
+	"$KITE_ROOT/scripts/build-qemu.sh" >/dev/null
+	KITE_MODDIR=$("$KITE_ROOT/scripts/build-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
+	KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver")
+	[ -x "$KITE_QEMU" ] || die "QEMU not built"
+	[ -f "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" ] || die "modules not built"
+}
+
+# A MAC address from a small integer.
+vm_mac() { printf '52:54:00:4b:00:%02x' "$1"; }
+
+vm_start() {
+	local name=$1 dir=$2 script=$3 interactive=0 netdev
+	local -a qargs=() env=()
+	local nic=0
+	shift 3
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + ${#KITE_VM_PID[@]})))") ;;
+		--kite-net)
+			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
+			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + ${#KITE_VM_PID[@]})))") ;;
+		--virtio-net)
+			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
+			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + ${#KITE_VM_PID[@]})))") ;;
+		--env) env+=("$2"); shift ;;
+		--interactive) interactive=1 ;;
+		--) shift; qargs+=("$@"); break ;;
+		*) die "vm_start: unknown option $1" ;;
+		esac
+		shift
+	done
+
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	{
+		printf 'export KITE_ROOT=%q KITE_CACHE=%q KITE_VM_NAME=%q\n' "$KITE_ROOT" "$KITE_CACHE" "$name"
+		printf 'export KITE_GUEST_SCRIPT=%q KITE_INTERACTIVE=%q\n' "$script" "$interactive"
+		printf 'export KITE_MODDIR=%q KITE_RDMA_CORE=%q\n' "$KITE_MODDIR" "$KITE_RDMA_CORE"
+		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
+	} >"$dir/env"
+
+	local serial=(-serial "file:$dir/console.log")
+	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
+	"$KITE_QEMU" -M q35 -m 1G -smp 1 -nodefaults -display none -no-reboot \
+		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu \
+		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS" \
+		-append "console=ttyS0 panic=-1 loglevel=5 ignore_loglevel=0 quiet" \
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+		-virtfs "local,path=$dir,mount_tag=kiteout,security_model=none" \
+		-monitor "unix:$dir/monitor.sock,server=on,wait=off" \
+		"${serial[@]}" "${qargs[@]}" &
+	KITE_VM_PID[$name]=$!
+	KITE_VM_DIR[$name]=$dir
+	echo "${KITE_VM_PID[$name]}" >"$dir/qemu.pid"
+}
+
+vm_netdev() {
+	local id=$1 spec=$2 lp rp
+	case $spec in
+	dgram:*:*)
+		lp=$(echo "$spec" | cut -d: -f2)
+		rp=$(echo "$spec" | cut -d: -f3)
+		echo "dgram,id=$id,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
+		;;
+	none) echo "hubport,id=$id,hubid=$RANDOM" ;;
+	*) die "bad network spec $spec" ;;
+	esac
+}
+
+# Console patterns that mean the guest kernel is dead.
+KITE_PANIC_RE='Kernel panic - not syncing|double fault:'
+
+vm_wait() {
+	local name=$1 timeout=$2 pid dir start
+	pid=${KITE_VM_PID[$name]}
+	dir=${KITE_VM_DIR[$name]}
+	start=$SECONDS
+	while kill -0 "$pid" 2>/dev/null; do
+		if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then
+			warn "$name: kernel panic on the console, stopping it"
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 125
+		fi
+		if [ $((SECONDS - start)) -ge "$timeout" ]; then
+			warn "$name: no poweroff after ${timeout}s, killing QEMU (pid $pid)"
+			kill "$pid" 2>/dev/null
+			sleep 1
+			kill -9 "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.5
+	done
+	wait "$pid" 2>/dev/null
+	if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then
+		return 125
+	fi
+	[ -f "$dir/exit_status" ] || return 1
+	return "$(cat "$dir/exit_status")"
+}
+
+vm_monitor() {
+	local dir=${KITE_VM_DIR[$1]}
+	printf '%s\n' "$2" | timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" >/dev/null
+}

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Run VM test groups and record their checks as TAP.
+#
+# usage: vmtest.sh [GROUP...]     (default: all groups)
+# Groups:
+#   bind   one VM with a Kite NIC: probe, auxiliary device, kite_ib bind,
+#          load/unload in any order, PCI unbind/rebind/remove/rescan
+#   wire   two VMs on one dgram wire: a Kite + virtio-net VM and a
+#          virtio-net VM; traffic crosses, the Kite drivers bind
+# When sourced by check.sh the results join its TAP file; run alone it
+# writes its own and ends with the "N passed, N failed" line.
+. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/tap.sh"
+
+KITE_VM_TIMEOUT=${KITE_VM_TIMEOUT:-300}
+VMLOGS=${VMLOGS:-$KITE_CACHE/logs/vm}
+
+# vm_outcome NAME STATUS GROUP: record that a VM ran to completion.
+vm_outcome() {
+	local name=$1 status=$2 group=$3 dir=${KITE_VM_DIR[$1]}
+	case $status in
+	0 | 1) tap_ok "vm $group: $name booted, ran its checks and powered off" ;;
+	124) tap_not_ok "vm $group: $name timed out after ${KITE_VM_TIMEOUT}s" ;;
+	125) tap_not_ok "vm $group: $name kernel panic" ;;
+	*) tap_not_ok "vm $group: $name exited with status $status" ;;
+	esac
+	if [ "$status" != 0 ]; then
+		echo "# --- $name: $dir/console.log (tail)"
+		tail -n 30 "$dir/console.log" 2>/dev/null | sed 's/^/# /'
+		echo "# --- $name: $dir/guest.log (tail)"
+		tail -n 30 "$dir/guest.log" 2>/dev/null | sed 's/^/# /'
+	fi
+	tap_import "$dir/results.tap" "vm $group: "
+}
+
+group_bind() {
+	local st=0
+	vm_start kite "$VMLOGS/bind" "$KITE_ROOT/scripts/guest/test-bind.sh" --kite
+	vm_wait kite "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome kite "$st" bind
+}
+
+group_wire() {
+	local a=0 b=0 p1 p2
+	p1=$((20000 + RANDOM % 20000))
+	p2=$((p1 + 1))
+	vm_start kite "$VMLOGS/wire-kite" "$KITE_ROOT/scripts/guest/test-wire.sh" \
+		--kite --virtio-net "dgram:$p1:$p2" \
+		--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
+	vm_start peer "$VMLOGS/wire-peer" "$KITE_ROOT/scripts/guest/test-wire.sh" \
+		--virtio-net "dgram:$p2:$p1" \
+		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
+	vm_wait kite "$KITE_VM_TIMEOUT" || a=$?
+	vm_wait peer "$KITE_VM_TIMEOUT" || b=$?
+	vm_outcome kite "$a" wire
+	vm_outcome peer "$b" wire
+}
+
+KITE_VM_GROUPS=(bind wire)
+
+vmtest_run() {
+	local g
+	[ $# -gt 0 ] || set -- "${KITE_VM_GROUPS[@]}"
+	for g in "$@"; do
+		declare -F "group_$g" >/dev/null || die "unknown VM test group: $g"
+		"group_$g"
+	done
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -euo pipefail
+	tap_init "$KITE_CACHE/results/vmtest.tap"
+	vm_prepare
+	vmtest_run "$@"
+	tap_finish
+fi
