@@ -21,6 +21,7 @@
 KITE_QEMU=$KITE_CACHE/build/qemu/qemu-system-x86_64
 KITE_RDMA_CORE=$KITE_CACHE/build/rdma-core
 declare -A KITE_VM_DIR KITE_VM_PID
+KITE_VM_COUNT=0
 
 vm_prepare() {
 	local kver
@@ -44,13 +45,13 @@ vm_start() {
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + ${#KITE_VM_PID[@]})))") ;;
+		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
 		--kite-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + ${#KITE_VM_PID[@]})))") ;;
+			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
 		--virtio-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + ${#KITE_VM_PID[@]})))") ;;
+			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + KITE_VM_COUNT)))") ;;
 		--env) env+=("$2"); shift ;;
 		--interactive) interactive=1 ;;
 		--) shift; qargs+=("$@"); break ;;
@@ -79,6 +80,7 @@ vm_start() {
 		-monitor "unix:$dir/monitor.sock,server=on,wait=off" \
 		"${serial[@]}" "${qargs[@]}" &
 	KITE_VM_PID[$name]=$!
+	KITE_VM_COUNT=$((KITE_VM_COUNT + 1))
 	KITE_VM_DIR[$name]=$dir
 	echo "${KITE_VM_PID[$name]}" >"$dir/qemu.pid"
 }

@@ -6,7 +6,8 @@
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 aux=/sys/bus/auxiliary/devices/kite_en.rdma.0
-bound_to_kite_ib() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib ]; }
+# The auxiliary bus names drivers <module>.<driver>.
+bound_to_kite_ib() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
 mods_loaded() { grep -cE '^kite_(en|ib) ' /proc/modules; }
 
 check "pci: Kite function 1ee7:4b01 is present" test -n "$(kite_bdf)"

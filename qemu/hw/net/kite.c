@@ -1,0 +1,388 @@
+/*
+ * Kite NIC: an RDMA-capable RoCEv2 Ethernet PCIe function.
+ *
+ * The Kite NIC exists only as this device model. Its programming interface
+ * is defined by include/linux/kite/kite_hw.h (shared with the Linux drivers)
+ * and described in the Programmer's Reference Manual,
+ * Documentation/networking/device_drivers/ethernet/kite/prm.rst.
+ *
+ * This first version implements the control plane only:
+ *  - BAR0 (64-bit, non-prefetchable): registers at 0, MSI-X table at
+ *    KITE_MSIX_TABLE_OFFSET and PBA at KITE_MSIX_PBA_OFFSET;
+ *  - identification, revision, firmware version, capability, MAC and
+ *    serial number registers;
+ *  - a device reset (KITE_CTRL_RESET, FLR, power-on) that completes
+ *    asynchronously, after "reset-delay-us" of virtual time, by setting
+ *    KITE_STATUS_READY (this models the firmware booting);
+ *  - an interrupt self-test register that raises any MSI-X vector.
+ * There is no Ethernet data path yet: the NIC properties only provide the
+ * factory MAC address.
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/pcie_aer.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "qom/object.h"
+
+#include "kite_kshim.h"
+
+#define TYPE_KITE "kite"
+OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
+
+/* PCI configuration space layout. */
+#define KITE_PCIE_CAP_OFFSET    0x80
+#define KITE_MSIX_CAP_OFFSET    0xc0    /* PCIe cap is 0x80..0xbb */
+#define KITE_AER_OFFSET         0x100
+#define KITE_DSN_OFFSET         0x150
+
+#define KITE_HW_REV_MINOR_IMPL  0
+
+#define KITE_DEFAULT_FW_VER \
+    (FIELD_PREP(KITE_FW_VER_MAJOR, 1) | FIELD_PREP(KITE_FW_VER_MINOR, 0) | \
+     FIELD_PREP(KITE_FW_VER_PATCH, 0))
+#define KITE_DEFAULT_SERIAL     0x4b49544500000001ULL
+#define KITE_DEFAULT_RESET_US   2000
+
+struct KiteState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0;
+    MemoryRegion regs;
+
+    QEMUTimer *reset_timer;
+    uint32_t status;
+
+    /* Bad guest writes seen (offsets or values), QOM "bad-writes". */
+    uint32_t bad_writes;
+
+    /* Properties. */
+    NICConf conf;
+    uint32_t fw_ver;
+    uint64_t serial;
+    uint32_t reset_delay_us;
+};
+
+/*
+ * Reset
+ *
+ * A reset puts the device in KITE_STATUS_RESETTING; reset_timer completes it
+ * by resetting the internal state and setting KITE_STATUS_READY.
+ */
+
+static void kite_reset_done(void *opaque)
+{
+    KiteState *s = opaque;
+
+    /* Nothing else to reset yet: queues and the data path come later. */
+    s->status = KITE_STATUS_READY;
+}
+
+static void kite_reset_start(KiteState *s)
+{
+    timer_del(s->reset_timer);
+    s->status = KITE_STATUS_RESETTING;
+    timer_mod(s->reset_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)s->reset_delay_us * SCALE_US);
+}
+
+/* Power-on, system reset and FLR. */
+static void kite_qdev_reset(DeviceState *dev)
+{
+    kite_reset_start(KITE(dev));
+}
+
+/* Registers */
+
+static void kite_guest_error(KiteState *s, const char *fmt, ...)
+    G_GNUC_PRINTF(2, 3);
+
+static void kite_guest_error(KiteState *s, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    s->bad_writes++;
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR, "kite %s: %s\n",
+                  DEVICE(s)->id ? DEVICE(s)->id : "(no id)", msg);
+    g_free(msg);
+}
+
+static uint64_t kite_reg_read(void *opaque, hwaddr addr, unsigned size)
+{
+    KiteState *s = opaque;
+    const uint8_t *mac = s->conf.macaddr.a;
+    bool ready = s->status & KITE_STATUS_READY;
+
+    switch (addr) {
+    case KITE_REG_ID:
+        return KITE_ID_MAGIC;
+    case KITE_REG_HW_REV:
+        return FIELD_PREP(KITE_HW_REV_MAJOR, KITE_HW_REV_MAJOR_SUPPORTED) |
+               FIELD_PREP(KITE_HW_REV_MINOR, KITE_HW_REV_MINOR_IMPL);
+    case KITE_REG_FW_VER:
+        /* Only valid while the firmware runs. */
+        return ready ? s->fw_ver : 0;
+    case KITE_REG_CAPS:
+        return FIELD_PREP(KITE_CAPS_NUM_VECTORS, KITE_MAX_VECTORS);
+    case KITE_REG_STATUS:
+        return s->status;
+    case KITE_REG_MAC_LO:
+        return (uint32_t)mac[2] << 24 | mac[3] << 16 | mac[4] << 8 | mac[5];
+    case KITE_REG_MAC_HI:
+        return mac[0] << 8 | mac[1];
+    case KITE_REG_SERIAL_LO:
+        return (uint32_t)s->serial;
+    case KITE_REG_SERIAL_HI:
+        return (uint32_t)(s->serial >> 32);
+    case KITE_REG_CTRL:
+    case KITE_REG_INTR_TEST:
+        /* Write-only. */
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static void kite_intr_test(KiteState *s, uint32_t val)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned vector = FIELD_GET(KITE_INTR_TEST_VECTOR, val);
+
+    if (!(s->status & KITE_STATUS_READY)) {
+        kite_guest_error(s, "INTR_TEST write 0x%x while not ready", val);
+        return;
+    }
+    if (vector >= KITE_MAX_VECTORS) {
+        kite_guest_error(s, "INTR_TEST: vector %u out of range", vector);
+        return;
+    }
+    if (!msix_enabled(pdev)) {
+        kite_guest_error(s, "INTR_TEST: vector %u with MSI-X disabled",
+                         vector);
+        return;
+    }
+    /* A masked vector sets its pending bit instead. */
+    msix_notify(pdev, vector);
+}
+
+static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
+                           unsigned size)
+{
+    KiteState *s = opaque;
+    uint32_t val = data;
+
+    switch (addr) {
+    case KITE_REG_CTRL:
+        if (val & ~KITE_CTRL_RESET) {
+            kite_guest_error(s, "CTRL: reserved bits set in 0x%x", val);
+        }
+        if (val & KITE_CTRL_RESET) {
+            kite_reset_start(s);
+        }
+        break;
+    case KITE_REG_INTR_TEST:
+        if (val & ~KITE_INTR_TEST_VECTOR) {
+            kite_guest_error(s, "INTR_TEST: reserved bits set in 0x%x", val);
+            break;
+        }
+        kite_intr_test(s, val);
+        break;
+    case KITE_REG_ID:
+    case KITE_REG_HW_REV:
+    case KITE_REG_FW_VER:
+    case KITE_REG_CAPS:
+    case KITE_REG_STATUS:
+    case KITE_REG_MAC_LO:
+    case KITE_REG_MAC_HI:
+    case KITE_REG_SERIAL_LO:
+    case KITE_REG_SERIAL_HI:
+        kite_guest_error(s, "write 0x%x to read-only register 0x%" HWADDR_PRIx,
+                         val, addr);
+        break;
+    default:
+        kite_guest_error(s, "write 0x%x to unknown register 0x%" HWADDR_PRIx,
+                         val, addr);
+        break;
+    }
+}
+
+static const MemoryRegionOps kite_reg_ops = {
+    .read = kite_reg_read,
+    .write = kite_reg_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* PCI */
+
+static void kite_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                              int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+    pcie_aer_write_config(pdev, addr, val, len);
+}
+
+static void kite_realize(PCIDevice *pdev, Error **errp)
+{
+    KiteState *s = KITE(pdev);
+    int ret;
+    int i;
+
+    if (s->reset_delay_us > KITE_RESET_TIMEOUT_MS * 1000) {
+        warn_report("kite: reset-delay-us %u exceeds the driver timeout "
+                    "of %u ms", s->reset_delay_us, KITE_RESET_TIMEOUT_MS);
+    }
+
+    memory_region_init(&s->bar0, OBJECT(s), "kite-bar0", KITE_BAR_REGS_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &kite_reg_ops, s, "kite-regs",
+                          KITE_REGS_SIZE);
+    memory_region_add_subregion(&s->bar0, 0, &s->regs);
+    pci_register_bar(pdev, KITE_BAR_REGS,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+
+    ret = pcie_endpoint_cap_init(pdev, KITE_PCIE_CAP_OFFSET);
+    if (ret < 0) {
+        error_setg(errp, "kite: PCIe capability init failed");
+        return;
+    }
+    pcie_cap_flr_init(pdev);
+
+    ret = msix_init(pdev, KITE_MAX_VECTORS,
+                    &s->bar0, KITE_BAR_REGS, KITE_MSIX_TABLE_OFFSET,
+                    &s->bar0, KITE_BAR_REGS, KITE_MSIX_PBA_OFFSET,
+                    KITE_MSIX_CAP_OFFSET, errp);
+    if (ret < 0) {
+        return;
+    }
+    /* msix_notify() ignores vectors that are not in use. */
+    for (i = 0; i < KITE_MAX_VECTORS; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    ret = pcie_aer_init(pdev, PCI_ERR_VER, KITE_AER_OFFSET, PCI_ERR_SIZEOF,
+                        errp);
+    if (ret < 0) {
+        goto err_msix;
+    }
+    pcie_dev_ser_num_init(pdev, KITE_DSN_OFFSET, s->serial);
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+
+    s->reset_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_reset_done, s);
+    kite_reset_start(s);
+    return;
+
+err_msix:
+    for (i = 0; i < KITE_MAX_VECTORS; i++) {
+        msix_vector_unuse(pdev, i);
+    }
+    msix_uninit(pdev, &s->bar0, &s->bar0);
+}
+
+static void kite_exit(PCIDevice *pdev)
+{
+    KiteState *s = KITE(pdev);
+    int i;
+
+    if (s->reset_timer) {
+        timer_free(s->reset_timer);
+        s->reset_timer = NULL;
+    }
+    pcie_aer_exit(pdev);
+    for (i = 0; i < KITE_MAX_VECTORS; i++) {
+        msix_vector_unuse(pdev, i);
+    }
+    msix_uninit(pdev, &s->bar0, &s->bar0);
+}
+
+static void kite_instance_init(Object *obj)
+{
+    KiteState *s = KITE(obj);
+
+    object_property_add_uint32_ptr(obj, "bad-writes", &s->bad_writes,
+                                   OBJ_PROP_FLAG_READ);
+}
+
+static Property kite_properties[] = {
+    DEFINE_NIC_PROPERTIES(KiteState, conf),
+    DEFINE_PROP_UINT32("fw-ver", KiteState, fw_ver, KITE_DEFAULT_FW_VER),
+    DEFINE_PROP_UINT64("serial", KiteState, serial, KITE_DEFAULT_SERIAL),
+    DEFINE_PROP_UINT32("reset-delay-us", KiteState, reset_delay_us,
+                       KITE_DEFAULT_RESET_US),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const VMStateDescription kite_vmstate = {
+    .name = TYPE_KITE,
+    .unmigratable = 1,
+};
+
+static void kite_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = kite_realize;
+    pc->exit = kite_exit;
+    pc->config_write = kite_write_config;
+    pc->vendor_id = PCI_VENDOR_ID_KITE;
+    pc->device_id = PCI_DEVICE_ID_KITE_NIC;
+    pc->subsystem_vendor_id = PCI_VENDOR_ID_KITE;
+    pc->subsystem_id = PCI_DEVICE_ID_KITE_NIC;
+    pc->revision = 1;
+    pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
+
+    dc->desc = "Kite RoCEv2 Ethernet NIC";
+    dc->reset = kite_qdev_reset;
+    dc->vmsd = &kite_vmstate;
+    device_class_set_props(dc, kite_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo kite_info = {
+    .name = TYPE_KITE,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(KiteState),
+    .instance_init = kite_instance_init,
+    .class_init = kite_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void kite_register_types(void)
+{
+    type_register_static(&kite_info);
+}
+
+type_init(kite_register_types)

@@ -1,0 +1,44 @@
+/*
+ * Kite NIC: compile the kernel-style hardware header inside QEMU.
+ *
+ * include/linux/kite/kite_hw.h is shared with the Linux drivers and uses the
+ * kernel's bit helpers. This shim provides 32-bit versions of them and then
+ * includes the header (symlinked into hw/net/ by scripts/build-qemu.sh).
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_NET_KITE_KSHIM_H
+#define HW_NET_KITE_KSHIM_H
+
+/* QEMU's "qemu/bitops.h" already defines BIT(nr) as (1UL << (nr)). */
+#ifndef BIT
+#define BIT(nr)                 (1UL << (nr))
+#endif
+
+/* Bits h..l set, 0 <= l <= h <= 31. */
+#ifndef GENMASK
+#define GENMASK(h, l) \
+    ((uint32_t)((~0U << (l)) & (~0U >> (31 - (h)))))
+#endif
+
+/*
+ * Masks are compile-time constants: __builtin_ctz() of a constant is itself
+ * a constant, so FIELD_PREP() may be used in static initializers.
+ */
+#define FIELD_GET(mask, val) \
+    ((uint32_t)(((uint32_t)(val) & (uint32_t)(mask)) >> \
+                __builtin_ctz(mask)))
+#define FIELD_PREP(mask, val) \
+    ((uint32_t)(((uint32_t)(val) << __builtin_ctz(mask)) & (uint32_t)(mask)))
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#include "kite_hw.h"
+
+#endif /* HW_NET_KITE_KSHIM_H */

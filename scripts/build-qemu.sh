@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Build qemu-system-x86_64 with the Kite device model.
+#
+# Overlays the model (qemu/hw/net/*, include/linux/kite/kite_hw.h) into
+# bookworm's QEMU 7.2 source tree in $KITE_CACHE/src/qemu-7.2 with symlinks,
+# so edits in the repository are picked up by the next build, configures
+# once in $KITE_CACHE/build/qemu and builds incrementally with ninja.
+# Idempotent; prints the path of the binary as the last line on stdout.
+#
+# Debian's QEMU source is DFSG-stripped (no firmware blobs): run the binary
+# with -L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
+# (packages seabios, qemu-system-data, ipxe-qemu).
+#
+# usage: build-qemu.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SRC=$KITE_CACHE/src/qemu-7.2
+BUILD=$KITE_CACHE/build/qemu
+MESON_LINE="softmmu_ss.add(when: 'CONFIG_PCI_EXPRESS', if_true: files('kite.c'))"
+
+"$KITE_ROOT/scripts/fetch-sources.sh" qemu
+[ -f "$SRC/.kite-unpacked" ] || die "QEMU source tree missing: $SRC"
+
+# Overlay the device model.
+for f in "$KITE_ROOT"/qemu/hw/net/*; do
+	[ -f "$f" ] || continue
+	ln -sfn "$f" "$SRC/hw/net/$(basename "$f")"
+done
+ln -sfn "$KITE_ROOT/include/linux/kite/kite_hw.h" "$SRC/hw/net/kite_hw.h"
+if ! grep -qxF "$MESON_LINE" "$SRC/hw/net/meson.build"; then
+	log "adding kite.c to hw/net/meson.build"
+	printf '%s\n' "$MESON_LINE" >>"$SRC/hw/net/meson.build"
+fi
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+	log "configuring QEMU in $BUILD"
+	mkdir -p "$BUILD"
+	(cd "$BUILD" && "$SRC/configure" --target-list=x86_64-softmmu \
+		--disable-docs --disable-user --without-default-features \
+		--disable-werror --enable-virtfs --enable-attr --enable-cap-ng >&2) ||
+		{ rm -f "$BUILD/build.ninja"; die "QEMU configure failed"; }
+fi
+
+log "building qemu-system-x86_64"
+ninja -C "$BUILD" -j "$KITE_JOBS" qemu-system-x86_64 >&2 ||
+	die "QEMU build failed"
+
+QEMU=$BUILD/qemu-system-x86_64
+[ -x "$QEMU" ] || die "no binary at $QEMU"
+echo "$QEMU"
