@@ -24,6 +24,8 @@ fi
 for sym in CONFIG_KITE_EN CONFIG_INFINIBAND_KITE; do
 	grep -q "^$sym=m" "$out/.config" || die "$sym is not enabled in $out/.config"
 done
+# Compile every file again so that every warning is seen.
+rm -rf "$out/drivers/net/ethernet/kite" "$out/drivers/infiniband/hw/kite"
 log "building the drivers in $(basename "$tree") (W=1)"
 make -C "$tree" O="$out" -j"$KITE_JOBS" W=1 \
 	drivers/net/ethernet/kite/ drivers/infiniband/hw/kite/

@@ -2,10 +2,11 @@
 # Test result bookkeeping for the Kite runners. Source this file.
 # Every result is printed and appended, as a TAP line, to $TAP_FILE.
 
-TAP_N=0 TAP_PASS=0 TAP_FAIL=0 TAP_SKIP=0
+: "${TAP_N:=0}" "${TAP_PASS:=0}" "${TAP_FAIL:=0}" "${TAP_SKIP:=0}"
 
 tap_init() {
 	TAP_FILE=$1
+	TAP_N=0 TAP_PASS=0 TAP_FAIL=0 TAP_SKIP=0
 	mkdir -p "$(dirname "$TAP_FILE")"
 	echo "TAP version 13" >"$TAP_FILE"
 }

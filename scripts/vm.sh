@@ -74,7 +74,7 @@ vm_start() {
 	"$KITE_QEMU" -M q35 -m 1G -smp 1 -nodefaults -display none -no-reboot \
 		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu \
 		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS" \
-		-append "console=ttyS0 panic=-1 loglevel=5 ignore_loglevel=0 quiet" \
+		-append "console=ttyS0 panic=-1 loglevel=4" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$dir,mount_tag=kiteout,security_model=none" \
 		-monitor "unix:$dir/monitor.sock,server=on,wait=off" \

@@ -12,12 +12,14 @@ step "insmod kite_en.ko kite_ib.ko"
 modprobe -q ib_uverbs
 insmod "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" || exit 1
 insmod "$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko" || exit 1
-lspci -nn -d 1ee7:4b01 -k | grep -E 'Kernel'
+lspci -nn -d 1ee7:4b01 -vv | grep -E 'MSI-X|Kernel driver'
+step "The auxiliary device and its driver"
 ls -l /sys/bus/auxiliary/devices/
+readlink -f /sys/bus/auxiliary/devices/kite_en.rdma.0/driver
 step "dmesg | grep kite"
 dmesg | grep -E 'kite'
 step "rdma link"
-rdma link
+rdma link | grep . || echo "(none yet: kite_ib does not register an ib_device in this version)"
 step "ibv_devinfo -v"
 "$KITE_RDMA_CORE/bin/ibv_devinfo" -v
 true
