@@ -17,12 +17,16 @@ mkdir -p "$LOGS"
 tap_init "$KITE_CACHE/results/check-$stamp.tap"
 ln -sfn "check-$stamp.tap" "$KITE_CACHE/results/latest.tap"
 
-# run NAME CMD...: run CMD with its output in $LOGS/NAME.log.
+# Longest any single step may take (a cold UML or QEMU build is ~10 min).
+KITE_STEP_TIMEOUT=${KITE_STEP_TIMEOUT:-2700}
+
+# run NAME CMD...: run CMD, bounded, with its output in $LOGS/NAME.log.
 run() {
 	local name=$1 t0=$SECONDS rc=0
 	shift
 	log "$name ..."
-	"$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+	timeout --kill-after=30 "$KITE_STEP_TIMEOUT" "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+	[ "$rc" = 124 ] && warn "$name: killed after ${KITE_STEP_TIMEOUT}s"
 	log "$name: exit $rc after $((SECONDS - t0))s (log: $LOGS/$name.log)"
 	[ "$rc" = 0 ] || tail -n 25 "$LOGS/$name.log" | sed 's/^/# /'
 	return "$rc"
