@@ -17,27 +17,36 @@
 #ifndef BIT
 #define BIT(nr)                 (1UL << (nr))
 #endif
+#define BIT_ULL(nr)             (1ULL << (nr))
 
-/* Bits h..l set, 0 <= l <= h <= 31. */
+/* Bits h..l set, 0 <= l <= h <= 31 (GENMASK) or 63 (GENMASK_ULL). */
 #ifndef GENMASK
 #define GENMASK(h, l) \
     ((uint32_t)((~0U << (l)) & (~0U >> (31 - (h)))))
 #endif
+#define GENMASK_ULL(h, l) \
+    ((uint64_t)((~0ULL << (l)) & (~0ULL >> (63 - (h)))))
 
 /*
- * Masks are compile-time constants: __builtin_ctz() of a constant is itself
- * a constant, so FIELD_PREP() may be used in static initializers.
+ * Masks are compile-time constants: __builtin_ctzll() of a constant is
+ * itself a constant, so FIELD_PREP() may be used in static initializers.
+ * Both work on 32- and 64-bit masks; assign the result to a field of the
+ * mask's width.
  */
 #define FIELD_GET(mask, val) \
-    ((uint32_t)(((uint32_t)(val) & (uint32_t)(mask)) >> \
-                __builtin_ctz(mask)))
+    ((((uint64_t)(val) & (uint64_t)(mask)) >> __builtin_ctzll(mask)))
 #define FIELD_PREP(mask, val) \
-    ((uint32_t)(((uint32_t)(val) << __builtin_ctz(mask)) & (uint32_t)(mask)))
+    ((((uint64_t)(val) << __builtin_ctzll(mask)) & (uint64_t)(mask)))
 
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
+/* Byte order is the header's documentation; QEMU converts explicitly. */
+typedef uint16_t __le16;
+typedef uint32_t __le32;
+typedef uint64_t __le64;
+typedef uint32_t __be32;
 
 #include "kite_hw.h"
 
