@@ -18,7 +18,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
-	upstream qemu rdma-core vmtest clean help
+	prm upstream qemu rdma-core vmtest clean help
 
 all: modules
 
@@ -38,7 +38,7 @@ check:
 # Single steps of 'make check' (each prints its own results).
 setup:
 	@$(S)/setup-host.sh
-kunit sparse checkpatch upstream qemu rdma-core:
+kunit sparse checkpatch prm upstream qemu rdma-core:
 	@$(S)/check.sh $@
 vmtest:
 	@$(S)/check.sh vm

@@ -5,7 +5,7 @@
 # path is printed at the end; the last line is "N passed, N failed".
 #
 # usage: check.sh [STEP...]
-# Steps (default: all, in this order): build sparse checkpatch kunit
+# Steps (default: all, in this order): build sparse checkpatch prm kunit
 # upstream qemu rdma-core vm
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -94,6 +94,12 @@ PY
 	tap_import "$LOGS/kunit.tap" ""
 }
 
+step_prm() {
+	run prm python3 "$KITE_ROOT/scripts/check-prm-layout.py"
+	tap_import "$LOGS/prm.log" ""
+	grep -q '^1\.\.' "$LOGS/prm.log" || tap_not_ok "prm: layout checker ran"
+}
+
 step_upstream() {
 	local rc=0
 	run upstream "$KITE_ROOT/scripts/build-upstream.sh" || rc=$?
@@ -145,7 +151,7 @@ fi
 KVER=$(guest_kver)
 KDIR=/lib/modules/$KVER/build
 
-[ $# -gt 0 ] || set -- build sparse checkpatch kunit upstream qemu rdma-core vm
+[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm
 for s in "$@"; do
 	declare -F "step_${s//-/_}" >/dev/null || die "unknown step: $s"
 	"step_${s//-/_}"
