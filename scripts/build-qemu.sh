@@ -18,19 +18,28 @@ set -euo pipefail
 
 SRC=$KITE_CACHE/src/qemu-7.2
 BUILD=$KITE_CACHE/build/qemu
-MESON_LINE="softmmu_ss.add(when: 'CONFIG_PCI_EXPRESS', if_true: files('kite.c'))"
 
 "$KITE_ROOT/scripts/fetch-sources.sh" qemu
 [ -f "$SRC/.kite-unpacked" ] || die "QEMU source tree missing: $SRC"
 
-# Overlay the device model.
+# Overlay the device model; drop links to files the repository no longer has.
+for f in "$SRC"/hw/net/kite*; do
+	[ -L "$f" ] && [ ! -e "$f" ] && rm -f "$f"
+done
 for f in "$KITE_ROOT"/qemu/hw/net/*; do
 	[ -f "$f" ] || continue
 	ln -sfn "$f" "$SRC/hw/net/$(basename "$f")"
 done
 ln -sfn "$KITE_ROOT/include/linux/kite/kite_hw.h" "$SRC/hw/net/kite_hw.h"
+
+# One meson line listing every qemu/hw/net/kite*.c (kite.c first).
+KITE_SOURCES=$(cd "$KITE_ROOT/qemu/hw/net" && LC_ALL=C ls kite*.c |
+	sed "s/.*/'&'/" | paste -sd, - | sed 's/,/, /g')
+[ -n "$KITE_SOURCES" ] || die "no qemu/hw/net/kite*.c"
+MESON_LINE="softmmu_ss.add(when: 'CONFIG_PCI_EXPRESS', if_true: files($KITE_SOURCES))"
 if ! grep -qxF "$MESON_LINE" "$SRC/hw/net/meson.build"; then
-	log "adding kite.c to hw/net/meson.build"
+	log "hw/net/meson.build: $MESON_LINE"
+	sed -i '/kite/d' "$SRC/hw/net/meson.build"
 	printf '%s\n' "$MESON_LINE" >>"$SRC/hw/net/meson.build"
 fi
 

@@ -24,7 +24,8 @@ SERIAL=0x1122334455667788
 # Register offsets (include/linux/kite/kite_hw.h).
 ID=0x000 HW_REV=0x004 FW_VER=0x008 CAPS=0x00c STATUS=0x010 CTRL=0x014
 INTR_TEST=0x018 MAC_LO=0x020 MAC_HI=0x024 SERIAL_LO=0x028 SERIAL_HI=0x02c
-READY=0x1 RESETTING=0x4
+ICR=0x030 IMR=0x034
+READY=0x1 RESETTING=0x4 LINK_UP=0x8
 # Configuration space layout of the model.
 PCIE_CAP=0x80 MSIX_CAP=0xc0
 RESET_NS=2000000	# default reset-delay-us, in ns
@@ -73,6 +74,8 @@ cfg_wr16() { qt outl 0xcf8 "$(cfg_addr "$1")"; qt outw $((0xcfc + ($1 & 2))) "$2
 rd() { qt readl $(($2 + $1)); echo $((REPLY_VAL)); }
 reg() { rd "$1" $BAR; }
 wreg() { qt writel $((BAR + $1)) "$2"; }
+# STATUS without LINK_UP, which follows the backend link, not the reset.
+status() { echo $(($(reg $STATUS) & ~LINK_UP)); }
 step() { qt clock_step "$1"; }
 
 # check DESCRIPTION ACTUAL EXPECTED
@@ -103,40 +106,47 @@ map_bar0
 check "ID is KITE_ID_MAGIC" "$(reg $ID)" 0x4b495445
 check "HW_REV is 1.0" "$(reg $HW_REV)" 0x00010000
 check "CAPS.NUM_VECTORS is 64" $(($(reg $CAPS) & 0xff)) 64
-check "STATUS is RESETTING at power-on" "$(reg $STATUS)" $RESETTING
+check "CAPS: 64 vectors, 4 Ethernet queue pairs, RDMA" "$(reg $CAPS)" 0x10440
+check "STATUS.LINK_UP follows the backend link" $(($(reg $STATUS) & LINK_UP)) $LINK_UP
+check "STATUS is RESETTING at power-on" "$(status)" $RESETTING
 check "FW_VER reads 0 while not ready" "$(reg $FW_VER)" 0
 step $RESET_NS
-check "STATUS is READY after the reset delay" "$(reg $STATUS)" $READY
+check "STATUS is READY after the reset delay" "$(status)" $READY
 check "FW_VER is 1.0.0" "$(reg $FW_VER)" 0x01000000
 check "MAC_LO holds MAC bytes 2..5" "$(reg $MAC_LO)" 0x00123456
 check "MAC_HI holds MAC bytes 0..1" "$(reg $MAC_HI)" 0x5254
 check "SERIAL_LO" "$(reg $SERIAL_LO)" 0x55667788
 check "SERIAL_HI" "$(reg $SERIAL_HI)" 0x11223344
+check "IMR is 0 after reset" "$(reg $IMR)" 0
+wreg $IMR 0x3
+check "IMR holds LINK and FATAL" "$(reg $IMR)" 0x3
+wreg $IMR 0
+check "ICR reads 0 without causes" "$(reg $ICR)" 0
 check "unknown offset reads 0" "$(reg 0x800)" 0
 check "last register offset reads 0" "$(reg 0xffc)" 0
 wreg $ID 0
 wreg $STATUS 0
 wreg 0x800 0xffffffff
 check "writes to RO/unknown registers are ignored" \
-	$(($(reg $ID) ^ $(reg $STATUS))) $((0x4b495445 ^ READY))
+	$(($(reg $ID) ^ $(status))) $((0x4b495445 ^ READY))
 check "CTRL reads 0" "$(reg $CTRL)" 0
 qt writeb $((BAR + CTRL)) 1
 qt writew $((BAR + CTRL)) 1
-check "8/16-bit writes to CTRL are rejected" "$(reg $STATUS)" $READY
+check "8/16-bit writes to CTRL are rejected" "$(status)" $READY
 
 wreg $CTRL 0x1
-check "CTRL reset: STATUS is RESETTING" "$(reg $STATUS)" $RESETTING
+check "CTRL reset: STATUS is RESETTING" "$(status)" $RESETTING
 step $((RESET_NS / 2))
-check "still RESETTING half-way" "$(reg $STATUS)" $RESETTING
+check "still RESETTING half-way" "$(status)" $RESETTING
 step $((RESET_NS / 2))
-check "READY after the reset delay" "$(reg $STATUS)" $READY
+check "READY after the reset delay" "$(status)" $READY
 wreg $CTRL 0x1
 step $((RESET_NS / 2))
 wreg $CTRL 0x1
 step $((RESET_NS / 2))
-check "a second reset restarts the delay" "$(reg $STATUS)" $RESETTING
+check "a second reset restarts the delay" "$(status)" $RESETTING
 step $((RESET_NS / 2))
-check "READY after the restarted delay" "$(reg $STATUS)" $READY
+check "READY after the restarted delay" "$(status)" $READY
 
 # MSI-X
 v=$(cfg_rd32 $MSIX_CAP)
@@ -176,9 +186,9 @@ cfg_wr16 $((PCIE_CAP + 8)) 0x8000	# DEVCTL.BCR_FLR
 check "FLR clears BAR0" $(($(cfg_rd32 0x10) & ~0xf)) 0
 check "FLR disables MSI-X" $(($(cfg_rd32 $MSIX_CAP) >> 31)) 0
 map_bar0
-check "after FLR: STATUS is RESETTING" "$(reg $STATUS)" $RESETTING
+check "after FLR: STATUS is RESETTING" "$(status)" $RESETTING
 step $RESET_NS
-check "after FLR: READY after the reset delay" "$(reg $STATUS)" $READY
+check "after FLR: READY after the reset delay" "$(status)" $READY
 check "after FLR: ID still reads KITE_ID_MAGIC" "$(reg $ID)" 0x4b495445
 
 check "QEMU is alive (guest errors did not crash it)" "$(reg $ID)" 0x4b495445

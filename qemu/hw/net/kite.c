@@ -6,17 +6,17 @@
  * and described in the Programmer's Reference Manual,
  * Documentation/networking/device_drivers/ethernet/kite/prm.rst.
  *
- * This first version implements the control plane only:
+ * This file implements the PCI function:
  *  - BAR0 (64-bit, non-prefetchable): registers at 0, MSI-X table at
- *    KITE_MSIX_TABLE_OFFSET and PBA at KITE_MSIX_PBA_OFFSET;
- *  - identification, revision, firmware version, capability, MAC and
- *    serial number registers;
- *  - a device reset (KITE_CTRL_RESET, FLR, power-on) that completes
- *    asynchronously, after "reset-delay-us" of virtual time, by setting
- *    KITE_STATUS_READY (this models the firmware booting);
- *  - an interrupt self-test register that raises any MSI-X vector.
- * There is no Ethernet data path yet: the NIC properties only provide the
- * factory MAC address.
+ *    KITE_MSIX_TABLE_OFFSET and PBA at KITE_MSIX_PBA_OFFSET. The global
+ *    registers (0x000-0x0ff) are here, the Ethernet registers (0x100-0x3ff)
+ *    in kite_eth.c and the RDMA registers (0x800-0xfff) in kite_rdma.c;
+ *  - BAR2 (64-bit): doorbell pages, kite_queue.c;
+ *  - a device reset (KITE_CTRL_RESET, FLR, power-on) that discards all
+ *    state at once and completes asynchronously, after "reset-delay-us" of
+ *    virtual time, by setting KITE_STATUS_READY (this models the firmware
+ *    booting);
+ *  - interrupt causes of vector 0 (ICR/IMR) and an interrupt self-test.
  *
  * Copyright (c) 2026 Kite
  *
@@ -38,10 +38,7 @@
 #include "net/net.h"
 #include "qom/object.h"
 
-#include "kite_kshim.h"
-
-#define TYPE_KITE "kite"
-OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
+#include "kite_int.h"
 
 /* PCI configuration space layout. */
 #define KITE_PCIE_CAP_OFFSET    0x80
@@ -57,37 +54,19 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_DEFAULT_SERIAL     0x4b49544500000001ULL
 #define KITE_DEFAULT_RESET_US   2000
 
-struct KiteState {
-    PCIDevice parent_obj;
-
-    MemoryRegion bar0;
-    MemoryRegion regs;
-
-    QEMUTimer *reset_timer;
-    uint32_t status;
-
-    /* Bad guest writes seen (offsets or values), QOM "bad-writes". */
-    uint32_t bad_writes;
-
-    /* Properties. */
-    NICConf conf;
-    uint32_t fw_ver;
-    uint64_t serial;
-    uint32_t reset_delay_us;
-};
-
 /*
  * Reset
  *
- * A reset puts the device in KITE_STATUS_RESETTING; reset_timer completes it
- * by resetting the internal state and setting KITE_STATUS_READY.
+ * A reset discards all state at once (RDMA objects, command queue, the
+ * Ethernet function, statistics, interrupt causes) and puts the device in
+ * KITE_STATUS_RESETTING; reset_timer completes it by setting
+ * KITE_STATUS_READY. STATUS.LINK_UP follows the backend link throughout.
  */
 
 static void kite_reset_done(void *opaque)
 {
     KiteState *s = opaque;
 
-    /* Nothing else to reset yet: queues and the data path come later. */
     s->status = KITE_STATUS_READY;
 }
 
@@ -95,6 +74,11 @@ static void kite_reset_start(KiteState *s)
 {
     timer_del(s->reset_timer);
     s->status = KITE_STATUS_RESETTING;
+    s->icr = 0;
+    s->imr = 0;
+    kite_rdma_reset(s);
+    kite_eth_reset(s);
+    memset(s->stats, 0, sizeof(s->stats));
     timer_mod(s->reset_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               (int64_t)s->reset_delay_us * SCALE_US);
 }
@@ -105,12 +89,53 @@ static void kite_qdev_reset(DeviceState *dev)
     kite_reset_start(KITE(dev));
 }
 
+bool kite_ready(KiteState *s)
+{
+    return s->status & KITE_STATUS_READY;
+}
+
+uint32_t kite_fw_ver(KiteState *s)
+{
+    return s->fw_ver;
+}
+
+uint32_t kite_hw_rev(void)
+{
+    return FIELD_PREP(KITE_HW_REV_MAJOR, KITE_HW_REV_MAJOR_SUPPORTED) |
+           FIELD_PREP(KITE_HW_REV_MINOR, KITE_HW_REV_MINOR_IMPL);
+}
+
+/* Interrupts */
+
+void kite_raise_vector(KiteState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (vector < KITE_MAX_VECTORS && msix_enabled(pdev)) {
+        /* A masked vector sets its pending bit instead. */
+        msix_notify(pdev, vector);
+    }
+}
+
+/* Set interrupt causes of vector 0; raise it if one of them is enabled. */
+static void kite_set_icr(KiteState *s, uint32_t causes)
+{
+    s->icr |= causes;
+    if (causes & s->imr) {
+        kite_raise_vector(s, 0);
+    }
+}
+
+void kite_link_changed(KiteState *s, bool up)
+{
+    s->link_up = up;
+    kite_set_icr(s, KITE_INT_LINK);
+    kite_async_event(s, up ? KITE_EQE_PORT_ACTIVE : KITE_EQE_PORT_DOWN, 1, 0);
+}
+
 /* Registers */
 
-static void kite_guest_error(KiteState *s, const char *fmt, ...)
-    G_GNUC_PRINTF(2, 3);
-
-static void kite_guest_error(KiteState *s, const char *fmt, ...)
+void kite_guest_error(KiteState *s, const char *fmt, ...)
 {
     va_list ap;
     char *msg;
@@ -127,25 +152,26 @@ static void kite_guest_error(KiteState *s, const char *fmt, ...)
     g_free(msg);
 }
 
-static uint64_t kite_reg_read(void *opaque, hwaddr addr, unsigned size)
+static uint32_t kite_global_read(KiteState *s, hwaddr addr)
 {
-    KiteState *s = opaque;
     const uint8_t *mac = s->conf.macaddr.a;
     bool ready = s->status & KITE_STATUS_READY;
+    uint32_t val;
 
     switch (addr) {
     case KITE_REG_ID:
         return KITE_ID_MAGIC;
     case KITE_REG_HW_REV:
-        return FIELD_PREP(KITE_HW_REV_MAJOR, KITE_HW_REV_MAJOR_SUPPORTED) |
-               FIELD_PREP(KITE_HW_REV_MINOR, KITE_HW_REV_MINOR_IMPL);
+        return kite_hw_rev();
     case KITE_REG_FW_VER:
         /* Only valid while the firmware runs. */
         return ready ? s->fw_ver : 0;
     case KITE_REG_CAPS:
-        return FIELD_PREP(KITE_CAPS_NUM_VECTORS, KITE_MAX_VECTORS);
+        return FIELD_PREP(KITE_CAPS_NUM_VECTORS, KITE_MAX_VECTORS) |
+               FIELD_PREP(KITE_CAPS_NUM_QUEUES, KITE_ETH_MAX_QUEUES) |
+               KITE_CAPS_RDMA;
     case KITE_REG_STATUS:
-        return s->status;
+        return s->status | (s->link_up ? KITE_STATUS_LINK_UP : 0);
     case KITE_REG_MAC_LO:
         return (uint32_t)mac[2] << 24 | mac[3] << 16 | mac[4] << 8 | mac[5];
     case KITE_REG_MAC_HI:
@@ -154,6 +180,12 @@ static uint64_t kite_reg_read(void *opaque, hwaddr addr, unsigned size)
         return (uint32_t)s->serial;
     case KITE_REG_SERIAL_HI:
         return (uint32_t)(s->serial >> 32);
+    case KITE_REG_ICR:
+        val = s->icr;
+        s->icr = 0;
+        return val;
+    case KITE_REG_IMR:
+        return s->imr;
     case KITE_REG_CTRL:
     case KITE_REG_INTR_TEST:
         /* Write-only. */
@@ -181,16 +213,11 @@ static void kite_intr_test(KiteState *s, uint32_t val)
                          vector);
         return;
     }
-    /* A masked vector sets its pending bit instead. */
-    msix_notify(pdev, vector);
+    kite_raise_vector(s, vector);
 }
 
-static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
-                           unsigned size)
+static void kite_global_write(KiteState *s, hwaddr addr, uint32_t val)
 {
-    KiteState *s = opaque;
-    uint32_t val = data;
-
     switch (addr) {
     case KITE_REG_CTRL:
         if (val & ~KITE_CTRL_RESET) {
@@ -207,6 +234,12 @@ static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
         }
         kite_intr_test(s, val);
         break;
+    case KITE_REG_IMR:
+        if (val & ~(KITE_INT_LINK | KITE_INT_FATAL)) {
+            kite_guest_error(s, "IMR: reserved bits set in 0x%x", val);
+        }
+        s->imr = val & (KITE_INT_LINK | KITE_INT_FATAL);
+        break;
     case KITE_REG_ID:
     case KITE_REG_HW_REV:
     case KITE_REG_FW_VER:
@@ -216,6 +249,7 @@ static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
     case KITE_REG_MAC_HI:
     case KITE_REG_SERIAL_LO:
     case KITE_REG_SERIAL_HI:
+    case KITE_REG_ICR:
         kite_guest_error(s, "write 0x%x to read-only register 0x%" HWADDR_PRIx,
                          val, addr);
         break;
@@ -223,6 +257,46 @@ static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
         kite_guest_error(s, "write 0x%x to unknown register 0x%" HWADDR_PRIx,
                          val, addr);
         break;
+    }
+}
+
+/* BAR0 register block: global, Ethernet (kite_eth.c), RDMA (kite_rdma.c). */
+#define KITE_ETH_REGS_START     0x100
+#define KITE_ETH_REGS_END       0x400
+
+static uint64_t kite_reg_read(void *opaque, hwaddr addr, unsigned size)
+{
+    KiteState *s = opaque;
+
+    if (addr < KITE_ETH_REGS_START) {
+        return kite_global_read(s, addr);
+    }
+    if (addr < KITE_ETH_REGS_END) {
+        return kite_eth_read(s, addr);
+    }
+    if (addr >= KITE_RDMA_REGS_OFFSET &&
+        addr < KITE_RDMA_REGS_OFFSET + KITE_RDMA_REGS_SIZE) {
+        return kite_rdma_read(s, addr - KITE_RDMA_REGS_OFFSET);
+    }
+    return 0;
+}
+
+static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
+                           unsigned size)
+{
+    KiteState *s = opaque;
+    uint32_t val = data;
+
+    if (addr < KITE_ETH_REGS_START) {
+        kite_global_write(s, addr, val);
+    } else if (addr < KITE_ETH_REGS_END) {
+        kite_eth_write(s, addr, val);
+    } else if (addr >= KITE_RDMA_REGS_OFFSET &&
+               addr < KITE_RDMA_REGS_OFFSET + KITE_RDMA_REGS_SIZE) {
+        kite_rdma_write(s, addr - KITE_RDMA_REGS_OFFSET, val);
+    } else {
+        kite_guest_error(s, "write 0x%x to unknown register 0x%" HWADDR_PRIx,
+                         val, addr);
     }
 }
 
@@ -252,6 +326,7 @@ static void kite_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
 
 static void kite_realize(PCIDevice *pdev, Error **errp)
 {
+    ERRP_GUARD();
     KiteState *s = KITE(pdev);
     int ret;
     int i;
@@ -268,6 +343,11 @@ static void kite_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, KITE_BAR_REGS,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+    memory_region_init_io(&s->db, OBJECT(s), &kite_db_ops, s, "kite-db",
+                          KITE_BAR_DB_SIZE);
+    pci_register_bar(pdev, KITE_BAR_DB,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
 
     ret = pcie_endpoint_cap_init(pdev, KITE_PCIE_CAP_OFFSET);
     if (ret < 0) {
@@ -296,11 +376,19 @@ static void kite_realize(PCIDevice *pdev, Error **errp)
     pcie_dev_ser_num_init(pdev, KITE_DSN_OFFSET, s->serial);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    kite_eth_realize(s, errp);
+    if (*errp) {
+        goto err_aer;
+    }
+    s->link_up = s->eth.nic && !qemu_get_queue(s->eth.nic)->link_down;
+    kite_rdma_init(s);
 
     s->reset_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_reset_done, s);
     kite_reset_start(s);
     return;
 
+err_aer:
+    pcie_aer_exit(pdev);
 err_msix:
     for (i = 0; i < KITE_MAX_VECTORS; i++) {
         msix_vector_unuse(pdev, i);
@@ -317,6 +405,8 @@ static void kite_exit(PCIDevice *pdev)
         timer_free(s->reset_timer);
         s->reset_timer = NULL;
     }
+    kite_rdma_exit(s);
+    kite_eth_exit(s);
     pcie_aer_exit(pdev);
     for (i = 0; i < KITE_MAX_VECTORS; i++) {
         msix_vector_unuse(pdev, i);
@@ -330,6 +420,7 @@ static void kite_instance_init(Object *obj)
 
     object_property_add_uint32_ptr(obj, "bad-writes", &s->bad_writes,
                                    OBJ_PROP_FLAG_READ);
+    kite_rdma_instance_init(s);
 }
 
 static Property kite_properties[] = {

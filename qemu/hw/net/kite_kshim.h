@@ -42,11 +42,20 @@ typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
-/* Byte order is the header's documentation; QEMU converts explicitly. */
-typedef uint16_t __le16;
-typedef uint32_t __le32;
-typedef uint64_t __le64;
-typedef uint32_t __be32;
+/*
+ * Byte order is the header's documentation; QEMU converts explicitly.
+ * The host's <linux/types.h> (pulled in by osdep.h through <sys/stat.h>)
+ * may already have typedefs of these names with other base types
+ * (__u64 is unsigned long long): macros keep the header independent of it.
+ */
+#undef __le16
+#undef __le32
+#undef __le64
+#undef __be32
+#define __le16 uint16_t
+#define __le32 uint32_t
+#define __le64 uint64_t
+#define __be32 uint32_t
 
 #include "kite_hw.h"
 

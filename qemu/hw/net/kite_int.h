@@ -1,0 +1,302 @@
+/*
+ * Kite NIC: device state shared by the model's files.
+ *
+ * kite.c owns the PCI function, BAR0 global registers, reset and
+ * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
+ * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
+ * and work queues and the doorbell BAR; kite_pbl.c page buffer lists.
+ *
+ * Threading: every entry point (MMIO, bottom halves, timers, net backend
+ * callbacks, QOM property setters) runs with the BQL held, so the state
+ * below needs no further locking.
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_NET_KITE_INT_H
+#define HW_NET_KITE_INT_H
+
+#include "hw/pci/pci.h"
+#include "net/net.h"
+#include "qemu/timer.h"
+#include "qom/object.h"
+
+#include "kite_kshim.h"
+#include "kite_eth.h"
+
+#define TYPE_KITE "kite"
+OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
+
+/* Object table sizes (QUERY_DEVICE limits). */
+#define KITE_MAX_UCTX           256     /* 1..255; 0 is the kernel */
+#define KITE_MAX_PD             1024    /* PDN 0 never allocated */
+#define KITE_MAX_EQ             64
+#define KITE_MAX_CQ             1024    /* CQN 0 never allocated */
+#define KITE_MAX_QP             1024    /* QPN 0 never, 1 only for GSI */
+#define KITE_MAX_MR             4096    /* key index 0 never allocated */
+#define KITE_GID_TBL_LEN        16
+#define KITE_GSI_QPN            1
+
+/* Commands executed per command queue bottom-half run. */
+#define KITE_CMDQ_BUDGET        16
+/* Pending doorbells handled per doorbell bottom-half run. */
+#define KITE_DB_BUDGET          64
+
+/*
+ * A validated page buffer list. Queues cache the data page addresses
+ * (@pages, npages entries, NULL at level 0 where @addr is the page);
+ * memory regions keep only the description.
+ */
+typedef struct KitePbl {
+    uint64_t addr;
+    uint32_t npages;
+    uint8_t level;
+    uint8_t page_shift;
+    uint64_t *pages;
+} KitePbl;
+
+typedef struct KiteEQ {
+    bool valid;
+    bool armed;
+    bool overflowed;
+    uint8_t log_depth;
+    uint8_t vector;
+    uint32_t cfg;
+    uint32_t pi;                /* EQEs written, free-running */
+    uint16_t ci;                /* last consumer count from a doorbell */
+    bool db_pending;            /* arm to evaluate in the doorbell BH */
+    KitePbl pbl;
+} KiteEQ;
+
+typedef struct KiteCQ {
+    KiteState *s;
+    uint32_t cqn;
+    bool valid;
+    uint32_t uctx;
+    uint32_t eqn;
+    uint32_t cfg;
+    uint8_t log_depth;
+    uint8_t cqe_shift;          /* 6 or 7 */
+    uint16_t mod_count;
+    uint16_t mod_period;
+    uint64_t dbrec_addr;
+    uint32_t state;             /* KITE_CQ_STATE_* */
+    uint32_t pi;                /* CQEs written, free-running */
+    uint32_t ci;                /* last read from the doorbell record */
+    /* Event state machine. */
+    uint8_t arm_state;          /* KITE_CQ_ARM_STATE_* */
+    uint8_t last_sn;
+    uint8_t last_fired_sn;
+    bool sol_valid;             /* sol_idx names a solicited/error CQE */
+    uint32_t sol_idx;
+    uint32_t cqes_since_arm;
+    bool fire_pending;          /* moderation is delaying a fire */
+    QEMUTimer *mod_timer;
+    /* A latched arm doorbell, evaluated in the doorbell BH. */
+    bool db_pending;
+    uint8_t db_cmd;
+    uint8_t db_sn;
+    KitePbl pbl;
+} KiteCQ;
+
+typedef struct KiteWQ {
+    uint8_t log_depth;
+    uint8_t wqe_shift;
+    uint16_t pi;
+    uint16_t ci;
+    KitePbl pbl;
+} KiteWQ;
+
+typedef struct KiteQP {
+    bool valid;
+    uint32_t type;              /* KITE_QPT_* */
+    uint32_t flags;
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint32_t uctx;
+    uint32_t sq_cfg;
+    uint32_t rq_cfg;
+    uint8_t state;              /* KITE_QPS_* */
+    uint32_t attr_mask;         /* KITE_QP_ATTR_* the QP has */
+    struct kite_cmd_modify_qp attr;     /* little-endian, as in commands */
+    KiteWQ sq;
+    KiteWQ rq;
+} KiteQP;
+
+#define KITE_MR_STATE_VALID     0
+#define KITE_MR_STATE_INVALID   1       /* fast registration, not mapped */
+
+typedef struct KiteMR {
+    bool valid;
+    uint8_t tag;
+    uint8_t state;              /* KITE_MR_STATE_* */
+    bool fast;                  /* created by ALLOC_MR */
+    uint32_t pdn;
+    uint32_t uctx;
+    uint32_t access;
+    uint32_t flags;
+    uint32_t max_pages;
+    uint64_t iova;
+    uint64_t length;
+    KitePbl pbl;                /* description only, no page cache */
+} KiteMR;
+
+typedef struct KiteGid {
+    bool valid;
+    uint32_t type;              /* KITE_NET_* */
+    uint8_t gid[16];
+    uint8_t mac[6];
+    uint16_t vlan;
+} KiteGid;
+
+typedef struct KiteRdma {
+    /* Command queue. */
+    uint32_t cmdq_base_lo;
+    uint32_t cmdq_base_hi;
+    uint32_t cmdq_cfg;
+    uint32_t cmdq_pi;
+    uint32_t cmdq_ci;
+    uint32_t cmdq_status;
+    QEMUBH *cmdq_bh;
+
+    /* Doorbells latched for the doorbell bottom half. */
+    QEMUBH *db_bh;
+    DECLARE_BITMAP(eq_db_pending, KITE_MAX_EQ);
+    DECLARE_BITMAP(cq_db_pending, KITE_MAX_CQ);
+
+    bool uctx[KITE_MAX_UCTX];
+    struct {
+        bool valid;
+        uint32_t uctx;
+    } pd[KITE_MAX_PD];
+    KiteEQ eq[KITE_MAX_EQ];
+    KiteCQ cq[KITE_MAX_CQ];
+    KiteQP qp[KITE_MAX_QP];
+    KiteMR mr[KITE_MAX_MR];
+    KiteGid gid[KITE_GID_TBL_LEN];
+
+    /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
+    uint32_t dropped_events;
+
+    /* Fault injection (QOM properties). */
+    bool fault_cmd_hang;
+    int32_t fault_cmd_opcode;
+    uint8_t fault_cmd_status;
+} KiteRdma;
+
+struct KiteState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0;
+    MemoryRegion regs;
+    MemoryRegion db;
+
+    QEMUTimer *reset_timer;
+    uint32_t status;            /* without KITE_STATUS_LINK_UP */
+    bool link_up;
+    uint32_t icr;
+    uint32_t imr;
+
+    /* Bad guest writes seen (offsets or values), QOM "bad-writes". */
+    uint32_t bad_writes;
+
+    uint64_t stats[KITE_STAT_COUNT];
+
+    KiteEth eth;
+    KiteRdma rdma;
+
+    /* Properties. */
+    NICConf conf;
+    uint32_t fw_ver;
+    uint64_t serial;
+    uint32_t reset_delay_us;
+};
+
+/* kite.c */
+void kite_guest_error(KiteState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+bool kite_ready(KiteState *s);
+void kite_raise_vector(KiteState *s, unsigned vector);
+void kite_link_changed(KiteState *s, bool up);
+uint32_t kite_fw_ver(KiteState *s);
+uint32_t kite_hw_rev(void);
+
+/* kite_rdma.c */
+void kite_rdma_init(KiteState *s);
+void kite_rdma_instance_init(KiteState *s);
+void kite_rdma_exit(KiteState *s);
+void kite_rdma_reset(KiteState *s);
+uint32_t kite_rdma_read(KiteState *s, hwaddr off);
+void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val);
+void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len);
+bool kite_uctx_valid(KiteState *s, uint32_t uctx);
+
+/* Command execution context. */
+typedef struct KiteCmdCtx {
+    uint8_t in[KITE_CMD_PAYLOAD_SIZE];
+    uint16_t in_len;
+    uint16_t out_len;
+    bool out_dma;               /* out_addr != 0 */
+    uint8_t *out;               /* out_len bytes, zeroed */
+    uint32_t out_size;          /* bytes of output produced */
+    uint32_t result;
+    uint8_t code;
+    uint16_t syndrome;
+} KiteCmdCtx;
+
+/* Complete ctx with an error code; returns false for "return" chaining. */
+static inline bool kite_cmd_err(KiteCmdCtx *c, uint8_t code, size_t off)
+{
+    c->code = code;
+    c->syndrome = off;
+    return false;
+}
+
+/* kite_queue.c: commands */
+void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_destroy_eq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_create_cq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_query_cq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_modify_cq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_destroy_cq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_query_qp(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c);
+/* kite_queue.c: machinery */
+void kite_queue_reset(KiteState *s);
+void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
+                  uint32_t data);
+void kite_async_event(KiteState *s, uint8_t type, uint32_t obj,
+                      uint32_t data);
+bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *cqe);
+KiteCQ *kite_cq_lookup(KiteState *s, uint32_t cqn);
+bool kite_pd_used(KiteState *s, uint32_t pdn);
+bool kite_uctx_used_by_queues(KiteState *s, uint32_t uctx);
+bool kite_gid_get(KiteState *s, unsigned index, KiteGid *out);
+extern const MemoryRegionOps kite_db_ops;
+void kite_db_bh(void *opaque);
+/* QOM "debug-cqe": CQN | flags, writes one synthetic CQE. */
+#define KITE_DEBUG_CQE_SOLICITED        BIT(24)
+#define KITE_DEBUG_CQE_ERROR            BIT(25)
+void kite_debug_cqe(KiteState *s, uint32_t arg);
+
+/* kite_pbl.c */
+/* Flags for kite_pbl_load(). */
+#define KITE_PBL_QUEUE          BIT(0)  /* LAST/NEXT_TO_LAST rules */
+#define KITE_PBL_CACHE          BIT(1)  /* keep the page list */
+/*
+ * Validate the PBL at byte @off of the command input and walk it.
+ * @bytes: for queues, the queue size the PBL must describe exactly.
+ * Returns false with c->code/syndrome set.
+ */
+bool kite_pbl_load(KiteState *s, KiteCmdCtx *c, size_t off, uint64_t bytes,
+                   unsigned flags, KitePbl *pbl);
+void kite_pbl_free(KitePbl *pbl);
+/* Guest address of entry @idx (mod the queue depth) of @size bytes. */
+uint64_t kite_pbl_entry(const KitePbl *pbl, uint32_t idx, uint8_t log_depth,
+                        uint8_t entry_shift);
+
+#endif /* HW_NET_KITE_INT_H */

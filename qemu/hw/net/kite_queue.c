@@ -1,0 +1,1356 @@
+/*
+ * Kite NIC: event queues, completion queues, queue pairs and doorbells.
+ *
+ * Event queues: the device writes 16-byte EQEs (owner dword last) and
+ * raises the EQ's MSI-X vector once per arm. EQ0 (the control EQ) takes
+ * command completions and asynchronous events.
+ *
+ * Completion queues: kite_cq_write_cqe() is the single way a CQE is
+ * written: it checks for overflow against the consumer index in the
+ * doorbell record, writes the CQE with the owner bit last and runs the
+ * event state machine (arming with the cmd_sn duplicate rule, moderation
+ * by count and by a virtual-clock timer).
+ *
+ * Queue pairs: the state machine and attribute rules of MODIFY_QP. The
+ * engine that executes work requests is not part of this revision; SQ/RQ
+ * doorbells only record the producer index.
+ *
+ * Doorbells (BAR2) are latched in the MMIO handler; anything that needs
+ * DMA or raises an interrupt runs in the doorbell bottom half.
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "hw/pci/pci.h"
+
+#include "kite_int.h"
+
+#define KITE_EQE_SHIFT          4
+#define KITE_CQE_OWNER_OFF      offsetof(struct kite_cqe, op_own)
+
+/* Event queues */
+
+static uint32_t kite_phase(uint32_t pi, uint8_t log_depth)
+{
+    return ((pi >> log_depth) & 1) ^ 1;
+}
+
+static KiteEQ *kite_eq_lookup(KiteState *s, uint32_t eqn)
+{
+    if (eqn >= KITE_MAX_EQ || !s->rdma.eq[eqn].valid) {
+        return NULL;
+    }
+    return &s->rdma.eq[eqn];
+}
+
+void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
+                  uint32_t data)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    KiteEQ *eq = kite_eq_lookup(s, eqn);
+    uint32_t depth, owner;
+    struct kite_eqe eqe;
+    uint64_t addr;
+
+    if (!eq) {
+        s->rdma.dropped_events++;
+        return;
+    }
+    depth = 1U << eq->log_depth;
+    if ((uint16_t)(eq->pi - eq->ci) >= depth) {
+        s->stats[KITE_STAT_EQ_OVERFLOWS]++;
+        if (!eq->overflowed) {
+            eq->overflowed = true;
+            /* EQ0's own overflow is dropped: nowhere to report it. */
+            if (eqn != 0) {
+                kite_eq_post(s, 0, KITE_EQE_EQ_OVERFLOW, eqn, 0);
+            }
+        }
+        return;
+    }
+
+    owner = kite_phase(eq->pi, eq->log_depth);
+    eqe.type_owner = cpu_to_le32(FIELD_PREP(KITE_EQE_TYPE, type) |
+                                 (owner ? KITE_EQE_OWNER : 0));
+    eqe.obj = cpu_to_le32(obj);
+    eqe.data = cpu_to_le32(data);
+    eqe.rsvd = 0;
+    addr = kite_pbl_entry(&eq->pbl, eq->pi, eq->log_depth, KITE_EQE_SHIFT);
+    /* The body first, the owner dword last. */
+    if (pci_dma_write(pdev, addr + 4, (uint8_t *)&eqe + 4,
+                      sizeof(eqe) - 4) != MEMTX_OK ||
+        pci_dma_write(pdev, addr, &eqe.type_owner, 4) != MEMTX_OK) {
+        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_guest_error(s, "EQ %u: EQE write to 0x%" PRIx64 " failed",
+                         eqn, addr);
+        return;
+    }
+    eq->pi++;
+    eq->overflowed = false;
+    s->stats[KITE_STAT_EQES]++;
+    if (eq->armed) {
+        eq->armed = false;
+        kite_raise_vector(s, eq->vector);
+    }
+}
+
+void kite_async_event(KiteState *s, uint8_t type, uint32_t obj,
+                      uint32_t data)
+{
+    kite_eq_post(s, 0, type, obj, data);
+}
+
+void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_create_eq in;
+    uint32_t cfg, eqn, log, vector;
+    KiteEQ *eq;
+    KitePbl pbl;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    cfg = le32_to_cpu(in.cfg);
+    log = FIELD_GET(KITE_EQ_CFG_LOG_DEPTH, cfg);
+    vector = FIELD_GET(KITE_EQ_CFG_VECTOR, cfg);
+    if ((cfg & ~(KITE_EQ_CFG_LOG_DEPTH | KITE_EQ_CFG_VECTOR |
+                 KITE_EQ_CFG_CTRL)) ||
+        log < KITE_EQ_MIN_LOG_DEPTH || log > KITE_EQ_MAX_LOG_DEPTH ||
+        vector >= KITE_MAX_VECTORS) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_create_eq, cfg));
+        return;
+    }
+    if (in.rsvd) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_create_eq, rsvd));
+        return;
+    }
+    if (cfg & KITE_EQ_CFG_CTRL) {
+        eqn = 0;
+        if (s->rdma.eq[0].valid) {
+            kite_cmd_err(c, KITE_CMD_E_STATE, 0);
+            return;
+        }
+    } else {
+        for (eqn = 1; eqn < KITE_MAX_EQ && s->rdma.eq[eqn].valid; eqn++) {
+            /* lowest free */
+        }
+        if (eqn == KITE_MAX_EQ) {
+            kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+            return;
+        }
+    }
+    if (!kite_pbl_load(s, c, offsetof(struct kite_cmd_create_eq, pbl),
+                       (uint64_t)KITE_EQE_SIZE << log,
+                       KITE_PBL_QUEUE | KITE_PBL_CACHE, &pbl)) {
+        return;
+    }
+    eq = &s->rdma.eq[eqn];
+    *eq = (KiteEQ) {
+        .valid = true,
+        .log_depth = log,
+        .vector = vector,
+        .cfg = cfg,
+        .pbl = pbl,
+    };
+    c->result = eqn;
+}
+
+void kite_cmd_destroy_eq(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t eqn, i;
+    KiteEQ *eq;
+
+    if (c->in_len < sizeof(struct kite_cmd_obj)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    eqn = ldl_le_p(c->in);
+    if (ldl_le_p(c->in + 4)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
+        return;
+    }
+    eq = kite_eq_lookup(s, eqn);
+    if (!eq) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    for (i = 1; i < KITE_MAX_CQ; i++) {
+        if (s->rdma.cq[i].valid && s->rdma.cq[i].eqn == eqn) {
+            kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+            return;
+        }
+    }
+    clear_bit(eqn, s->rdma.eq_db_pending);
+    kite_pbl_free(&eq->pbl);
+    memset(eq, 0, sizeof(*eq));
+}
+
+/* Completion queues */
+
+KiteCQ *kite_cq_lookup(KiteState *s, uint32_t cqn)
+{
+    if (cqn == 0 || cqn >= KITE_MAX_CQ || !s->rdma.cq[cqn].valid) {
+        return NULL;
+    }
+    return &s->rdma.cq[cqn];
+}
+
+static bool kite_cq_read_dbrec(KiteState *s, KiteCQ *cq, uint32_t *ci,
+                               uint32_t *arm)
+{
+    struct kite_cq_dbrec rec;
+
+    if (pci_dma_read(PCI_DEVICE(s), cq->dbrec_addr, &rec,
+                     sizeof(rec)) != MEMTX_OK) {
+        s->stats[KITE_STAT_DMA_ERRORS]++;
+        return false;
+    }
+    *ci = FIELD_GET(KITE_CQ_DB_CI, le32_to_cpu(rec.ci));
+    *arm = le32_to_cpu(rec.arm);
+    cq->ci = *ci;
+    return true;
+}
+
+static void kite_qp_error(KiteState *s, uint32_t qpn);
+
+/* The CQ enters ERROR: no more CQEs, its QPs go to ERR. */
+static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
+{
+    uint32_t i;
+
+    if (cq->state == KITE_CQ_STATE_ERROR) {
+        return;
+    }
+    cq->state = KITE_CQ_STATE_ERROR;
+    cq->fire_pending = false;
+    timer_del(cq->mod_timer);
+    kite_async_event(s, KITE_EQE_CQ_ERROR, cq->cqn, why);
+    for (i = 1; i < KITE_MAX_QP; i++) {
+        KiteQP *qp = &s->rdma.qp[i];
+
+        if (qp->valid && (qp->send_cqn == cq->cqn ||
+                          qp->recv_cqn == cq->cqn)) {
+            kite_qp_error(s, i);
+        }
+    }
+}
+
+static void kite_cq_fire(KiteState *s, KiteCQ *cq)
+{
+    timer_del(cq->mod_timer);
+    cq->fire_pending = false;
+    cq->arm_state = KITE_CQ_ARM_STATE_FIRED;
+    cq->last_fired_sn = cq->last_sn;
+    kite_eq_post(s, cq->eqn, KITE_EQE_COMPLETION, cq->cqn, 0);
+}
+
+static bool kite_cq_armed(KiteCQ *cq)
+{
+    return cq->arm_state == KITE_CQ_ARM_STATE_SOLICITED ||
+           cq->arm_state == KITE_CQ_ARM_STATE_NEXT;
+}
+
+static void kite_cq_mod_timer(void *opaque)
+{
+    KiteCQ *cq = opaque;
+
+    if (cq->valid && cq->fire_pending && kite_cq_armed(cq)) {
+        kite_cq_fire(cq->s, cq);
+    }
+}
+
+/* A CQE was written: fire now, later (moderation) or not at all. */
+static void kite_cq_event(KiteState *s, KiteCQ *cq, bool solicited)
+{
+    bool trigger;
+
+    if (!kite_cq_armed(cq)) {
+        return;
+    }
+    cq->cqes_since_arm++;
+    trigger = cq->arm_state == KITE_CQ_ARM_STATE_NEXT || solicited;
+    if (!trigger && !cq->fire_pending) {
+        return;
+    }
+    if ((!cq->mod_count && !cq->mod_period) ||
+        (cq->mod_count && cq->cqes_since_arm >= cq->mod_count)) {
+        kite_cq_fire(s, cq);
+        return;
+    }
+    if (!cq->fire_pending) {
+        cq->fire_pending = true;
+        if (cq->mod_period) {
+            timer_mod(cq->mod_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      (int64_t)cq->mod_period * SCALE_US);
+        }
+    }
+}
+
+/* Write one CQE slot at index @idx with the owner bit last. */
+static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
+                               const struct kite_cqe *cqe)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t slot[128] = {};
+    uint32_t op_own;
+    uint64_t addr;
+    size_t size = 1U << cq->cqe_shift;
+
+    memcpy(slot, cqe, sizeof(*cqe));
+    op_own = le32_to_cpu(cqe->op_own) & ~KITE_CQE_OWNER;
+    op_own |= kite_phase(idx, cq->log_depth) ? KITE_CQE_OWNER : 0;
+    stl_le_p(slot + KITE_CQE_OWNER_OFF, op_own);
+    addr = kite_pbl_entry(&cq->pbl, idx, cq->log_depth, cq->cqe_shift);
+    if (pci_dma_write(pdev, addr, slot, KITE_CQE_OWNER_OFF) != MEMTX_OK ||
+        (size > KITE_CQE_SIZE &&
+         pci_dma_write(pdev, addr + KITE_CQE_SIZE, slot + KITE_CQE_SIZE,
+                       size - KITE_CQE_SIZE) != MEMTX_OK) ||
+        pci_dma_write(pdev, addr + KITE_CQE_OWNER_OFF,
+                      slot + KITE_CQE_OWNER_OFF, 4) != MEMTX_OK) {
+        s->stats[KITE_STAT_DMA_ERRORS]++;
+        return false;
+    }
+    return true;
+}
+
+bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *cqe)
+{
+    uint32_t ci, arm, idx, opcode;
+    bool solicited;
+
+    if (!cq->valid || cq->state != KITE_CQ_STATE_OK) {
+        return false;
+    }
+    if (!kite_cq_read_dbrec(s, cq, &ci, &arm)) {
+        kite_cq_error(s, cq, KITE_CQ_ERR_DMA);
+        return false;
+    }
+    if (((cq->pi - ci) & KITE_CQ_INDEX_MASK) >= (1U << cq->log_depth)) {
+        s->stats[KITE_STAT_CQ_OVERFLOWS]++;
+        kite_cq_error(s, cq, KITE_CQ_ERR_OVERFLOW);
+        return false;
+    }
+    idx = cq->pi;
+    if (!kite_cq_write_slot(s, cq, idx, cqe)) {
+        kite_cq_error(s, cq, KITE_CQ_ERR_DMA);
+        return false;
+    }
+    cq->pi++;
+    s->stats[KITE_STAT_CQES]++;
+
+    opcode = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
+    solicited = (le16_to_cpu(cqe->flags) & KITE_CQE_F_SOLICITED) ||
+                opcode == KITE_CQE_OP_REQ_ERR ||
+                opcode == KITE_CQE_OP_RESP_ERR;
+    if (solicited) {
+        cq->sol_valid = true;
+        cq->sol_idx = idx;
+    }
+    kite_cq_event(s, cq, solicited);
+    return true;
+}
+
+/* An arm doorbell latched for @cq: check it against the record, apply. */
+static void kite_cq_arm(KiteState *s, KiteCQ *cq)
+{
+    uint32_t ci, arm, arm_ci, n;
+    uint8_t cmd = cq->db_cmd, sn = cq->db_sn;
+    bool was_armed;
+
+    cq->db_pending = false;
+    if (cq->state != KITE_CQ_STATE_OK) {
+        return;
+    }
+    if (!kite_cq_read_dbrec(s, cq, &ci, &arm)) {
+        kite_cq_error(s, cq, KITE_CQ_ERR_DMA);
+        return;
+    }
+    if (FIELD_GET(KITE_CQ_DB_ARM_CMD, arm) != cmd ||
+        FIELD_GET(KITE_CQ_DB_ARM_CMD_SN, arm) != sn) {
+        s->stats[KITE_STAT_BAD_DOORBELLS]++;
+        kite_guest_error(s, "CQ %u: arm doorbell cmd %u sn %u does not "
+                         "match the record 0x%x", cq->cqn, cmd, sn, arm);
+        return;
+    }
+    if (cq->arm_state == KITE_CQ_ARM_STATE_FIRED && sn == cq->last_fired_sn) {
+        /* Issued before software saw the event: a duplicate. */
+        return;
+    }
+    was_armed = kite_cq_armed(cq);
+    if (!(cq->arm_state == KITE_CQ_ARM_STATE_NEXT &&
+          cmd == KITE_CQ_ARM_SOLICITED)) {
+        cq->arm_state = cmd == KITE_CQ_ARM_NEXT ? KITE_CQ_ARM_STATE_NEXT :
+                                                  KITE_CQ_ARM_STATE_SOLICITED;
+    }
+    cq->last_sn = sn;
+    if (!was_armed) {
+        cq->cqes_since_arm = 0;
+        cq->fire_pending = false;
+        timer_del(cq->mod_timer);
+    }
+
+    /* CQEs at or after ARM_CI that already exist fire at once. */
+    arm_ci = FIELD_GET(KITE_CQ_DB_ARM_CI, arm);
+    n = (cq->pi - arm_ci) & KITE_CQ_INDEX_MASK;
+    if (n == 0 || n > KITE_CQ_INDEX_MASK / 2) {
+        /* None, or ARM_CI is ahead of the CQEs written. */
+        return;
+    }
+    if (cq->arm_state == KITE_CQ_ARM_STATE_NEXT ||
+        (cq->sol_valid &&
+         ((cq->sol_idx - arm_ci) & KITE_CQ_INDEX_MASK) < n)) {
+        kite_cq_fire(s, cq);
+    }
+}
+
+static void kite_cq_free(KiteState *s, KiteCQ *cq)
+{
+    if (cq->mod_timer) {
+        timer_free(cq->mod_timer);
+    }
+    clear_bit(cq->cqn, s->rdma.cq_db_pending);
+    kite_pbl_free(&cq->pbl);
+    memset(cq, 0, sizeof(*cq));
+}
+
+#define KITE_CQ_CFG_ALL (KITE_CQ_CFG_LOG_DEPTH | KITE_CQ_CFG_CQE_128)
+
+static bool kite_cq_depth_ok(uint32_t log)
+{
+    return log >= KITE_CQ_MIN_LOG_DEPTH && log <= KITE_CQ_MAX_LOG_DEPTH;
+}
+
+/* A completion EQ: exists and is not the control EQ. */
+static bool kite_comp_eq_ok(KiteState *s, uint32_t eqn)
+{
+    return eqn != 0 && kite_eq_lookup(s, eqn);
+}
+
+void kite_cmd_create_cq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_create_cq in;
+    uint32_t cfg, log, eqn, uctx, cqn;
+    uint64_t dbrec;
+    uint8_t shift;
+    KitePbl pbl;
+    KiteCQ *cq;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    cfg = le32_to_cpu(in.cfg);
+    log = FIELD_GET(KITE_CQ_CFG_LOG_DEPTH, cfg);
+    eqn = le32_to_cpu(in.eqn);
+    uctx = le32_to_cpu(in.uctx);
+    dbrec = le64_to_cpu(in.dbrec_addr);
+    shift = cfg & KITE_CQ_CFG_CQE_128 ? 7 : 6;
+
+    if ((cfg & ~KITE_CQ_CFG_ALL) || !kite_cq_depth_ok(log)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_create_cq, cfg));
+        return;
+    }
+    if (!kite_comp_eq_ok(s, eqn)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_create_cq, eqn));
+        return;
+    }
+    if (!kite_uctx_valid(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_create_cq, uctx));
+        return;
+    }
+    if (!dbrec || (dbrec & 7)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_create_cq, dbrec_addr));
+        return;
+    }
+    for (cqn = 1; cqn < KITE_MAX_CQ && s->rdma.cq[cqn].valid; cqn++) {
+        /* lowest free */
+    }
+    if (cqn == KITE_MAX_CQ) {
+        kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+        return;
+    }
+    if (!kite_pbl_load(s, c, offsetof(struct kite_cmd_create_cq, pbl),
+                       (uint64_t)1 << (log + shift),
+                       KITE_PBL_QUEUE | KITE_PBL_CACHE, &pbl)) {
+        return;
+    }
+    cq = &s->rdma.cq[cqn];
+    *cq = (KiteCQ) {
+        .s = s,
+        .cqn = cqn,
+        .valid = true,
+        .uctx = uctx,
+        .eqn = eqn,
+        .cfg = cfg,
+        .log_depth = log,
+        .cqe_shift = shift,
+        .mod_count = le16_to_cpu(in.mod_count),
+        .mod_period = le16_to_cpu(in.mod_period),
+        .dbrec_addr = dbrec,
+        .state = KITE_CQ_STATE_OK,
+        .arm_state = KITE_CQ_ARM_STATE_DISARMED,
+        .pbl = pbl,
+    };
+    cq->mod_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_cq_mod_timer, cq);
+    c->result = cqn;
+}
+
+/* struct kite_cmd_obj naming a CQ (uctx must be zero). */
+static KiteCQ *kite_cmd_cq(KiteState *s, KiteCmdCtx *c)
+{
+    KiteCQ *cq;
+
+    if (c->in_len < sizeof(struct kite_cmd_obj)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return NULL;
+    }
+    if (ldl_le_p(c->in + 4)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
+        return NULL;
+    }
+    cq = kite_cq_lookup(s, ldl_le_p(c->in));
+    if (!cq) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+    }
+    return cq;
+}
+
+void kite_cmd_query_cq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_query_cq_out *o;
+    KiteCQ *cq = kite_cmd_cq(s, c);
+
+    if (!cq) {
+        return;
+    }
+    if (c->out_len < sizeof(*o)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    o = (struct kite_cmd_query_cq_out *)c->out;
+    c->out_size = sizeof(*o);
+    o->state = cpu_to_le32(cq->state);
+    o->arm = cpu_to_le32(FIELD_PREP(KITE_CQ_ARM_STATE, cq->arm_state) |
+                         FIELD_PREP(KITE_CQ_ARM_LAST_SN, cq->last_sn));
+    o->eqn = cpu_to_le32(cq->eqn);
+    o->cfg = cpu_to_le32(cq->cfg);
+    o->pi = cpu_to_le32(cq->pi & KITE_CQ_INDEX_MASK);
+    o->ci = cpu_to_le32(cq->ci);
+    o->mod_count = cpu_to_le16(cq->mod_count);
+    o->mod_period = cpu_to_le16(cq->mod_period);
+}
+
+#define KITE_MODIFY_CQ_ALL (KITE_MODIFY_CQ_MODERATION | KITE_MODIFY_CQ_EQN | \
+                            KITE_MODIFY_CQ_RESIZE)
+
+/* Move @cq to a new buffer; the RESIZE CQE goes to the old one at pi. */
+static bool kite_cq_resize(KiteState *s, KiteCmdCtx *c, KiteCQ *cq,
+                           uint32_t log)
+{
+    struct kite_cqe cqe = {};
+    uint32_t ci, arm;
+    KitePbl pbl;
+
+    if (!kite_pbl_load(s, c, offsetof(struct kite_cmd_modify_cq, pbl),
+                       (uint64_t)1 << (log + cq->cqe_shift),
+                       KITE_PBL_QUEUE | KITE_PBL_CACHE, &pbl)) {
+        return false;
+    }
+    if (!kite_cq_read_dbrec(s, cq, &ci, &arm)) {
+        kite_pbl_free(&pbl);
+        return kite_cmd_err(c, KITE_CMD_E_DMA,
+                            offsetof(struct kite_cmd_modify_cq, cqn));
+    }
+    if (((cq->pi - ci) & KITE_CQ_INDEX_MASK) >= (1U << log)) {
+        kite_pbl_free(&pbl);
+        return kite_cmd_err(c, KITE_CMD_E_PARAM,
+                            offsetof(struct kite_cmd_modify_cq, cfg));
+    }
+    cqe.op_own = cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
+                                        KITE_CQE_OP_RESIZE));
+    if (!kite_cq_write_slot(s, cq, cq->pi, &cqe)) {
+        kite_pbl_free(&pbl);
+        return kite_cmd_err(c, KITE_CMD_E_DMA,
+                            offsetof(struct kite_cmd_modify_cq, cqn));
+    }
+    kite_pbl_free(&cq->pbl);
+    cq->pbl = pbl;
+    cq->log_depth = log;
+    cq->cfg = (cq->cfg & ~KITE_CQ_CFG_LOG_DEPTH) |
+              FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH, log);
+    return true;
+}
+
+void kite_cmd_modify_cq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_modify_cq in;
+    uint32_t mask, eqn, cfg, log;
+    KiteCQ *cq;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    mask = le32_to_cpu(in.mask);
+    eqn = le32_to_cpu(in.eqn);
+    cfg = le32_to_cpu(in.cfg);
+    log = FIELD_GET(KITE_CQ_CFG_LOG_DEPTH, cfg);
+
+    cq = kite_cq_lookup(s, le32_to_cpu(in.cqn));
+    if (!cq) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_modify_cq, cqn));
+        return;
+    }
+    if (mask & ~KITE_MODIFY_CQ_ALL) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_modify_cq, mask));
+        return;
+    }
+    if (in.rsvd) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_modify_cq, rsvd));
+        return;
+    }
+    if ((mask & KITE_MODIFY_CQ_EQN) && !kite_comp_eq_ok(s, eqn)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_modify_cq, eqn));
+        return;
+    }
+    if (mask & KITE_MODIFY_CQ_RESIZE) {
+        if ((cfg & ~KITE_CQ_CFG_LOG_DEPTH) || !kite_cq_depth_ok(log)) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM,
+                         offsetof(struct kite_cmd_modify_cq, cfg));
+            return;
+        }
+        if (cq->state != KITE_CQ_STATE_OK) {
+            kite_cmd_err(c, KITE_CMD_E_STATE, 0);
+            return;
+        }
+        if (!kite_cq_resize(s, c, cq, log)) {
+            return;
+        }
+    }
+    if (mask & KITE_MODIFY_CQ_MODERATION) {
+        cq->mod_count = le16_to_cpu(in.mod_count);
+        cq->mod_period = le16_to_cpu(in.mod_period);
+    }
+    if (mask & KITE_MODIFY_CQ_EQN) {
+        cq->eqn = eqn;
+    }
+}
+
+void kite_cmd_destroy_cq(KiteState *s, KiteCmdCtx *c)
+{
+    KiteCQ *cq = kite_cmd_cq(s, c);
+    uint32_t i;
+
+    if (!cq) {
+        return;
+    }
+    for (i = 1; i < KITE_MAX_QP; i++) {
+        KiteQP *qp = &s->rdma.qp[i];
+
+        if (qp->valid && (qp->send_cqn == cq->cqn ||
+                          qp->recv_cqn == cq->cqn)) {
+            kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+            return;
+        }
+    }
+    kite_cq_free(s, cq);
+}
+
+void kite_debug_cqe(KiteState *s, uint32_t arg)
+{
+    KiteCQ *cq = kite_cq_lookup(s, arg & KITE_OBJ_MASK);
+    struct kite_cqe cqe = {};
+    bool err = arg & KITE_DEBUG_CQE_ERROR;
+
+    if (!cq || !kite_ready(s)) {
+        return;
+    }
+    cqe.wqe_idx = cpu_to_le16(cq->pi);
+    cqe.timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    if (arg & KITE_DEBUG_CQE_SOLICITED) {
+        cqe.flags = cpu_to_le16(KITE_CQE_F_SOLICITED);
+    }
+    if (err) {
+        cqe.syndrome = cpu_to_le32(FIELD_PREP(KITE_CQE_SYNDROME,
+                                              KITE_SYND_WR_FLUSH));
+    }
+    cqe.op_own = cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
+                                        err ? KITE_CQE_OP_REQ_ERR :
+                                              KITE_CQE_OP_REQ));
+    kite_cq_write_cqe(s, cq, &cqe);
+}
+
+/* Queue pairs */
+
+static KiteQP *kite_qp_lookup(KiteState *s, uint32_t qpn)
+{
+    if (qpn == 0 || qpn >= KITE_MAX_QP || !s->rdma.qp[qpn].valid) {
+        return NULL;
+    }
+    return &s->rdma.qp[qpn];
+}
+
+static void kite_qp_error(KiteState *s, uint32_t qpn)
+{
+    KiteQP *qp = &s->rdma.qp[qpn];
+
+    if (qp->state == KITE_QPS_ERR) {
+        return;
+    }
+    qp->state = KITE_QPS_ERR;
+    kite_async_event(s, KITE_EQE_QP_FATAL, qpn, 0);
+}
+
+bool kite_pd_used(KiteState *s, uint32_t pdn)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_QP; i++) {
+        if (s->rdma.qp[i].valid && s->rdma.qp[i].pdn == pdn) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool kite_uctx_used_by_queues(KiteState *s, uint32_t uctx)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_QP; i++) {
+        if (s->rdma.qp[i].valid && s->rdma.qp[i].uctx == uctx) {
+            return true;
+        }
+    }
+    for (i = 1; i < KITE_MAX_CQ; i++) {
+        if (s->rdma.cq[i].valid && s->rdma.cq[i].uctx == uctx) {
+            return true;
+        }
+    }
+    return false;
+}
+
+#define KITE_WQ_CFG_ALL (KITE_WQ_CFG_LOG_DEPTH | KITE_WQ_CFG_WQE_SHIFT)
+
+static bool kite_wq_cfg_ok(uint32_t cfg)
+{
+    uint32_t log = FIELD_GET(KITE_WQ_CFG_LOG_DEPTH, cfg);
+    uint32_t shift = FIELD_GET(KITE_WQ_CFG_WQE_SHIFT, cfg);
+
+    return !(cfg & ~KITE_WQ_CFG_ALL) &&
+           log >= 1 && log <= KITE_WQ_MAX_LOG_DEPTH &&
+           shift >= KITE_WQE_MIN_SHIFT && shift <= KITE_WQE_MAX_SHIFT;
+}
+
+static bool kite_wq_load(KiteState *s, KiteCmdCtx *c, uint32_t cfg,
+                         size_t pbl_off, KiteWQ *wq)
+{
+    memset(wq, 0, sizeof(*wq));
+    wq->log_depth = FIELD_GET(KITE_WQ_CFG_LOG_DEPTH, cfg);
+    wq->wqe_shift = FIELD_GET(KITE_WQ_CFG_WQE_SHIFT, cfg);
+    return kite_pbl_load(s, c, pbl_off,
+                         (uint64_t)1 << (wq->log_depth + wq->wqe_shift),
+                         KITE_PBL_QUEUE | KITE_PBL_CACHE, &wq->pbl);
+}
+
+#define QP_OFF(f)       offsetof(struct kite_cmd_create_qp, f)
+
+void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_create_qp in;
+    uint32_t type, flags, pdn, uctx, sq_cfg, rq_cfg, qpn;
+    KiteWQ sq, rq;
+    KiteQP *qp;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    type = le32_to_cpu(in.type);
+    flags = le32_to_cpu(in.flags);
+    pdn = le32_to_cpu(in.pdn);
+    uctx = le32_to_cpu(in.uctx);
+    sq_cfg = le32_to_cpu(in.sq_cfg);
+    rq_cfg = le32_to_cpu(in.rq_cfg);
+
+    if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
+        return;
+    }
+    if (flags & ~KITE_QP_F_SQ_SIG_ALL) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+        return;
+    }
+    if (!pdn || pdn >= KITE_MAX_PD || !s->rdma.pd[pdn].valid) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(pdn));
+        return;
+    }
+    if (!kite_cq_lookup(s, le32_to_cpu(in.send_cqn))) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(send_cqn));
+        return;
+    }
+    if (!kite_cq_lookup(s, le32_to_cpu(in.recv_cqn))) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(recv_cqn));
+        return;
+    }
+    if (!kite_uctx_valid(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(uctx));
+        return;
+    }
+    if (!kite_wq_cfg_ok(sq_cfg)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(sq_cfg));
+        return;
+    }
+    if (!kite_wq_cfg_ok(rq_cfg)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
+        return;
+    }
+    if (type == KITE_QPT_GSI) {
+        qpn = KITE_GSI_QPN;
+        if (s->rdma.qp[qpn].valid) {
+            kite_cmd_err(c, KITE_CMD_E_STATE, 0);
+            return;
+        }
+    } else {
+        for (qpn = 2; qpn < KITE_MAX_QP && s->rdma.qp[qpn].valid; qpn++) {
+            /* lowest free */
+        }
+        if (qpn == KITE_MAX_QP) {
+            kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+            return;
+        }
+    }
+    if (!kite_wq_load(s, c, sq_cfg, QP_OFF(sq_pbl), &sq)) {
+        return;
+    }
+    if (!kite_wq_load(s, c, rq_cfg, QP_OFF(rq_pbl), &rq)) {
+        kite_pbl_free(&sq.pbl);
+        return;
+    }
+    qp = &s->rdma.qp[qpn];
+    *qp = (KiteQP) {
+        .valid = true,
+        .type = type,
+        .flags = flags,
+        .pdn = pdn,
+        .send_cqn = le32_to_cpu(in.send_cqn),
+        .recv_cqn = le32_to_cpu(in.recv_cqn),
+        .uctx = uctx,
+        .sq_cfg = sq_cfg,
+        .rq_cfg = rq_cfg,
+        .state = KITE_QPS_RESET,
+        .sq = sq,
+        .rq = rq,
+    };
+    c->result = qpn;
+}
+
+#define MQ_OFF(f)       offsetof(struct kite_cmd_modify_qp, f)
+
+#define KITE_QP_ATTR_ALL        (BIT(17) - 1)
+#define KITE_QP_ATTR_RTS_RC     (KITE_QP_ATTR_ACCESS | \
+                                 KITE_QP_ATTR_MIN_RNR_TIMER)
+
+/* Where each attribute lives in struct kite_cmd_modify_qp. */
+static const struct {
+    uint32_t attr;
+    uint8_t off;
+    uint8_t len;
+} kite_qp_attr_fields[] = {
+    { KITE_QP_ATTR_ACCESS, MQ_OFF(access), 4 },
+    { KITE_QP_ATTR_PKEY_INDEX, MQ_OFF(pkey_index), 2 },
+    { KITE_QP_ATTR_PORT, MQ_OFF(port), 1 },
+    { KITE_QP_ATTR_QKEY, MQ_OFF(qkey), 4 },
+    { KITE_QP_ATTR_AV, MQ_OFF(sgid_index),
+      MQ_OFF(rsvd) - MQ_OFF(sgid_index) },
+    { KITE_QP_ATTR_PATH_MTU, MQ_OFF(path_mtu), 1 },
+    { KITE_QP_ATTR_TIMEOUT, MQ_OFF(timeout), 1 },
+    { KITE_QP_ATTR_RETRY_CNT, MQ_OFF(retry_cnt), 1 },
+    { KITE_QP_ATTR_RNR_RETRY, MQ_OFF(rnr_retry), 1 },
+    { KITE_QP_ATTR_RQ_PSN, MQ_OFF(rq_psn), 4 },
+    { KITE_QP_ATTR_MAX_QP_RD_ATOMIC, MQ_OFF(max_rd_atomic), 1 },
+    { KITE_QP_ATTR_MIN_RNR_TIMER, MQ_OFF(min_rnr_timer), 1 },
+    { KITE_QP_ATTR_SQ_PSN, MQ_OFF(sq_psn), 4 },
+    { KITE_QP_ATTR_MAX_DEST_RD_ATOMIC, MQ_OFF(max_dest_rd_atomic), 1 },
+    { KITE_QP_ATTR_DEST_QPN, MQ_OFF(dest_qpn), 4 },
+};
+
+/*
+ * The attributes a transition requires and allows, for the QP's type.
+ * Returns false if the transition is not allowed.
+ */
+static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
+                               uint32_t *req, uint32_t *opt)
+{
+    bool rc = type == KITE_QPT_RC;
+
+    *req = 0;
+    *opt = 0;
+    if (next == KITE_QPS_RESET || next == KITE_QPS_ERR) {
+        return true;
+    }
+    if (cur == KITE_QPS_RESET && next == KITE_QPS_INIT) {
+        if (rc) {
+            *req = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
+                   KITE_QP_ATTR_ACCESS;
+        } else if (type == KITE_QPT_UD) {
+            *req = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
+                   KITE_QP_ATTR_QKEY;
+        } else {
+            *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
+                   KITE_QP_ATTR_QKEY;
+        }
+        return true;
+    }
+    if (cur == KITE_QPS_INIT && next == KITE_QPS_INIT) {
+        *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
+               (rc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY);
+        return true;
+    }
+    if (cur == KITE_QPS_INIT && next == KITE_QPS_RTR) {
+        if (rc) {
+            *req = KITE_QP_ATTR_AV | KITE_QP_ATTR_PATH_MTU |
+                   KITE_QP_ATTR_DEST_QPN | KITE_QP_ATTR_RQ_PSN |
+                   KITE_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                   KITE_QP_ATTR_MIN_RNR_TIMER;
+            *opt = KITE_QP_ATTR_ACCESS | KITE_QP_ATTR_PKEY_INDEX;
+        } else {
+            *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_QKEY;
+        }
+        return true;
+    }
+    if (cur == KITE_QPS_RTR && next == KITE_QPS_RTS) {
+        if (rc) {
+            *req = KITE_QP_ATTR_SQ_PSN | KITE_QP_ATTR_TIMEOUT |
+                   KITE_QP_ATTR_RETRY_CNT | KITE_QP_ATTR_RNR_RETRY |
+                   KITE_QP_ATTR_MAX_QP_RD_ATOMIC;
+            *opt = KITE_QP_ATTR_RTS_RC;
+        } else {
+            *req = KITE_QP_ATTR_SQ_PSN;
+            *opt = KITE_QP_ATTR_QKEY;
+        }
+        return true;
+    }
+    if ((cur == KITE_QPS_RTS && next == KITE_QPS_RTS) ||
+        (cur == KITE_QPS_RTS && next == KITE_QPS_SQD) ||
+        (cur == KITE_QPS_SQD && next == KITE_QPS_SQD) ||
+        (cur == KITE_QPS_SQD && next == KITE_QPS_RTS) ||
+        (cur == KITE_QPS_SQE && next == KITE_QPS_RTS)) {
+        *opt = rc ? KITE_QP_ATTR_RTS_RC : KITE_QP_ATTR_QKEY;
+        return true;
+    }
+    return false;
+}
+
+/* Range checks of the attributes in @attrs; false with the field's offset. */
+static bool kite_qp_check_values(KiteState *s, KiteCmdCtx *c,
+                                 const struct kite_cmd_modify_qp *in,
+                                 uint32_t attrs)
+{
+    KiteGid gid;
+
+    if ((attrs & KITE_QP_ATTR_ACCESS) &&
+        (le32_to_cpu(in->access) & ~(KITE_ACCESS_LOCAL_WRITE |
+                                     KITE_ACCESS_REMOTE_WRITE |
+                                     KITE_ACCESS_REMOTE_READ |
+                                     KITE_ACCESS_REMOTE_ATOMIC))) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(access));
+    }
+    if ((attrs & KITE_QP_ATTR_PKEY_INDEX) && in->pkey_index) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(pkey_index));
+    }
+    if ((attrs & KITE_QP_ATTR_PORT) && in->port != 1) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(port));
+    }
+    if (attrs & KITE_QP_ATTR_AV) {
+        if (!kite_gid_get(s, in->sgid_index, &gid)) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(sgid_index));
+        }
+        if (in->net_type != gid.type) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(net_type));
+        }
+        if (le32_to_cpu(in->flow_label) > 0xfffff) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(flow_label));
+        }
+        /* Every bit of the VLAN word is defined. */
+    }
+    if ((attrs & KITE_QP_ATTR_PATH_MTU) &&
+        (in->path_mtu < KITE_MTU_256 || in->path_mtu > KITE_MTU_4096)) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(path_mtu));
+    }
+    if ((attrs & KITE_QP_ATTR_TIMEOUT) && in->timeout > 31) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(timeout));
+    }
+    if ((attrs & KITE_QP_ATTR_RETRY_CNT) && in->retry_cnt > 7) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(retry_cnt));
+    }
+    if ((attrs & KITE_QP_ATTR_RNR_RETRY) && in->rnr_retry > 7) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(rnr_retry));
+    }
+    if ((attrs & KITE_QP_ATTR_RQ_PSN) &&
+        (le32_to_cpu(in->rq_psn) & ~KITE_PSN_MASK)) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(rq_psn));
+    }
+    if ((attrs & KITE_QP_ATTR_SQ_PSN) &&
+        (le32_to_cpu(in->sq_psn) & ~KITE_PSN_MASK)) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(sq_psn));
+    }
+    if ((attrs & KITE_QP_ATTR_MAX_QP_RD_ATOMIC) && in->max_rd_atomic > 16) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(max_rd_atomic));
+    }
+    if ((attrs & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
+        in->max_dest_rd_atomic > 16) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(max_dest_rd_atomic));
+    }
+    if ((attrs & KITE_QP_ATTR_MIN_RNR_TIMER) && in->min_rnr_timer > 31) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(min_rnr_timer));
+    }
+    if ((attrs & KITE_QP_ATTR_DEST_QPN) &&
+        (le32_to_cpu(in->dest_qpn) & ~KITE_OBJ_MASK)) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(dest_qpn));
+    }
+    return true;
+}
+
+void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_modify_qp in;
+    uint32_t mask, attrs, req, opt, i;
+    uint8_t cur, next;
+    KiteQP *qp;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    mask = le32_to_cpu(in.mask);
+    qp = kite_qp_lookup(s, le32_to_cpu(in.qpn));
+    if (!qp) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, MQ_OFF(qpn));
+        return;
+    }
+    if (mask & ~KITE_QP_ATTR_ALL) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(mask));
+        return;
+    }
+    for (i = 0; i < ARRAY_SIZE(in.rsvd); i++) {
+        if (in.rsvd[i]) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(rsvd) + 4 * i);
+            return;
+        }
+    }
+    cur = qp->state;
+    if ((mask & KITE_QP_ATTR_CUR_STATE) && in.cur_state != cur) {
+        kite_cmd_err(c, KITE_CMD_E_STATE, MQ_OFF(cur_state));
+        return;
+    }
+    next = cur;
+    if (mask & KITE_QP_ATTR_STATE) {
+        if (in.state > KITE_QPS_ERR) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(state));
+            return;
+        }
+        next = in.state;
+    }
+    if (!kite_qp_transition(qp->type, cur, next, &req, &opt)) {
+        kite_cmd_err(c, KITE_CMD_E_STATE, MQ_OFF(state));
+        return;
+    }
+    attrs = mask & ~(KITE_QP_ATTR_STATE | KITE_QP_ATTR_CUR_STATE);
+    if ((attrs & ~(req | opt)) || (req & ~attrs)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(mask));
+        return;
+    }
+    if (!kite_qp_check_values(s, c, &in, attrs)) {
+        return;
+    }
+
+    /* Apply. */
+    for (i = 0; i < ARRAY_SIZE(kite_qp_attr_fields); i++) {
+        if (attrs & kite_qp_attr_fields[i].attr) {
+            memcpy((uint8_t *)&qp->attr + kite_qp_attr_fields[i].off,
+                   (uint8_t *)&in + kite_qp_attr_fields[i].off,
+                   kite_qp_attr_fields[i].len);
+        }
+    }
+    qp->attr_mask |= attrs;
+    qp->state = next;
+    if (next == KITE_QPS_RESET) {
+        memset(&qp->attr, 0, sizeof(qp->attr));
+        qp->attr_mask = 0;
+        qp->sq.pi = qp->sq.ci = 0;
+        qp->rq.pi = qp->rq.ci = 0;
+    }
+    if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD) {
+        /* Nothing is ever outstanding in this revision: drained now. */
+        kite_async_event(s, KITE_EQE_SQ_DRAINED, le32_to_cpu(in.qpn), 0);
+    }
+}
+
+/* struct kite_cmd_obj naming a QP (uctx must be zero). */
+static KiteQP *kite_cmd_qp(KiteState *s, KiteCmdCtx *c, uint32_t *qpn)
+{
+    KiteQP *qp;
+
+    if (c->in_len < sizeof(struct kite_cmd_obj)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return NULL;
+    }
+    if (ldl_le_p(c->in + 4)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
+        return NULL;
+    }
+    *qpn = ldl_le_p(c->in);
+    qp = kite_qp_lookup(s, *qpn);
+    if (!qp) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+    }
+    return qp;
+}
+
+void kite_cmd_query_qp(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_modify_qp *o;
+    uint32_t qpn;
+    KiteQP *qp = kite_cmd_qp(s, c, &qpn);
+
+    if (!qp) {
+        return;
+    }
+    if (c->out_len < sizeof(*o)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    o = (struct kite_cmd_modify_qp *)c->out;
+    c->out_size = sizeof(*o);
+    *o = qp->attr;
+    o->qpn = cpu_to_le32(qpn);
+    o->mask = cpu_to_le32(qp->attr_mask | KITE_QP_ATTR_STATE);
+    o->state = qp->state;
+    o->cur_state = 0;
+}
+
+void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t qpn;
+    KiteQP *qp = kite_cmd_qp(s, c, &qpn);
+
+    if (!qp) {
+        return;
+    }
+    kite_pbl_free(&qp->sq.pbl);
+    kite_pbl_free(&qp->rq.pbl);
+    memset(qp, 0, sizeof(*qp));
+}
+
+/* Doorbells */
+
+static void kite_bad_db(KiteState *s, hwaddr addr, uint64_t val,
+                        const char *why)
+{
+    s->stats[KITE_STAT_BAD_DOORBELLS]++;
+    kite_guest_error(s, "doorbell 0x%" PRIx64 " at 0x%" HWADDR_PRIx
+                     " ignored: %s", val, addr, why);
+}
+
+static void kite_db_eq(KiteState *s, hwaddr addr, unsigned page, uint64_t val)
+{
+    uint32_t eqn = FIELD_GET(KITE_DB_OBJ, val);
+    uint16_t ci = FIELD_GET(KITE_DB_EQ_CI, val);
+    KiteEQ *eq = kite_eq_lookup(s, eqn);
+
+    if (page != 0) {
+        kite_bad_db(s, addr, val, "EQ doorbell outside page 0");
+        return;
+    }
+    if (!eq) {
+        kite_bad_db(s, addr, val, "no such EQ");
+        return;
+    }
+    if ((uint16_t)(eq->pi - ci) > (1U << eq->log_depth)) {
+        kite_bad_db(s, addr, val, "EQ consumer index out of range");
+        return;
+    }
+    eq->ci = ci;
+    if (val & KITE_DB_EQ_ARM) {
+        eq->armed = true;
+        set_bit(eqn, s->rdma.eq_db_pending);
+        qemu_bh_schedule(s->rdma.db_bh);
+    }
+}
+
+static void kite_db_cq(KiteState *s, hwaddr addr, unsigned page, uint64_t val)
+{
+    uint32_t cqn = FIELD_GET(KITE_DB_OBJ, val);
+    uint8_t cmd = FIELD_GET(KITE_DB_CQ_CMD, val);
+    KiteCQ *cq = kite_cq_lookup(s, cqn);
+
+    if (!cq || cq->uctx != page) {
+        kite_bad_db(s, addr, val, "no such CQ in this page");
+        return;
+    }
+    if (cmd != KITE_CQ_ARM_SOLICITED && cmd != KITE_CQ_ARM_NEXT) {
+        kite_bad_db(s, addr, val, "bad CQ arm command");
+        return;
+    }
+    cq->db_pending = true;
+    cq->db_cmd = cmd;
+    cq->db_sn = FIELD_GET(KITE_DB_CQ_CMD_SN, val);
+    set_bit(cqn, s->rdma.cq_db_pending);
+    qemu_bh_schedule(s->rdma.db_bh);
+}
+
+static void kite_db_wq(KiteState *s, hwaddr addr, unsigned page, uint64_t val,
+                       bool sq)
+{
+    KiteQP *qp = kite_qp_lookup(s, FIELD_GET(KITE_DB_OBJ, val));
+    uint16_t pi = FIELD_GET(KITE_DB_PI, val);
+    KiteWQ *wq;
+
+    if (!qp || qp->uctx != page) {
+        kite_bad_db(s, addr, val, "no such QP in this page");
+        return;
+    }
+    wq = sq ? &qp->sq : &qp->rq;
+    if ((uint16_t)(pi - wq->ci) > (1U << wq->log_depth)) {
+        kite_bad_db(s, addr, val, "producer index more than depth ahead");
+        return;
+    }
+    /* The engine that consumes WQEs comes in a later revision. */
+    wq->pi = pi;
+}
+
+static uint64_t kite_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
+                          unsigned size)
+{
+    KiteState *s = opaque;
+    unsigned page = addr >> KITE_DB_PAGE_SHIFT;
+
+    if (size != 8 || (addr & (KITE_DB_PAGE_SIZE - 1)) != KITE_DB_OFFSET) {
+        kite_bad_db(s, addr, val, "not a 64-bit write to the doorbell");
+        return;
+    }
+    if (!kite_ready(s)) {
+        kite_bad_db(s, addr, val, "device not ready");
+        return;
+    }
+    switch (FIELD_GET(KITE_DB_TYPE, val)) {
+    case KITE_DB_TYPE_SQ:
+        kite_db_wq(s, addr, page, val, true);
+        break;
+    case KITE_DB_TYPE_RQ:
+        kite_db_wq(s, addr, page, val, false);
+        break;
+    case KITE_DB_TYPE_CQ_ARM:
+        kite_db_cq(s, addr, page, val);
+        break;
+    case KITE_DB_TYPE_EQ:
+        kite_db_eq(s, addr, page, val);
+        break;
+    default:
+        kite_bad_db(s, addr, val, "unknown type");
+        break;
+    }
+}
+
+const MemoryRegionOps kite_db_ops = {
+    .read = kite_db_read,
+    .write = kite_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+/* Evaluate latched EQ and CQ arms, at most KITE_DB_BUDGET per run. */
+void kite_db_bh(void *opaque)
+{
+    KiteState *s = opaque;
+    KiteRdma *r = &s->rdma;
+    unsigned long n;
+    int budget = KITE_DB_BUDGET;
+
+    while (budget > 0) {
+        n = find_first_bit(r->eq_db_pending, KITE_MAX_EQ);
+        if (n >= KITE_MAX_EQ) {
+            break;
+        }
+        clear_bit(n, r->eq_db_pending);
+        budget--;
+        if (r->eq[n].valid && r->eq[n].armed &&
+            (uint16_t)r->eq[n].pi != r->eq[n].ci) {
+            r->eq[n].armed = false;
+            kite_raise_vector(s, r->eq[n].vector);
+        }
+    }
+    while (budget > 0) {
+        n = find_first_bit(r->cq_db_pending, KITE_MAX_CQ);
+        if (n >= KITE_MAX_CQ) {
+            break;
+        }
+        clear_bit(n, r->cq_db_pending);
+        budget--;
+        if (r->cq[n].valid && r->cq[n].db_pending) {
+            kite_cq_arm(s, &r->cq[n]);
+        }
+    }
+    if (find_first_bit(r->eq_db_pending, KITE_MAX_EQ) < KITE_MAX_EQ ||
+        find_first_bit(r->cq_db_pending, KITE_MAX_CQ) < KITE_MAX_CQ) {
+        qemu_bh_schedule(r->db_bh);
+    }
+}
+
+void kite_queue_reset(KiteState *s)
+{
+    KiteRdma *r = &s->rdma;
+    uint32_t i;
+
+    for (i = 0; i < KITE_MAX_EQ; i++) {
+        kite_pbl_free(&r->eq[i].pbl);
+    }
+    memset(r->eq, 0, sizeof(r->eq));
+    for (i = 0; i < KITE_MAX_CQ; i++) {
+        if (r->cq[i].valid) {
+            kite_cq_free(s, &r->cq[i]);
+        }
+    }
+    for (i = 0; i < KITE_MAX_QP; i++) {
+        kite_pbl_free(&r->qp[i].sq.pbl);
+        kite_pbl_free(&r->qp[i].rq.pbl);
+    }
+    memset(r->qp, 0, sizeof(r->qp));
+    bitmap_zero(r->eq_db_pending, KITE_MAX_EQ);
+    bitmap_zero(r->cq_db_pending, KITE_MAX_CQ);
+}

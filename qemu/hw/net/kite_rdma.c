@@ -1,0 +1,897 @@
+/*
+ * Kite NIC: RDMA command channel, user contexts, protection domains,
+ * memory regions and the GID table.
+ *
+ * The driver writes 256-byte commands into a ring in guest memory and
+ * advances the producer index (KITE_RDMA_CMDQ_PI). A bottom half executes
+ * the commands strictly in order, at most KITE_CMDQ_BUDGET per run: it
+ * writes the output, the result and the status word back into the entry,
+ * advances the consumer index and posts a CMD_DONE event to EQ0 if it
+ * exists. Queue commands (EQ, CQ, QP) are in kite_queue.c.
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/pci/pci.h"
+
+#include "kite_int.h"
+
+#define KITE_MAX_CMD_OUT        0xffff
+#define KITE_MAX_MR_SIZE        (1ULL << 39)
+#define KITE_MAX_FAST_REG_PAGES 512
+#define KITE_MAX_RD_ATOM        16
+
+/* Offsets of the status and result words in a command entry. */
+#define KITE_CMD_STATUS_OFF     offsetof(struct kite_cmd, status)
+#define KITE_CMD_RESULT_OFF     offsetof(struct kite_cmd, result)
+#define KITE_CMD_PAYLOAD_OFF    offsetof(struct kite_cmd, payload)
+
+/* Input helpers */
+
+static uint32_t in32(KiteCmdCtx *c, size_t off)
+{
+    return ldl_le_p(c->in + off);
+}
+
+/* Fail with E_LENGTH unless the input holds a structure of @size bytes. */
+static bool kite_cmd_in(KiteCmdCtx *c, size_t size)
+{
+    if (c->in_len < size) {
+        return kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    }
+    return true;
+}
+
+/* Reserve @size bytes of output; E_LENGTH if out_len is shorter. */
+static void *kite_cmd_out(KiteCmdCtx *c, size_t size)
+{
+    if (c->out_len < size) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return NULL;
+    }
+    c->out_size = size;
+    return c->out;
+}
+
+bool kite_uctx_valid(KiteState *s, uint32_t uctx)
+{
+    return uctx == 0 || (uctx < KITE_MAX_UCTX && s->rdma.uctx[uctx]);
+}
+
+/* Device queries */
+
+static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_query_device_out *o = kite_cmd_out(c, sizeof(*o));
+    const uint8_t *mac = s->conf.macaddr.a;
+    uint8_t eui[8] = {
+        mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5],
+    };
+    uint64_t guid = ldq_be_p(eui);
+
+    if (!o) {
+        return;
+    }
+    o->fw_ver = cpu_to_le32(kite_fw_ver(s));
+    o->hw_rev = cpu_to_le32(kite_hw_rev());
+    o->node_guid = cpu_to_le64(guid);
+    o->sys_image_guid = cpu_to_le64(guid);
+    o->max_mr_size = cpu_to_le64(KITE_MAX_MR_SIZE);
+    o->page_size_cap = cpu_to_le64(GENMASK_ULL(KITE_PBL_MAX_PAGE_SHIFT,
+                                               KITE_PBL_MIN_PAGE_SHIFT));
+    o->vendor_id = cpu_to_le32(PCI_VENDOR_ID_KITE);
+    o->vendor_part_id = cpu_to_le32(PCI_DEVICE_ID_KITE_NIC);
+    o->max_qp = cpu_to_le32(KITE_MAX_QP);
+    o->max_qp_wr = cpu_to_le32(1U << KITE_WQ_MAX_LOG_DEPTH);
+    o->max_send_sge = cpu_to_le32(KITE_MAX_SGE);
+    o->max_recv_sge = cpu_to_le32(KITE_MAX_SGE);
+    o->max_sge_rd = cpu_to_le32(KITE_MAX_SGE);
+    o->max_inline = cpu_to_le32(KITE_MAX_INLINE);
+    o->max_cq = cpu_to_le32(KITE_MAX_CQ);
+    o->max_cqe = cpu_to_le32(1U << KITE_CQ_MAX_LOG_DEPTH);
+    o->max_mr = cpu_to_le32(KITE_MAX_MR);
+    o->max_pd = cpu_to_le32(KITE_MAX_PD);
+    o->max_uctx = cpu_to_le32(KITE_MAX_UCTX - 1);
+    o->max_eq = cpu_to_le32(KITE_MAX_EQ);
+    o->max_eqe = cpu_to_le32(1U << KITE_EQ_MAX_LOG_DEPTH);
+    o->max_qp_rd_atom = cpu_to_le32(KITE_MAX_RD_ATOM);
+    o->max_qp_init_rd_atom = cpu_to_le32(KITE_MAX_RD_ATOM);
+    o->max_fast_reg_pages = cpu_to_le32(KITE_MAX_FAST_REG_PAGES);
+    o->gid_tbl_len = cpu_to_le32(KITE_GID_TBL_LEN);
+    o->features = cpu_to_le32(KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC |
+                              KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
+                              KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION);
+    o->max_cq_moderation_count = cpu_to_le16(0xffff);
+    o->max_cq_moderation_period = cpu_to_le16(0xffff);
+    o->local_ca_ack_delay = cpu_to_le32(15);
+}
+
+static void kite_cmd_query_port(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_query_port_out *o = kite_cmd_out(c, sizeof(*o));
+    uint8_t mtu = KITE_MTU_256;
+
+    if (!o) {
+        return;
+    }
+    /* Room for IPv6 40 + UDP 8 + BTH 12 + ICRC 4 bytes of headers. */
+    while (mtu < KITE_MTU_4096 && (128U << (mtu + 1)) + 64 <= s->eth.mtu) {
+        mtu++;
+    }
+    o->state = s->link_up ? KITE_PORT_STATE_ACTIVE : KITE_PORT_STATE_DOWN;
+    o->phys_state = s->link_up ? KITE_PORT_PHYS_LINK_UP :
+                                 KITE_PORT_PHYS_DISABLED;
+    o->active_mtu = mtu;
+    o->max_mtu = KITE_MTU_4096;
+    o->speed_mbps = cpu_to_le32(10000);
+    memcpy(o->mac, s->eth.mac, sizeof(o->mac));
+    o->eth_mtu = cpu_to_le32(s->eth.mtu);
+    o->gid_tbl_len = cpu_to_le32(KITE_GID_TBL_LEN);
+}
+
+static void kite_cmd_query_stats(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t n, i;
+
+    if (!c->out_dma) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, 0);
+        return;
+    }
+    if (c->out_len % 8) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    n = MIN(c->out_len / 8, KITE_STAT_COUNT);
+    for (i = 0; i < n; i++) {
+        stq_le_p(c->out + i * 8, s->stats[i]);
+    }
+    c->out_size = n * 8;
+    c->result = n;
+}
+
+/* User contexts and protection domains */
+
+static void kite_cmd_alloc_uctx(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_UCTX; i++) {
+        if (!s->rdma.uctx[i]) {
+            s->rdma.uctx[i] = true;
+            c->result = i;
+            return;
+        }
+    }
+    kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+}
+
+/* struct kite_cmd_obj input; uctx must be zero unless @uctx_ok. */
+static bool kite_cmd_obj_in(KiteCmdCtx *c, uint32_t *obj, bool uctx_ok)
+{
+    if (!kite_cmd_in(c, sizeof(struct kite_cmd_obj))) {
+        return false;
+    }
+    if (!uctx_ok && in32(c, offsetof(struct kite_cmd_obj, uctx))) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM,
+                            offsetof(struct kite_cmd_obj, uctx));
+    }
+    *obj = in32(c, offsetof(struct kite_cmd_obj, obj));
+    return true;
+}
+
+static bool kite_mr_uses(KiteState *s, bool pd, uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_MR; i++) {
+        KiteMR *mr = &s->rdma.mr[i];
+
+        if (mr->valid && (pd ? mr->pdn : mr->uctx) == n) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void kite_cmd_dealloc_uctx(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t uctx, i;
+
+    if (!kite_cmd_obj_in(c, &uctx, false)) {
+        return;
+    }
+    if (uctx == 0 || uctx >= KITE_MAX_UCTX || !s->rdma.uctx[uctx]) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    for (i = 1; i < KITE_MAX_PD; i++) {
+        if (s->rdma.pd[i].valid && s->rdma.pd[i].uctx == uctx) {
+            kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+            return;
+        }
+    }
+    if (kite_mr_uses(s, false, uctx) || kite_uctx_used_by_queues(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+        return;
+    }
+    s->rdma.uctx[uctx] = false;
+}
+
+static void kite_cmd_alloc_pd(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t uctx, i;
+
+    if (!kite_cmd_in(c, sizeof(struct kite_cmd_obj))) {
+        return;
+    }
+    /* obj is ignored. */
+    uctx = in32(c, offsetof(struct kite_cmd_obj, uctx));
+    if (!kite_uctx_valid(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, offsetof(struct kite_cmd_obj, uctx));
+        return;
+    }
+    for (i = 1; i < KITE_MAX_PD; i++) {
+        if (!s->rdma.pd[i].valid) {
+            s->rdma.pd[i].valid = true;
+            s->rdma.pd[i].uctx = uctx;
+            c->result = i;
+            return;
+        }
+    }
+    kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+}
+
+static bool kite_pd_valid(KiteState *s, uint32_t pdn)
+{
+    return pdn && pdn < KITE_MAX_PD && s->rdma.pd[pdn].valid;
+}
+
+static void kite_cmd_dealloc_pd(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t pdn;
+
+    if (!kite_cmd_obj_in(c, &pdn, false)) {
+        return;
+    }
+    if (!kite_pd_valid(s, pdn)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    if (kite_mr_uses(s, true, pdn) || kite_pd_used(s, pdn)) {
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+        return;
+    }
+    s->rdma.pd[pdn].valid = false;
+}
+
+/* Memory regions */
+
+#define KITE_ACCESS_ALL (KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
+                         KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
+
+static KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_MR; i++) {
+        if (!s->rdma.mr[i].valid) {
+            c->result = FIELD_PREP(KITE_KEY_INDEX, i) |
+                        FIELD_PREP(KITE_KEY_TAG, tag);
+            return &s->rdma.mr[i];
+        }
+    }
+    kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+    return NULL;
+}
+
+static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t pdn, access, flags, uctx;
+    uint64_t iova, length, off, size;
+    KitePbl pbl = {};
+    KiteMR *mr;
+
+    if (!kite_cmd_in(c, sizeof(struct kite_cmd_reg_mr))) {
+        return;
+    }
+    pdn = in32(c, offsetof(struct kite_cmd_reg_mr, pdn));
+    access = in32(c, offsetof(struct kite_cmd_reg_mr, access));
+    flags = in32(c, offsetof(struct kite_cmd_reg_mr, flags));
+    uctx = in32(c, offsetof(struct kite_cmd_reg_mr, uctx));
+    iova = ldq_le_p(c->in + offsetof(struct kite_cmd_reg_mr, iova));
+    length = ldq_le_p(c->in + offsetof(struct kite_cmd_reg_mr, length));
+
+    if (!kite_pd_valid(s, pdn)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, offsetof(struct kite_cmd_reg_mr,
+                                                    pdn));
+        return;
+    }
+    if ((access & ~KITE_ACCESS_ALL) ||
+        ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & KITE_ACCESS_LOCAL_WRITE))) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_reg_mr, access));
+        return;
+    }
+    if (flags & ~(KITE_MR_KEY_TAG | KITE_MR_F_PHYS)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_reg_mr, flags));
+        return;
+    }
+    if ((flags & KITE_MR_F_PHYS) && uctx) {
+        /* A user context never gets a physical-address MR. */
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_reg_mr, flags));
+        return;
+    }
+    if (!kite_uctx_valid(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_reg_mr, uctx));
+        return;
+    }
+    if (!(flags & KITE_MR_F_PHYS)) {
+        if (length == 0) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM,
+                         offsetof(struct kite_cmd_reg_mr, length));
+            return;
+        }
+        if (!kite_pbl_load(s, c, offsetof(struct kite_cmd_reg_mr, pbl), 0, 0,
+                           &pbl)) {
+            return;
+        }
+        size = (uint64_t)pbl.npages << pbl.page_shift;
+        off = iova & ((1ULL << pbl.page_shift) - 1);
+        if (length > size - off) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM,
+                         offsetof(struct kite_cmd_reg_mr, length));
+            return;
+        }
+    }
+    mr = kite_mr_alloc(s, c, FIELD_GET(KITE_MR_KEY_TAG, flags));
+    if (!mr) {
+        return;
+    }
+    *mr = (KiteMR) {
+        .valid = true,
+        .tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
+        .state = KITE_MR_STATE_VALID,
+        .pdn = pdn,
+        .uctx = uctx,
+        .access = access,
+        .flags = flags,
+        .iova = iova,
+        .length = length,
+        .pbl = pbl,
+    };
+}
+
+static void kite_cmd_alloc_mr(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t pdn, max_pages, flags, uctx;
+    KiteMR *mr;
+
+    if (!kite_cmd_in(c, sizeof(struct kite_cmd_alloc_mr))) {
+        return;
+    }
+    pdn = in32(c, offsetof(struct kite_cmd_alloc_mr, pdn));
+    max_pages = in32(c, offsetof(struct kite_cmd_alloc_mr, max_pages));
+    flags = in32(c, offsetof(struct kite_cmd_alloc_mr, flags));
+    uctx = in32(c, offsetof(struct kite_cmd_alloc_mr, uctx));
+
+    if (!kite_pd_valid(s, pdn)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_alloc_mr, pdn));
+        return;
+    }
+    if (max_pages < 1 || max_pages > KITE_MAX_FAST_REG_PAGES) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_alloc_mr, max_pages));
+        return;
+    }
+    if (flags & ~KITE_MR_KEY_TAG) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_alloc_mr, flags));
+        return;
+    }
+    if (!kite_uctx_valid(s, uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_alloc_mr, uctx));
+        return;
+    }
+    mr = kite_mr_alloc(s, c, FIELD_GET(KITE_MR_KEY_TAG, flags));
+    if (!mr) {
+        return;
+    }
+    *mr = (KiteMR) {
+        .valid = true,
+        .tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
+        .state = KITE_MR_STATE_INVALID,
+        .fast = true,
+        .pdn = pdn,
+        .uctx = uctx,
+        .flags = flags,
+        .max_pages = max_pages,
+    };
+}
+
+static void kite_cmd_dereg_mr(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t key, index;
+    KiteMR *mr;
+
+    if (!kite_cmd_obj_in(c, &key, false)) {
+        return;
+    }
+    index = FIELD_GET(KITE_KEY_INDEX, key);
+    mr = &s->rdma.mr[index < KITE_MAX_MR ? index : 0];
+    if (index == 0 || index >= KITE_MAX_MR || !mr->valid ||
+        mr->tag != FIELD_GET(KITE_KEY_TAG, key)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    kite_pbl_free(&mr->pbl);
+    memset(mr, 0, sizeof(*mr));
+}
+
+/* GID table */
+
+static void kite_cmd_add_gid(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_add_gid in;
+    uint32_t index, type;
+    KiteGid *g;
+
+    if (!kite_cmd_in(c, sizeof(in))) {
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    index = le32_to_cpu(in.index);
+    type = le32_to_cpu(in.type);
+    if (index >= KITE_GID_TBL_LEN) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_add_gid, index));
+        return;
+    }
+    if (type != KITE_NET_ROCE_V2_IPV4 && type != KITE_NET_ROCE_V2_IPV6) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_add_gid, type));
+        return;
+    }
+    /* Every bit of the VLAN word is defined: nothing reserved to check. */
+    g = &s->rdma.gid[index];
+    g->valid = true;
+    g->type = type;
+    memcpy(g->gid, in.gid, sizeof(g->gid));
+    memcpy(g->mac, in.mac, sizeof(g->mac));
+    g->vlan = le16_to_cpu(in.vlan);
+}
+
+static void kite_cmd_del_gid(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t index;
+
+    if (!kite_cmd_obj_in(c, &index, false)) {
+        return;
+    }
+    if (index >= KITE_GID_TBL_LEN || !s->rdma.gid[index].valid) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    memset(&s->rdma.gid[index], 0, sizeof(s->rdma.gid[index]));
+}
+
+bool kite_gid_get(KiteState *s, unsigned index, KiteGid *out)
+{
+    if (index >= KITE_GID_TBL_LEN || !s->rdma.gid[index].valid) {
+        return false;
+    }
+    *out = s->rdma.gid[index];
+    return true;
+}
+
+/* Command execution */
+
+static void kite_cmd_nop(KiteState *s, KiteCmdCtx *c)
+{
+}
+
+typedef void KiteCmdFn(KiteState *s, KiteCmdCtx *c);
+
+static KiteCmdFn *const kite_cmd_table[256] = {
+    [KITE_CMD_NOP] = kite_cmd_nop,
+    [KITE_CMD_QUERY_DEVICE] = kite_cmd_query_device,
+    [KITE_CMD_QUERY_PORT] = kite_cmd_query_port,
+    [KITE_CMD_QUERY_STATS] = kite_cmd_query_stats,
+    [KITE_CMD_ALLOC_UCTX] = kite_cmd_alloc_uctx,
+    [KITE_CMD_DEALLOC_UCTX] = kite_cmd_dealloc_uctx,
+    [KITE_CMD_ALLOC_PD] = kite_cmd_alloc_pd,
+    [KITE_CMD_DEALLOC_PD] = kite_cmd_dealloc_pd,
+    [KITE_CMD_CREATE_EQ] = kite_cmd_create_eq,
+    [KITE_CMD_DESTROY_EQ] = kite_cmd_destroy_eq,
+    [KITE_CMD_CREATE_CQ] = kite_cmd_create_cq,
+    [KITE_CMD_QUERY_CQ] = kite_cmd_query_cq,
+    [KITE_CMD_MODIFY_CQ] = kite_cmd_modify_cq,
+    [KITE_CMD_DESTROY_CQ] = kite_cmd_destroy_cq,
+    [KITE_CMD_CREATE_QP] = kite_cmd_create_qp,
+    [KITE_CMD_MODIFY_QP] = kite_cmd_modify_qp,
+    [KITE_CMD_QUERY_QP] = kite_cmd_query_qp,
+    [KITE_CMD_DESTROY_QP] = kite_cmd_destroy_qp,
+    [KITE_CMD_REG_MR] = kite_cmd_reg_mr,
+    [KITE_CMD_ALLOC_MR] = kite_cmd_alloc_mr,
+    [KITE_CMD_DEREG_MR] = kite_cmd_dereg_mr,
+    [KITE_CMD_ADD_GID] = kite_cmd_add_gid,
+    [KITE_CMD_DEL_GID] = kite_cmd_del_gid,
+};
+
+static uint32_t kite_cmdq_depth(KiteState *s)
+{
+    return 1U << FIELD_GET(KITE_CMDQ_CFG_LOG_DEPTH, s->rdma.cmdq_cfg);
+}
+
+static uint64_t kite_cmdq_base(KiteState *s)
+{
+    return (uint64_t)s->rdma.cmdq_base_hi << 32 | s->rdma.cmdq_base_lo;
+}
+
+static bool kite_cmdq_runnable(KiteState *s)
+{
+    KiteRdma *r = &s->rdma;
+
+    return kite_ready(s) && (r->cmdq_cfg & KITE_CMDQ_CFG_ENABLE) &&
+           !(r->cmdq_status & KITE_CMDQ_STATUS_HALTED) &&
+           !r->fault_cmd_hang && r->cmdq_pi != r->cmdq_ci;
+}
+
+static void kite_cmdq_halt(KiteState *s)
+{
+    s->stats[KITE_STAT_DMA_ERRORS]++;
+    s->rdma.cmdq_status |= KITE_CMDQ_STATUS_HALTED | KITE_CMDQ_STATUS_DMA_ERR;
+    kite_guest_error(s, "command queue entry %u unreachable: halted",
+                     s->rdma.cmdq_ci);
+}
+
+/* Execute the command at @entry; false if the entry was unreachable. */
+static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    struct kite_cmd cmd;
+    KiteCmdCtx c = {};
+    uint32_t opcode, cookie, status;
+    uint64_t out_addr;
+    KiteCmdFn *fn;
+    MemTxResult r;
+
+    if (pci_dma_read(pdev, entry, &cmd, sizeof(cmd)) != MEMTX_OK) {
+        return false;
+    }
+    opcode = FIELD_GET(KITE_CMD_OPCODE, le32_to_cpu(cmd.opcode));
+    cookie = le32_to_cpu(cmd.cookie);
+    c.in_len = le16_to_cpu(cmd.in_len);
+    c.out_len = le16_to_cpu(cmd.out_len);
+    out_addr = le64_to_cpu(cmd.out_addr);
+    c.out_dma = out_addr != 0;
+    memcpy(c.in, cmd.payload, sizeof(c.in));
+    fn = kite_cmd_table[opcode];
+
+    if (s->rdma.fault_cmd_opcode == opcode) {
+        c.code = s->rdma.fault_cmd_status;
+    } else if (c.in_len > KITE_CMD_PAYLOAD_SIZE ||
+               (!c.out_dma && c.out_len > KITE_CMD_PAYLOAD_SIZE)) {
+        c.code = KITE_CMD_E_LENGTH;
+    } else if (!fn) {
+        c.code = KITE_CMD_E_OPCODE;
+    } else {
+        /* Input beyond in_len reads as zero. */
+        memset(c.in + c.in_len, 0, sizeof(c.in) - c.in_len);
+        c.out = g_malloc0(MAX(c.out_len, 1));
+        fn(s, &c);
+    }
+
+    /* Output first, then result, then the status word. */
+    if (c.code == KITE_CMD_OK && c.out_size) {
+        assert(c.out_size <= c.out_len);
+        if (c.out_dma) {
+            r = pci_dma_write(pdev, out_addr, c.out, c.out_size);
+            if (r != MEMTX_OK) {
+                s->stats[KITE_STAT_DMA_ERRORS]++;
+                c.code = KITE_CMD_E_DMA;
+                c.result = 0;
+            }
+        } else if (pci_dma_write(pdev, entry + KITE_CMD_PAYLOAD_OFF, c.out,
+                                 c.out_size) != MEMTX_OK) {
+            g_free(c.out);
+            return false;
+        }
+    }
+    g_free(c.out);
+    if (c.code != KITE_CMD_OK) {
+        c.result = 0;
+    }
+    status = KITE_CMD_STATUS_DONE |
+             FIELD_PREP(KITE_CMD_STATUS_CODE, c.code) |
+             FIELD_PREP(KITE_CMD_STATUS_SYNDROME, c.syndrome);
+    if (stl_le_pci_dma(pdev, entry + KITE_CMD_RESULT_OFF, c.result,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK ||
+        stl_le_pci_dma(pdev, entry + KITE_CMD_STATUS_OFF, status,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        return false;
+    }
+    s->rdma.cmdq_ci++;
+    s->stats[KITE_STAT_CMDS]++;
+    if (c.code != KITE_CMD_OK) {
+        s->stats[KITE_STAT_CMD_ERRORS]++;
+    }
+    if (s->rdma.eq[0].valid) {
+        kite_eq_post(s, 0, KITE_EQE_CMD_DONE, cookie, status);
+    }
+    return true;
+}
+
+static void kite_cmdq_bh(void *opaque)
+{
+    KiteState *s = opaque;
+    KiteRdma *r = &s->rdma;
+    uint32_t depth = kite_cmdq_depth(s);
+    int budget;
+
+    for (budget = KITE_CMDQ_BUDGET; budget > 0; budget--) {
+        if (!kite_cmdq_runnable(s)) {
+            return;
+        }
+        if (!kite_cmdq_exec(s, kite_cmdq_base(s) +
+                            (uint64_t)(r->cmdq_ci & (depth - 1)) *
+                            KITE_CMD_ENTRY_SIZE)) {
+            kite_cmdq_halt(s);
+            return;
+        }
+    }
+    if (kite_cmdq_runnable(s)) {
+        qemu_bh_schedule(r->cmdq_bh);
+    }
+}
+
+static void kite_cmdq_kick(KiteState *s)
+{
+    if (kite_cmdq_runnable(s)) {
+        qemu_bh_schedule(s->rdma.cmdq_bh);
+    }
+}
+
+/* RDMA registers */
+
+uint32_t kite_rdma_read(KiteState *s, hwaddr off)
+{
+    KiteRdma *r = &s->rdma;
+
+    switch (off) {
+    case KITE_RDMA_CMDQ_BASE_LO:
+        return r->cmdq_base_lo;
+    case KITE_RDMA_CMDQ_BASE_HI:
+        return r->cmdq_base_hi;
+    case KITE_RDMA_CMDQ_CFG:
+        return r->cmdq_cfg;
+    case KITE_RDMA_CMDQ_CI:
+        return r->cmdq_ci;
+    case KITE_RDMA_CMDQ_STATUS:
+        return r->cmdq_status;
+    default:
+        /* KITE_RDMA_CMDQ_PI is write-only. */
+        return 0;
+    }
+}
+
+static void kite_cmdq_write_cfg(KiteState *s, uint32_t val)
+{
+    KiteRdma *r = &s->rdma;
+    unsigned log = FIELD_GET(KITE_CMDQ_CFG_LOG_DEPTH, val);
+
+    if (!(val & KITE_CMDQ_CFG_ENABLE)) {
+        r->cmdq_cfg = val & KITE_CMDQ_CFG_LOG_DEPTH;
+        r->cmdq_pi = 0;
+        r->cmdq_ci = 0;
+        r->cmdq_status = 0;
+        qemu_bh_cancel(r->cmdq_bh);
+        return;
+    }
+    if (r->cmdq_cfg & KITE_CMDQ_CFG_ENABLE) {
+        kite_guest_error(s, "CMDQ_CFG write 0x%x while enabled", val);
+        return;
+    }
+    if (val & ~(KITE_CMDQ_CFG_ENABLE | KITE_CMDQ_CFG_LOG_DEPTH)) {
+        kite_guest_error(s, "CMDQ_CFG: reserved bits set in 0x%x", val);
+    }
+    if (log < 1 || log > KITE_CMDQ_MAX_LOG_DEPTH ||
+        (kite_cmdq_base(s) & (KITE_PBL_PAGE_SIZE - 1))) {
+        kite_guest_error(s, "CMDQ_CFG 0x%x: bad depth or base 0x%" PRIx64
+                         ", not enabled", val, kite_cmdq_base(s));
+        r->cmdq_cfg = val & KITE_CMDQ_CFG_LOG_DEPTH;
+        return;
+    }
+    r->cmdq_cfg = val & (KITE_CMDQ_CFG_ENABLE | KITE_CMDQ_CFG_LOG_DEPTH);
+    r->cmdq_pi = 0;
+    r->cmdq_ci = 0;
+    r->cmdq_status = 0;
+}
+
+void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
+{
+    KiteRdma *r = &s->rdma;
+    bool enabled = r->cmdq_cfg & KITE_CMDQ_CFG_ENABLE;
+
+    if (!kite_ready(s)) {
+        kite_guest_error(s, "RDMA register 0x%" HWADDR_PRIx " write 0x%x "
+                         "while not ready", off, val);
+        return;
+    }
+    switch (off) {
+    case KITE_RDMA_CMDQ_BASE_LO:
+    case KITE_RDMA_CMDQ_BASE_HI:
+        if (enabled) {
+            kite_guest_error(s, "CMDQ_BASE write 0x%x while enabled", val);
+        } else if (off == KITE_RDMA_CMDQ_BASE_LO) {
+            r->cmdq_base_lo = val;
+        } else {
+            r->cmdq_base_hi = val;
+        }
+        break;
+    case KITE_RDMA_CMDQ_CFG:
+        kite_cmdq_write_cfg(s, val);
+        break;
+    case KITE_RDMA_CMDQ_PI:
+        if (!enabled) {
+            kite_guest_error(s, "CMDQ_PI write 0x%x while disabled", val);
+            break;
+        }
+        if (val - r->cmdq_ci > kite_cmdq_depth(s)) {
+            kite_guest_error(s, "CMDQ_PI 0x%x more than depth ahead of "
+                             "CI 0x%x", val, r->cmdq_ci);
+            r->cmdq_status |= KITE_CMDQ_STATUS_BAD_PI;
+            break;
+        }
+        r->cmdq_pi = val;
+        kite_cmdq_kick(s);
+        break;
+    case KITE_RDMA_CMDQ_CI:
+    case KITE_RDMA_CMDQ_STATUS:
+        kite_guest_error(s, "write 0x%x to read-only RDMA register 0x%"
+                         HWADDR_PRIx, val, off);
+        break;
+    default:
+        kite_guest_error(s, "write 0x%x to unknown RDMA register 0x%"
+                         HWADDR_PRIx, val, off);
+        break;
+    }
+}
+
+/* RoCEv2 frames from the Ethernet function: no engine in this revision. */
+void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len)
+{
+    s->stats[KITE_STAT_ROCE_RX_PKTS]++;
+}
+
+/* Fault injection properties */
+
+static bool kite_get_fault_hang(Object *obj, Error **errp)
+{
+    return KITE(obj)->rdma.fault_cmd_hang;
+}
+
+static void kite_set_fault_hang(Object *obj, bool value, Error **errp)
+{
+    KiteState *s = KITE(obj);
+
+    s->rdma.fault_cmd_hang = value;
+    if (s->rdma.cmdq_bh) {
+        kite_cmdq_kick(s);
+    }
+}
+
+static void kite_get_fault_opcode(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    int32_t value = KITE(obj)->rdma.fault_cmd_opcode;
+
+    visit_type_int32(v, name, &value, errp);
+}
+
+static void kite_set_fault_opcode(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    int32_t value;
+
+    if (!visit_type_int32(v, name, &value, errp)) {
+        return;
+    }
+    if (value < -1 || value > 0xff) {
+        error_setg(errp, "%s must be -1 (off) or an opcode 0..255", name);
+        return;
+    }
+    KITE(obj)->rdma.fault_cmd_opcode = value;
+}
+
+static void kite_set_debug_cqe(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    uint32_t value;
+
+    if (!visit_type_uint32(v, name, &value, errp)) {
+        return;
+    }
+    kite_debug_cqe(KITE(obj), value);
+}
+
+void kite_rdma_instance_init(KiteState *s)
+{
+    Object *obj = OBJECT(s);
+
+    s->rdma.fault_cmd_opcode = -1;
+    object_property_add_bool(obj, "fault-cmd-hang", kite_get_fault_hang,
+                             kite_set_fault_hang);
+    object_property_add(obj, "fault-cmd-opcode", "int32",
+                        kite_get_fault_opcode, kite_set_fault_opcode,
+                        NULL, NULL);
+    object_property_add_uint8_ptr(obj, "fault-cmd-status",
+                                  &s->rdma.fault_cmd_status,
+                                  OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "dropped-events",
+                                   &s->rdma.dropped_events,
+                                   OBJ_PROP_FLAG_READ);
+    /*
+     * Test hook: writing CQN | KITE_DEBUG_CQE_* flags makes the device
+     * write one synthetic CQE to that CQ through kite_cq_write_cqe().
+     */
+    object_property_add(obj, "debug-cqe", "uint32", NULL, kite_set_debug_cqe,
+                        NULL, NULL);
+}
+
+/* Lifecycle */
+
+void kite_rdma_init(KiteState *s)
+{
+    s->rdma.cmdq_bh = qemu_bh_new_guarded(kite_cmdq_bh, s,
+                                          &DEVICE(s)->mem_reentrancy_guard);
+    s->rdma.db_bh = qemu_bh_new_guarded(kite_db_bh, s,
+                                        &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void kite_rdma_reset(KiteState *s)
+{
+    KiteRdma *r = &s->rdma;
+    uint32_t i;
+
+    qemu_bh_cancel(r->cmdq_bh);
+    qemu_bh_cancel(r->db_bh);
+    kite_queue_reset(s);
+    for (i = 0; i < KITE_MAX_MR; i++) {
+        kite_pbl_free(&r->mr[i].pbl);
+    }
+    memset(r->mr, 0, sizeof(r->mr));
+    memset(r->pd, 0, sizeof(r->pd));
+    memset(r->uctx, 0, sizeof(r->uctx));
+    memset(r->gid, 0, sizeof(r->gid));
+    r->cmdq_base_lo = 0;
+    r->cmdq_base_hi = 0;
+    r->cmdq_cfg = 0;
+    r->cmdq_pi = 0;
+    r->cmdq_ci = 0;
+    r->cmdq_status = 0;
+    r->dropped_events = 0;
+}
+
+void kite_rdma_exit(KiteState *s)
+{
+    if (!s->rdma.cmdq_bh) {
+        return;
+    }
+    kite_rdma_reset(s);
+    qemu_bh_delete(s->rdma.cmdq_bh);
+    qemu_bh_delete(s->rdma.db_bh);
+    s->rdma.cmdq_bh = NULL;
+    s->rdma.db_bh = NULL;
+}

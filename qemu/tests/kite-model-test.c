@@ -1,0 +1,4320 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Host-side test of the Kite device model's RDMA control plane.
+ *
+ * Spawns qemu-system-x86_64 with the qtest accelerator (no guest runs) and
+ * plays the driver through QEMU's qtest text protocol: PCI configuration
+ * space, BAR0 registers, BAR2 doorbells, guest memory and the virtual clock.
+ * A QMP connection sets the model's fault injection properties. Every layout
+ * comes from include/linux/kite/kite_hw.h (via kite_test_shim.h); every
+ * behaviour checked is the one the hardware semantics specify.
+ *
+ * Each test group runs against a fresh QEMU. Output is TAP; the exit status
+ * is non-zero if any test failed. Groups: cmdq, eq0, query, uctx_pd, eq, cq,
+ * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
+ * fault, reset, robust, fuzz. Tests that need CQEs use the model's optional
+ * "debug-cqe" QOM property (CQN | flags, flags from hw/net/kite_int.h) and
+ * are skipped when it is absent.
+ *
+ * usage: kite-model-test QEMU_BINARY [GROUP...]
+ * env:   KITE_SEED (robustness PRNG seed), KITE_QEMU_STDERR_LOG (append every
+ *        QEMU's stderr to this file), KITE_TEST_VERBOSE=1 (show stderr)
+ *
+ * Copyright (c) 2026 Kite
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kite_test_shim.h"
+
+/* ------------------------------------------------------------------ */
+/* Test machine layout                                                 */
+/* ------------------------------------------------------------------ */
+
+#define SLOT		3
+#define BAR0_ADDR	0xe0000000ULL
+#define BAR2_ADDR	0xe0400000ULL	/* 1 MiB, naturally aligned */
+#define MSI_BASE	0x00200000ULL	/* MSI-X messages land in RAM here */
+#define MSI_DATA(v)	(0x4b4d0000u | (v))
+#define HEAP_START	0x01000000ULL
+#define HEAP_END	0x0f000000ULL	/* -m 256M */
+#define NOT_RAM		0x8000000000ULL	/* 512 GiB: nothing there */
+#define MAC_STR		"52:54:00:12:34:56"
+#define RESET_NS	2000000		/* default reset-delay-us */
+#define MSIX_CAP	0xc0
+
+#define EQ0_VEC		1
+#define EQ1_VEC		2
+#define EQ2_VEC		3
+
+#define GROUP_TIMEOUT_S	240
+#define POLL_MAX	300		/* bounded waits: iterations */
+#define POLL_STEP_NS	20000		/* virtual time per iteration */
+
+static const uint8_t MAC[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+#define RDMA(r)		(KITE_RDMA_REGS_OFFSET + (r))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* TAP                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int tap_n, tap_failed;
+static const char *cur_group = "";
+
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("#   ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static bool vtap(bool pass, const char *fmt, va_list ap)
+{
+	tap_n++;
+	if (!pass)
+		tap_failed++;
+	printf("%s %d - %s: ", pass ? "ok" : "not ok", tap_n, cur_group);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	return pass;
+}
+
+static bool tap(bool pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool tap(bool pass, const char *fmt, ...)
+{
+	va_list ap;
+	bool r;
+
+	va_start(ap, fmt);
+	r = vtap(pass, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static void skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	printf("ok %d - %s: ", tap_n, cur_group);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
+	fflush(stdout);
+}
+
+/* A group stops at the first protocol failure (QEMU died or hung). */
+static jmp_buf abort_jmp;
+static char abort_msg[512];
+
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(abort_msg, sizeof(abort_msg), fmt, ap);
+	va_end(ap);
+	longjmp(abort_jmp, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* QEMU process and the qtest protocol                                 */
+/* ------------------------------------------------------------------ */
+
+static const char *qemu_bin;
+static char workdir[64];
+static char qt_path[128], qmp_path[128], err_path[128], log_path[128];
+static volatile pid_t qemu_pid;
+static int qt_fd = -1, qmp_fd = -1;
+
+#define IBSZ (1 << 20)
+static char *ib;
+static size_t ib_start, ib_end;
+static char qmp_buf[65536];
+static size_t qmp_len;
+
+static void alarm_handler(int sig)
+{
+	static const char msg[] = "# watchdog: group timed out, killing QEMU\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0) {
+		/* nothing to do */
+	}
+	if (qemu_pid > 0)
+		kill(qemu_pid, SIGKILL);
+}
+
+static void write_all(int fd, const char *p, size_t n, const char *what)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			fatal("QEMU is gone (writing %s)", what);
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static char *qt_getline(void)
+{
+	for (;;) {
+		char *nl = memchr(ib + ib_start, '\n', ib_end - ib_start);
+		struct pollfd p = { .fd = qt_fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (nl) {
+			char *l = ib + ib_start;
+
+			*nl = 0;
+			ib_start = (size_t)(nl - ib) + 1;
+			return l;
+		}
+		if (ib_start) {
+			memmove(ib, ib + ib_start, ib_end - ib_start);
+			ib_end -= ib_start;
+			ib_start = 0;
+		}
+		if (ib_end == IBSZ)
+			fatal("qtest reply line too long");
+		r = poll(&p, 1, 30000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			fatal("no qtest reply from QEMU within 30 s");
+		n = read(qt_fd, ib + ib_end, IBSZ - ib_end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fatal("QEMU closed the qtest connection (crashed?)");
+		ib_end += (size_t)n;
+	}
+}
+
+/* Send one qtest command; returns the reply's value (after "OK "). */
+static const char *qt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *qt(const char *fmt, ...)
+{
+	static char *buf;
+	static size_t bufsz;
+	va_list ap;
+	int n;
+	char *line;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, bufsz, fmt, ap);
+	va_end(ap);
+	if ((size_t)n + 2 > bufsz) {
+		bufsz = (size_t)n + 4096;
+		buf = realloc(buf, bufsz);
+		if (!buf)
+			abort();
+		va_start(ap, fmt);
+		vsnprintf(buf, bufsz, fmt, ap);
+		va_end(ap);
+	}
+	buf[n] = '\n';
+	write_all(qt_fd, buf, (size_t)n + 1, "a qtest command");
+	buf[n] = 0;
+	for (;;) {
+		line = qt_getline();
+		if (!strncmp(line, "IRQ", 3))
+			continue;
+		break;
+	}
+	if (strncmp(line, "OK", 2))
+		fatal("qtest '%.60s' answered '%.100s'", buf, line);
+	line += 2;
+	while (*line == ' ')
+		line++;
+	return line;
+}
+
+static uint64_t qt_val(const char *v)
+{
+	return strtoull(v, NULL, 0);
+}
+
+static uint32_t rd32(uint64_t a) { return (uint32_t)qt_val(qt("readl 0x%" PRIx64, a)); }
+static uint64_t rd64(uint64_t a) { return qt_val(qt("readq 0x%" PRIx64, a)); }
+static void wr32(uint64_t a, uint32_t v) { qt("writel 0x%" PRIx64 " 0x%x", a, v); }
+static void wr64(uint64_t a, uint64_t v) { qt("writeq 0x%" PRIx64 " 0x%" PRIx64, a, v); }
+static uint32_t reg(uint32_t off) { return rd32(BAR0_ADDR + off); }
+static void wreg(uint32_t off, uint32_t v) { wr32(BAR0_ADDR + off, v); }
+static void clock_step(uint64_t ns) { qt("clock_step %" PRIu64, ns); }
+
+static void memwrite(uint64_t addr, const void *buf, size_t len)
+{
+	static const char hx[] = "0123456789abcdef";
+	const uint8_t *p = buf;
+	char *hex = malloc(2 * 32768 + 1);
+
+	if (!hex)
+		abort();
+	while (len) {
+		size_t n = len > 32768 ? 32768 : len, i;
+
+		for (i = 0; i < n; i++) {
+			hex[2 * i] = hx[p[i] >> 4];
+			hex[2 * i + 1] = hx[p[i] & 15];
+		}
+		hex[2 * n] = 0;
+		qt("write 0x%" PRIx64 " 0x%zx 0x%s", addr, n, hex);
+		addr += n;
+		p += n;
+		len -= n;
+	}
+	free(hex);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static void memread(uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		size_t n = len > 32768 ? 32768 : len, i;
+		const char *v = qt("read 0x%" PRIx64 " 0x%zx", addr, n);
+
+		if (strncmp(v, "0x", 2) || strlen(v) < 2 + 2 * n)
+			fatal("bad qtest read reply '%.40s'", v);
+		v += 2;
+		for (i = 0; i < n; i++) {
+			int h = hexval(v[2 * i]), l = hexval(v[2 * i + 1]);
+
+			if (h < 0 || l < 0)
+				fatal("bad hex in qtest read reply");
+			p[i] = (uint8_t)(h << 4 | l);
+		}
+		addr += n;
+		p += n;
+		len -= n;
+	}
+}
+
+static void memzero(uint64_t addr, uint64_t len)
+{
+	qt("memset 0x%" PRIx64 " 0x%" PRIx64 " 0", addr, len);
+}
+
+static uint32_t mem32(uint64_t addr)
+{
+	uint32_t v;
+
+	memread(addr, &v, 4);
+	return v;
+}
+
+static void setmem32(uint64_t addr, uint32_t v)
+{
+	memwrite(addr, &v, 4);
+}
+
+/* PCI configuration space through the 0xcf8/0xcfc mechanism. */
+static uint32_t cfg_addr(unsigned off)
+{
+	return 0x80000000u | (SLOT << 11) | (off & 0xfc);
+}
+
+static uint32_t cfg_rd32(unsigned off)
+{
+	qt("outl 0xcf8 0x%x", cfg_addr(off));
+	return (uint32_t)qt_val(qt("inl 0xcfc"));
+}
+
+static void cfg_wr32(unsigned off, uint32_t v)
+{
+	qt("outl 0xcf8 0x%x", cfg_addr(off));
+	qt("outl 0xcfc 0x%x", v);
+}
+
+static void cfg_wr16(unsigned off, uint16_t v)
+{
+	qt("outl 0xcf8 0x%x", cfg_addr(off));
+	qt("outw 0x%x 0x%x", 0xcfc + (off & 2), v);
+}
+
+/* ---- QMP (fault injection) ---- */
+
+static char *qmp_getline(void)
+{
+	for (;;) {
+		char *nl = memchr(qmp_buf, '\n', qmp_len);
+		static char line[65536];
+		struct pollfd p = { .fd = qmp_fd, .events = POLLIN };
+		ssize_t n;
+		size_t l;
+
+		if (nl) {
+			l = (size_t)(nl - qmp_buf);
+			memcpy(line, qmp_buf, l);
+			line[l] = 0;
+			memmove(qmp_buf, nl + 1, qmp_len - l - 1);
+			qmp_len -= l + 1;
+			return line;
+		}
+		if (qmp_len == sizeof(qmp_buf))
+			fatal("QMP line too long");
+		if (poll(&p, 1, 30000) <= 0)
+			fatal("no QMP reply within 30 s");
+		n = read(qmp_fd, qmp_buf + qmp_len, sizeof(qmp_buf) - qmp_len);
+		if (n <= 0)
+			fatal("QMP connection closed");
+		qmp_len += (size_t)n;
+	}
+}
+
+/* Returns true on {"return": ...}; the reply line in *reply. */
+static bool qmp(const char *json, const char **reply)
+{
+	char *line;
+
+	write_all(qmp_fd, json, strlen(json), "QMP");
+	write_all(qmp_fd, "\n", 1, "QMP");
+	for (;;) {
+		line = qmp_getline();
+		if (strstr(line, "\"event\""))
+			continue;
+		if (reply)
+			*reply = line;
+		return strstr(line, "\"return\"") != NULL;
+	}
+}
+
+static void qmp_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int i;
+
+	if (qmp_fd >= 0)
+		return;
+	strncpy(sa.sun_path, qmp_path, sizeof(sa.sun_path) - 1);
+	for (i = 0; i < 500; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			qmp_fd = fd;
+			break;
+		}
+		close(fd);
+		usleep(10000);
+	}
+	if (qmp_fd < 0)
+		fatal("cannot connect to QMP at %s", qmp_path);
+	qmp_len = 0;
+	if (!strstr(qmp_getline(), "QMP"))
+		fatal("no QMP greeting");
+	if (!qmp("{\"execute\":\"qmp_capabilities\"}", NULL))
+		fatal("qmp_capabilities failed");
+}
+
+/* qom-set on the kite device; value is JSON. */
+static bool qom_set(const char *prop, const char *value, const char **reply)
+{
+	char buf[256];
+
+	qmp_connect();
+	snprintf(buf, sizeof(buf),
+		 "{\"execute\":\"qom-set\",\"arguments\":{\"path\":"
+		 "\"/machine/peripheral/k\",\"property\":\"%s\",\"value\":%s}}",
+		 prop, value);
+	return qmp(buf, reply);
+}
+
+static void qemu_start(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd p;
+	int ls, i;
+	pid_t pid;
+
+	strcpy(workdir, "/tmp/kite-mt.XXXXXX");
+	if (!mkdtemp(workdir))
+		fatal("mkdtemp: %s", strerror(errno));
+	snprintf(qt_path, sizeof(qt_path), "%s/qtest.sock", workdir);
+	snprintf(qmp_path, sizeof(qmp_path), "%s/qmp.sock", workdir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", workdir);
+	snprintf(log_path, sizeof(log_path), "%s/guest.log", workdir);
+
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	strncpy(sa.sun_path, qt_path, sizeof(sa.sun_path) - 1);
+	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
+		fatal("qtest socket: %s", strerror(errno));
+
+	pid = fork();
+	if (pid < 0)
+		fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		char qtarg[160], qmparg[192], logarg[160];
+		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int nul = open("/dev/null", O_RDWR);
+
+		snprintf(qtarg, sizeof(qtarg), "unix:%s", qt_path);
+		snprintf(qmparg, sizeof(qmparg), "unix:%s,server=on,wait=off", qmp_path);
+		snprintf(logarg, sizeof(logarg), "%s", log_path);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(ls);
+		execl(qemu_bin, qemu_bin, "-machine", "q35", "-accel", "qtest",
+		      "-qtest", qtarg, "-qtest-log", "/dev/null",
+		      "-qmp", qmparg, "-nodefaults",
+		      "-display", "none", "-m", "256M",
+		      "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+		      "-L", "/usr/lib/ipxe/qemu",
+		      "-device", "kite,id=k,addr=3.0,mac=" MAC_STR,
+		      "-d", "guest_errors", "-D", logarg, (char *)NULL);
+		_exit(127);
+	}
+	qemu_pid = pid;
+	p.fd = ls;
+	p.events = POLLIN;
+	for (i = 0; i < 300; i++) {
+		int st;
+
+		if (poll(&p, 1, 100) > 0)
+			break;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			qemu_pid = 0;
+			fatal("QEMU exited at startup (status 0x%x)", st);
+		}
+	}
+	if (i == 300)
+		fatal("QEMU did not connect to the qtest socket");
+	qt_fd = accept(ls, NULL, NULL);
+	close(ls);
+	if (qt_fd < 0)
+		fatal("accept: %s", strerror(errno));
+	ib_start = ib_end = 0;
+}
+
+/* Stop QEMU; returns false (with diagnostics) on a crash or sanitizer report. */
+static bool qemu_stop(void)
+{
+	bool clean = true, verbose = getenv("KITE_TEST_VERBOSE") != NULL;
+	int st = 0, i;
+	FILE *f;
+	char line[1024];
+	const char *logf = getenv("KITE_QEMU_STDERR_LOG");
+
+	/* SIGTERM first: closing the qtest socket first races with qtest's log. */
+	if (qemu_pid > 0) {
+		kill(qemu_pid, SIGTERM);
+		for (i = 0; i < 3000; i++) {
+			if (waitpid(qemu_pid, &st, WNOHANG) == qemu_pid)
+				break;
+			usleep(10000);
+		}
+		if (i == 3000) {
+			kill(qemu_pid, SIGKILL);
+			waitpid(qemu_pid, &st, 0);
+			diag("QEMU did not exit after SIGTERM");
+			clean = false;
+		}
+		if (WIFSIGNALED(st) && WTERMSIG(st) != SIGTERM) {
+			diag("QEMU died with signal %d", WTERMSIG(st));
+			clean = false;
+		} else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+			diag("QEMU exit status %d", WEXITSTATUS(st));
+			clean = false;
+		}
+	}
+	qemu_pid = 0;
+	if (qmp_fd >= 0)
+		close(qmp_fd);
+	qmp_fd = -1;
+	if (qt_fd >= 0)
+		close(qt_fd);
+	qt_fd = -1;
+	f = fopen(err_path, "r");
+	if (f) {
+		FILE *out = logf ? fopen(logf, "a") : NULL;
+		int shown = 0;
+
+		if (out)
+			fprintf(out, "==== group %s\n", cur_group);
+		while (fgets(line, sizeof(line), f)) {
+			if (strstr(line, "Sanitizer") || strstr(line, "runtime error:") ||
+			    strstr(line, "Assertion") || strstr(line, "assertion"))
+				clean = false;
+			if (out)
+				fputs(line, out);
+		}
+		rewind(f);
+		while ((verbose || !clean) && shown < 80 && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			diag("qemu: %s", line);
+			shown++;
+		}
+		if (out)
+			fclose(out);
+		fclose(f);
+	}
+	if (verbose) {
+		f = fopen(log_path, "r");
+		for (i = 0; f && i < 40 && fgets(line, sizeof(line), f); i++) {
+			line[strcspn(line, "\n")] = 0;
+			diag("guest-error log: %s", line);
+		}
+		if (f)
+			fclose(f);
+	}
+	unlink(qt_path);
+	unlink(qmp_path);
+	unlink(err_path);
+	unlink(log_path);
+	rmdir(workdir);
+	return clean;
+}
+
+/* ------------------------------------------------------------------ */
+/* Guest RAM allocator                                                 */
+/* ------------------------------------------------------------------ */
+
+static uint64_t heap_next;
+
+/* Zeroed guest memory. */
+static uint64_t galloc(uint64_t size, uint64_t align)
+{
+	uint64_t a = (heap_next + align - 1) & ~(align - 1);
+
+	if (a + size > HEAP_END)
+		fatal("test guest RAM exhausted (0x%" PRIx64 " bytes wanted)", size);
+	heap_next = a + size;
+	memzero(a, size);
+	return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device bring-up, MSI-X                                              */
+/* ------------------------------------------------------------------ */
+
+static bool have_bar2;
+
+static void dev_init(void)
+{
+	uint32_t v;
+	int i;
+
+	heap_next = HEAP_START;
+	if (cfg_rd32(0) != (PCI_DEVICE_ID_KITE_NIC << 16 | PCI_VENDOR_ID_KITE))
+		fatal("no Kite function at slot %d", SLOT);
+	cfg_wr32(0x10, (uint32_t)BAR0_ADDR);
+	cfg_wr32(0x14, 0);
+	cfg_wr32(0x18, 0xffffffff);
+	v = cfg_rd32(0x18);
+	have_bar2 = (v & ~0xfu) != 0;
+	cfg_wr32(0x18, (uint32_t)BAR2_ADDR);
+	if ((v & 0x6) == 0x4)
+		cfg_wr32(0x1c, 0);
+	cfg_wr16(0x04, 0x0006);	/* memory space, bus master */
+
+	/* MSI-X: every vector writes MSI_DATA(v) to MSI_BASE + 4 v. */
+	cfg_wr32(MSIX_CAP, 0x80000000);
+	memzero(MSI_BASE, 4 * KITE_MAX_VECTORS);
+	for (i = 0; i < KITE_MAX_VECTORS; i++) {
+		uint64_t e = BAR0_ADDR + KITE_MSIX_TABLE_OFFSET + 16 * i;
+
+		wr32(e, (uint32_t)(MSI_BASE + 4 * i));
+		wr32(e + 4, 0);
+		wr32(e + 8, MSI_DATA(i));
+		wr32(e + 12, 0);
+	}
+	for (i = 0; i < 20; i++) {
+		clock_step(RESET_NS / 4);
+		if (reg(KITE_REG_STATUS) & KITE_STATUS_READY)
+			break;
+	}
+	if (!(reg(KITE_REG_STATUS) & KITE_STATUS_READY))
+		fatal("device not READY after reset");
+}
+
+/* Did vector v fire since the last call? Clears the message. */
+static bool msi_take(unsigned v)
+{
+	uint64_t a = MSI_BASE + 4 * v;
+
+	if (mem32(a) != MSI_DATA(v))
+		return false;
+	setmem32(a, 0);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* PBLs and queue buffers                                              */
+/* ------------------------------------------------------------------ */
+
+struct qbuf {
+	struct kite_pbl pbl;
+	uint64_t data;		/* first data page; pages are contiguous */
+	uint64_t ptes;		/* level 1/2: PTE page(s), contiguous */
+	uint64_t pdes;		/* level 2: PDE page */
+};
+
+static uint32_t pbl_cfg(unsigned level, unsigned shift)
+{
+	return (uint32_t)(FIELD_PREP(KITE_PBL_CFG_LEVEL, level) |
+			  FIELD_PREP(KITE_PBL_CFG_PAGE_SHIFT, shift));
+}
+
+/*
+ * npages data pages of 2^shift bytes described by a level 0/1/2 PBL. Queue
+ * PBLs carry LAST / NEXT_TO_LAST on the last two PTEs.
+ */
+static struct qbuf mkbuf(unsigned level, unsigned shift, uint32_t npages, bool queue)
+{
+	struct qbuf b;
+	uint64_t psz = 1ULL << shift, *pte;
+	uint32_t nptp = (npages + KITE_PBL_ENTRIES - 1) / KITE_PBL_ENTRIES, i;
+
+	memset(&b, 0, sizeof(b));
+	b.data = galloc(npages * psz, psz);
+	b.pbl.npages = npages;
+	b.pbl.cfg = pbl_cfg(level, shift);
+	if (level == KITE_PBL_LEVEL_0) {
+		b.pbl.addr = b.data;
+		return b;
+	}
+	pte = calloc((size_t)nptp * KITE_PBL_ENTRIES, 8);
+	if (!pte)
+		abort();
+	for (i = 0; i < npages; i++) {
+		pte[i] = (b.data + i * psz) | KITE_PTE_VALID;
+		if (queue && i == npages - 1)
+			pte[i] |= KITE_PTE_LAST;
+		if (queue && npages >= 2 && i == npages - 2)
+			pte[i] |= KITE_PTE_NEXT_TO_LAST;
+	}
+	b.ptes = galloc((uint64_t)nptp * KITE_PBL_PAGE_SIZE, KITE_PBL_PAGE_SIZE);
+	memwrite(b.ptes, pte, (size_t)npages * 8);
+	free(pte);
+	if (level == KITE_PBL_LEVEL_1) {
+		b.pbl.addr = b.ptes;
+		return b;
+	}
+	b.pdes = galloc(KITE_PBL_PAGE_SIZE, KITE_PBL_PAGE_SIZE);
+	for (i = 0; i < nptp; i++) {
+		uint64_t pde = (b.ptes + (uint64_t)i * KITE_PBL_PAGE_SIZE) | KITE_PTE_VALID;
+
+		memwrite(b.pdes + 8 * i, &pde, 8);
+	}
+	b.pbl.addr = b.pdes;
+	return b;
+}
+
+/* A queue buffer of exactly `bytes` (4 KiB pages, level chosen by size). */
+static struct qbuf qbuf_for(uint64_t bytes)
+{
+	uint32_t np;
+
+	if (bytes <= KITE_PBL_PAGE_SIZE)
+		return mkbuf(0, 12, 1, true);
+	np = (uint32_t)(bytes / KITE_PBL_PAGE_SIZE);
+	return mkbuf(np <= KITE_PBL_ENTRIES ? 1 : 2, 12, np, true);
+}
+
+static uint64_t pte_get(const struct qbuf *b, uint32_t i)
+{
+	uint64_t v;
+
+	memread(b->ptes + 8 * i, &v, 8);
+	return v;
+}
+
+static void pte_set(const struct qbuf *b, uint32_t i, uint64_t v)
+{
+	memwrite(b->ptes + 8 * i, &v, 8);
+}
+
+/* ------------------------------------------------------------------ */
+/* Command queue                                                       */
+/* ------------------------------------------------------------------ */
+
+static struct {
+	uint64_t base;
+	unsigned log;
+	uint32_t pi;
+	bool on;
+} cmdq;
+
+struct res {
+	uint32_t status, result, cookie;
+	uint8_t out[KITE_CMD_PAYLOAD_SIZE];
+	bool done;
+};
+
+static uint32_t cookie_seq = 0xc0de0000;
+
+/* EQ state the test tracks (EQ0 is drained after every command). */
+struct eqs {
+	bool on;
+	uint32_t eqn;
+	unsigned log;
+	uint64_t buf;
+	uint32_t ci;		/* software consumer count */
+	bool autodb;		/* ring the EQ doorbell after draining */
+};
+
+static struct eqs eq0;
+
+#define EQLOG 8192
+static struct kite_eqe eqlog[EQLOG];
+static unsigned neqlog;
+
+static uint64_t db_addr(unsigned page)
+{
+	return BAR2_ADDR + ((uint64_t)page << KITE_DB_PAGE_SHIFT) + KITE_DB_OFFSET;
+}
+
+static uint64_t db_eq(uint32_t eqn, uint32_t ci, bool arm)
+{
+	return FIELD_PREP(KITE_DB_OBJ, eqn) |
+	       FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_EQ) |
+	       FIELD_PREP(KITE_DB_EQ_CI, ci & 0xffff) |
+	       (arm ? KITE_DB_EQ_ARM : 0);
+}
+
+static void eq_doorbell(struct eqs *q, bool arm)
+{
+	wr64(db_addr(0), db_eq(q->eqn, q->ci, arm));
+}
+
+/* Next valid EQE (owner phase check), or false. */
+static bool eq_poll(struct eqs *q, struct kite_eqe *e)
+{
+	uint32_t depth = 1u << q->log;
+	uint32_t want = ((q->ci >> q->log) & 1) ^ 1;
+
+	memread(q->buf + (uint64_t)(q->ci & (depth - 1)) * KITE_EQE_SIZE, e, sizeof(*e));
+	if (FIELD_GET(KITE_EQE_OWNER, e->type_owner) != want)
+		return false;
+	q->ci++;
+	return true;
+}
+
+static unsigned eq_drain(struct eqs *q)
+{
+	struct kite_eqe e;
+	unsigned n = 0;
+
+	if (!q->on)
+		return 0;
+	while (n < (2u << q->log) && eq_poll(q, &e)) {
+		eqlog[neqlog++ % EQLOG] = e;
+		n++;
+	}
+	if (n && q->autodb)
+		eq_doorbell(q, false);
+	return n;
+}
+
+static const struct kite_eqe *eqe_find(unsigned since, uint32_t type, uint32_t obj)
+{
+	unsigned i;
+
+	for (i = since; i < neqlog; i++) {
+		const struct kite_eqe *e = &eqlog[i % EQLOG];
+
+		if (FIELD_GET(KITE_EQE_TYPE, e->type_owner) == type && e->obj == obj)
+			return e;
+	}
+	return NULL;
+}
+
+static bool cmdq_enable(unsigned log)
+{
+	cmdq.base = galloc((uint64_t)KITE_CMD_ENTRY_SIZE << log, 4096);
+	cmdq.log = log;
+	cmdq.pi = 0;
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)cmdq.base);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_HI), (uint32_t)(cmdq.base >> 32));
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | log);
+	cmdq.on = (reg(RDMA(KITE_RDMA_CMDQ_CFG)) & KITE_CMDQ_CFG_ENABLE) != 0;
+	return cmdq.on;
+}
+
+static bool wait_ci(uint32_t target, int max)
+{
+	int i;
+
+	for (i = 0; i < max; i++) {
+		if ((int32_t)(reg(RDMA(KITE_RDMA_CMDQ_CI)) - target) >= 0)
+			return true;
+		clock_step(POLL_STEP_NS);
+	}
+	return false;
+}
+
+static uint64_t slot_addr(uint32_t idx)
+{
+	return cmdq.base + (uint64_t)(idx & ((1u << cmdq.log) - 1)) * KITE_CMD_ENTRY_SIZE;
+}
+
+/* Write an entry at PI without ringing. */
+static uint32_t cmd_post(struct kite_cmd *c)
+{
+	c->cookie = ++cookie_seq;
+	c->status = 0;
+	c->result = 0;
+	memwrite(slot_addr(cmdq.pi), c, sizeof(*c));
+	return cmdq.pi++;
+}
+
+static void cmd_collect(uint32_t idx, uint32_t cookie, struct res *r)
+{
+	struct kite_cmd e;
+
+	memread(slot_addr(idx), &e, sizeof(e));
+	r->status = e.status;
+	r->result = e.result;
+	r->cookie = cookie;
+	memcpy(r->out, e.payload, sizeof(r->out));
+	r->done = (e.status & KITE_CMD_STATUS_DONE) != 0;
+}
+
+/* Execute one entry; returns the status code, or -1 if it did not complete. */
+static int exec_cmd(struct kite_cmd *c, struct res *r)
+{
+	uint32_t idx = cmd_post(c);
+
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	if (!wait_ci(cmdq.pi, POLL_MAX))
+		fatal("command 0x%x (cookie 0x%x) not completed: CI=%u PI=%u STATUS=0x%x",
+		      c->opcode, c->cookie, reg(RDMA(KITE_RDMA_CMDQ_CI)), cmdq.pi,
+		      reg(RDMA(KITE_RDMA_CMDQ_STATUS)));
+	cmd_collect(idx, c->cookie, r);
+	eq_drain(&eq0);
+	return r->done ? (int)(r->status & 0xff) : -1;
+}
+
+static int run(uint32_t op, const void *in, size_t in_len, size_t out_len,
+	       uint64_t out_addr, struct res *r)
+{
+	struct kite_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	c.in_len = (uint16_t)in_len;
+	c.out_len = (uint16_t)out_len;
+	c.out_addr = out_addr;
+	if (in)
+		memcpy(c.payload, in, in_len > KITE_CMD_PAYLOAD_SIZE ?
+		       KITE_CMD_PAYLOAD_SIZE : in_len);
+	return exec_cmd(&c, r);
+}
+
+static const char *code_name(unsigned c)
+{
+	static const char *n[] = { "OK", "E_OPCODE", "E_PARAM", "E_LENGTH",
+		"E_NO_RESOURCES", "E_OBJECT", "E_STATE", "E_BUSY", "E_DMA",
+		"E_PBL", "E_INTERNAL" };
+
+	return c < ARRAY_SIZE(n) ? n[c] : "?";
+}
+
+static void res_diag(const struct res *r)
+{
+	unsigned c = r->status & 0xff;
+
+	diag("got status 0x%08x (%s%s, syndrome %u), result 0x%x", r->status,
+	     r->done ? "" : "NOT DONE, ", code_name(c),
+	     (unsigned)FIELD_GET(KITE_CMD_STATUS_SYNDROME, r->status), r->result);
+}
+
+/* Check a completion: code, and syndrome unless syn < 0. */
+static bool expect(const struct res *r, unsigned code, int syn, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static bool expect(const struct res *r, unsigned code, int syn, const char *fmt, ...)
+{
+	bool pass = r->done && (r->status & 0xff) == code &&
+		    (syn < 0 || FIELD_GET(KITE_CMD_STATUS_SYNDROME, r->status) == (unsigned)syn);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vtap(pass, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		res_diag(r);
+		if (syn >= 0)
+			diag("expected %s with syndrome %d", code_name(code), syn);
+		else
+			diag("expected %s", code_name(code));
+	}
+	return pass;
+}
+
+/* Either of two codes (where the semantics leave the choice open). */
+static bool expect2(const struct res *r, unsigned c1, unsigned c2, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static bool expect2(const struct res *r, unsigned c1, unsigned c2, const char *fmt, ...)
+{
+	unsigned c = r->status & 0xff;
+	bool pass = r->done && (c == c1 || c == c2);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vtap(pass, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		res_diag(r);
+		diag("expected %s or %s", code_name(c1), code_name(c2));
+	} else {
+		diag("(answered %s)", code_name(c));
+	}
+	return pass;
+}
+
+/* A setup step: must succeed or the group stops. */
+static uint32_t need(int code, const struct res *r, const char *what)
+{
+	if (code != KITE_CMD_OK) {
+		tap(false, "setup: %s", what);
+		res_diag(r);
+		fatal("setup step failed: %s", what);
+	}
+	return r->result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command builders                                                    */
+/* ------------------------------------------------------------------ */
+
+static int cmd_obj(uint32_t op, uint32_t obj, uint32_t uctx, struct res *r)
+{
+	struct kite_cmd_obj in = { .obj = obj, .uctx = uctx };
+
+	return run(op, &in, sizeof(in), 0, 0, r);
+}
+
+static int nop(struct res *r)
+{
+	return run(KITE_CMD_NOP, NULL, 0, 0, 0, r);
+}
+
+static uint64_t stats_buf;
+
+/* QUERY_STATS into *st (all KITE_STAT_COUNT counters). */
+static void stats(uint64_t *st)
+{
+	struct res r;
+
+	if (!stats_buf)
+		stats_buf = galloc(4096, 4096);
+	need(run(KITE_CMD_QUERY_STATS, NULL, 0, 8 * KITE_STAT_COUNT, stats_buf, &r),
+	     &r, "QUERY_STATS");
+	memread(stats_buf, st, 8 * KITE_STAT_COUNT);
+}
+
+static uint64_t stat1(unsigned idx)
+{
+	uint64_t st[KITE_STAT_COUNT];
+
+	stats(st);
+	return st[idx];
+}
+
+static int create_eq_pbl(unsigned log, unsigned vec, bool ctrl,
+			 const struct kite_pbl *pbl, struct res *r)
+{
+	struct kite_cmd_create_eq in;
+
+	memset(&in, 0, sizeof(in));
+	in.cfg = (uint32_t)(FIELD_PREP(KITE_EQ_CFG_LOG_DEPTH, log) |
+			    FIELD_PREP(KITE_EQ_CFG_VECTOR, vec)) |
+		 (ctrl ? KITE_EQ_CFG_CTRL : 0);
+	in.pbl = *pbl;
+	return run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, r);
+}
+
+/* Create an EQ and track it in *q. */
+static int create_eq(struct eqs *q, unsigned log, unsigned vec, bool ctrl, struct res *r)
+{
+	struct qbuf b = qbuf_for((uint64_t)KITE_EQE_SIZE << log);
+	int c = create_eq_pbl(log, vec, ctrl, &b.pbl, r);
+
+	memset(q, 0, sizeof(*q));
+	if (c == KITE_CMD_OK) {
+		q->on = true;
+		q->eqn = r->result;
+		q->log = log;
+		q->buf = b.data;
+		q->autodb = true;
+	}
+	return c;
+}
+
+static void setup_eq0(void)
+{
+	struct res r;
+
+	need(create_eq(&eq0, 6, EQ0_VEC, true, &r), &r, "CREATE_EQ (EQ0)");
+	eq_drain(&eq0);
+}
+
+/* Command queue (depth 64) + EQ0. */
+static void std_setup(void)
+{
+	if (!cmdq_enable(6))
+		fatal("command queue does not enable");
+	setup_eq0();
+}
+
+struct cq {
+	uint32_t cqn;
+	unsigned log, cqe_size;
+	uint64_t dbrec;
+	struct qbuf b;
+};
+
+static int create_cq_full(unsigned log, uint32_t eqn, uint32_t cfg_extra, uint32_t uctx,
+			  uint16_t mcount, uint16_t mperiod, uint64_t dbrec,
+			  const struct kite_pbl *pbl, struct res *r)
+{
+	struct kite_cmd_create_cq in;
+
+	memset(&in, 0, sizeof(in));
+	in.cfg = (uint32_t)FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH, log) | cfg_extra;
+	in.eqn = eqn;
+	in.uctx = uctx;
+	in.mod_count = mcount;
+	in.mod_period = mperiod;
+	in.dbrec_addr = dbrec;
+	in.pbl = *pbl;
+	return run(KITE_CMD_CREATE_CQ, &in, sizeof(in), 0, 0, r);
+}
+
+static int create_cq(struct cq *q, unsigned log, uint32_t eqn, uint32_t uctx, struct res *r)
+{
+	int c;
+
+	memset(q, 0, sizeof(*q));
+	q->log = log;
+	q->cqe_size = KITE_CQE_SIZE;
+	q->dbrec = galloc(64, 64);
+	q->b = qbuf_for((uint64_t)KITE_CQE_SIZE << log);
+	c = create_cq_full(log, eqn, 0, uctx, 0, 0, q->dbrec, &q->b.pbl, r);
+	if (c == KITE_CMD_OK)
+		q->cqn = r->result;
+	return c;
+}
+
+static int query_cq(uint32_t cqn, struct kite_cmd_query_cq_out *o, struct res *r)
+{
+	int c = run(KITE_CMD_QUERY_CQ, &(struct kite_cmd_obj){ .obj = cqn },
+		    sizeof(struct kite_cmd_obj), sizeof(*o), 0, r);
+
+	memcpy(o, r->out, sizeof(*o));
+	return c;
+}
+
+static int alloc_pd(uint32_t uctx, struct res *r)
+{
+	return cmd_obj(KITE_CMD_ALLOC_PD, 0, uctx, r);
+}
+
+static int add_gid(uint32_t index, uint32_t type, struct res *r)
+{
+	struct kite_cmd_add_gid in;
+
+	memset(&in, 0, sizeof(in));
+	in.index = index;
+	in.type = type;
+	if (type == KITE_NET_ROCE_V2_IPV4) {
+		in.gid[10] = 0xff;
+		in.gid[11] = 0xff;
+		in.gid[12] = 10;
+		in.gid[15] = (uint8_t)(index + 1);
+	} else {
+		in.gid[0] = 0xfe;
+		in.gid[1] = 0x80;
+		in.gid[15] = (uint8_t)(index + 1);
+	}
+	memcpy(in.mac, MAC, 6);
+	return run(KITE_CMD_ADD_GID, &in, sizeof(in), 0, 0, r);
+}
+
+struct qpspec {
+	uint32_t type, flags, pdn, scqn, rcqn, uctx;
+	unsigned slog, sshift, rlog, rshift;
+};
+
+static struct kite_cmd_create_qp qp_in(const struct qpspec *s)
+{
+	struct kite_cmd_create_qp in;
+	struct qbuf sq, rq;
+
+	memset(&in, 0, sizeof(in));
+	in.type = s->type;
+	in.flags = s->flags;
+	in.pdn = s->pdn;
+	in.send_cqn = s->scqn;
+	in.recv_cqn = s->rcqn;
+	in.uctx = s->uctx;
+	in.sq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, s->slog) |
+			       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, s->sshift));
+	in.rq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, s->rlog) |
+			       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, s->rshift));
+	/* Buffers sized for the spec; out-of-range values get a 4 KiB page. */
+	if (s->slog >= 1 && s->slog <= 12 && s->sshift >= 6 && s->sshift <= 10)
+		sq = qbuf_for(1ULL << (s->slog + s->sshift));
+	else
+		sq = qbuf_for(4096);
+	if (s->rlog >= 1 && s->rlog <= 12 && s->rshift >= 6 && s->rshift <= 10)
+		rq = qbuf_for(1ULL << (s->rlog + s->rshift));
+	else
+		rq = qbuf_for(4096);
+	in.sq_pbl = sq.pbl;
+	in.rq_pbl = rq.pbl;
+	return in;
+}
+
+static int create_qp(const struct qpspec *s, struct res *r)
+{
+	struct kite_cmd_create_qp in = qp_in(s);
+
+	return run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, r);
+}
+
+static struct qpspec qps(uint32_t type, uint32_t pdn, uint32_t cqn, uint32_t uctx)
+{
+	struct qpspec s = { .type = type, .pdn = pdn, .scqn = cqn, .rcqn = cqn,
+			    .uctx = uctx, .slog = 6, .sshift = 6, .rlog = 6, .rshift = 6 };
+	return s;
+}
+
+/* Attribute values valid for every transition. */
+static struct kite_cmd_modify_qp attrs_valid(uint32_t qpn)
+{
+	struct kite_cmd_modify_qp a;
+	static const uint8_t dmac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
+	static const uint8_t dgid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2 };
+
+	memset(&a, 0, sizeof(a));
+	a.qpn = qpn;
+	a.port = 1;
+	a.path_mtu = KITE_MTU_1024;
+	a.access = KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_READ;
+	a.pkey_index = 0;
+	a.max_rd_atomic = 4;
+	a.max_dest_rd_atomic = 8;
+	a.qkey = 0x11111111;
+	a.dest_qpn = 0x123;
+	a.rq_psn = 0x1000;
+	a.sq_psn = 0x2000;
+	a.min_rnr_timer = 12;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 6;
+	a.sgid_index = 0;
+	a.hop_limit = 64;
+	a.traffic_class = 0;
+	a.net_type = KITE_NET_ROCE_V2_IPV4;
+	a.flow_label = 0x12345;
+	a.vlan = 0;
+	memcpy(a.dmac, dmac, 6);
+	memcpy(a.dgid, dgid, 16);
+	return a;
+}
+
+static int modify_qp(const struct kite_cmd_modify_qp *a, uint32_t mask, uint8_t state,
+		     struct res *r)
+{
+	struct kite_cmd_modify_qp in = *a;
+
+	in.mask = mask;
+	in.state = state;
+	return run(KITE_CMD_MODIFY_QP, &in, sizeof(in), 0, 0, r);
+}
+
+static int query_qp(uint32_t qpn, struct kite_cmd_modify_qp *o, struct res *r)
+{
+	int c = run(KITE_CMD_QUERY_QP, &(struct kite_cmd_obj){ .obj = qpn },
+		    sizeof(struct kite_cmd_obj), sizeof(*o), 0, r);
+
+	memcpy(o, r->out, sizeof(*o));
+	return c;
+}
+
+/* Current state, or -1. */
+static int qp_state(uint32_t qpn)
+{
+	struct kite_cmd_modify_qp o;
+	struct res r;
+
+	if (query_qp(qpn, &o, &r) != KITE_CMD_OK)
+		return -1;
+	return o.state;
+}
+
+static int reg_mr(uint32_t pdn, uint32_t access, uint32_t flags, uint32_t uctx,
+		  uint64_t iova, uint64_t length, const struct kite_pbl *pbl, struct res *r)
+{
+	struct kite_cmd_reg_mr in;
+
+	memset(&in, 0, sizeof(in));
+	in.pdn = pdn;
+	in.access = access;
+	in.flags = flags;
+	in.uctx = uctx;
+	in.iova = iova;
+	in.length = length;
+	if (pbl)
+		in.pbl = *pbl;
+	return run(KITE_CMD_REG_MR, &in, sizeof(in), 0, 0, r);
+}
+
+static int alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t flags, struct res *r)
+{
+	struct kite_cmd_alloc_mr in = { .pdn = pdn, .max_pages = max_pages, .flags = flags };
+
+	return run(KITE_CMD_ALLOC_MR, &in, sizeof(in), 0, 0, r);
+}
+
+/* Fixture for CQ/QP/MR groups: cmdq, EQ0, EQ1, PD, CQ on EQ1, GID 0. */
+static struct eqs eq1;
+static uint32_t fx_pd;
+static struct cq fx_cq;
+
+static void fixture(void)
+{
+	struct res r;
+
+	std_setup();
+	need(create_eq(&eq1, 6, EQ1_VEC, false, &r), &r, "CREATE_EQ (EQ1)");
+	fx_pd = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+	need(create_cq(&fx_cq, 6, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+	need(add_gid(0, KITE_NET_ROCE_V2_IPV4, &r), &r, "ADD_GID 0");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: command channel                                              */
+/* ------------------------------------------------------------------ */
+
+static void g_cmdq(void)
+{
+	uint64_t ring = galloc(4 * 4096, 4096);
+	uint32_t cfg, ci, st;
+	struct kite_cmd c;
+	struct res r, r2;
+	uint32_t i1, i2, ck1, ck2;
+	int i;
+	bool all;
+
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)ring);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_HI), 0);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 0);
+	cfg = reg(RDMA(KITE_RDMA_CMDQ_CFG));
+	tap(!(cfg & KITE_CMDQ_CFG_ENABLE), "enable with LOG_DEPTH 0 is refused (CFG 0x%x)", cfg);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | (KITE_CMDQ_MAX_LOG_DEPTH + 1));
+	cfg = reg(RDMA(KITE_RDMA_CMDQ_CFG));
+	tap(!(cfg & KITE_CMDQ_CFG_ENABLE), "enable with LOG_DEPTH 7 is refused (CFG 0x%x)", cfg);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)ring + 0x800);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 1);
+	cfg = reg(RDMA(KITE_RDMA_CMDQ_CFG));
+	tap(!(cfg & KITE_CMDQ_CFG_ENABLE), "enable with a BASE not 4 KiB aligned is refused (CFG 0x%x)", cfg);
+
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)ring);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 1);
+	cfg = reg(RDMA(KITE_RDMA_CMDQ_CFG));
+	if (!tap(cfg == (KITE_CMDQ_CFG_ENABLE | 1), "a valid configuration enables (CFG 0x%x)", cfg))
+		fatal("command queue cannot be enabled");
+	cmdq.base = ring;
+	cmdq.log = 1;
+	cmdq.pi = 0;
+	cmdq.on = true;
+
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)ring + 0x1000);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 3);
+	tap(reg(RDMA(KITE_RDMA_CMDQ_BASE_LO)) == (uint32_t)ring &&
+	    reg(RDMA(KITE_RDMA_CMDQ_CFG)) == (KITE_CMDQ_CFG_ENABLE | 1),
+	    "BASE/CFG writes while enabled are ignored");
+
+	nop(&r);
+	expect(&r, KITE_CMD_OK, 0, "NOP completes OK");
+	tap(r.done && reg(RDMA(KITE_RDMA_CMDQ_CI)) == 1, "NOP: DONE set in status, CI is 1");
+
+	all = true;
+	for (i = 0; i < 5; i++)
+		all &= nop(&r) == KITE_CMD_OK;
+	tap(all && reg(RDMA(KITE_RDMA_CMDQ_CI)) == 6, "NOPs across ring wraps (depth 2), CI free-running");
+
+	run(KITE_CMD_NOP, NULL, 50, 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "NOP ignores in_len (50)");
+	run(0x7f, NULL, 0, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OPCODE, -1, "unknown opcode 0x7f -> E_OPCODE");
+	run(0x04, NULL, 0, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OPCODE, -1, "unassigned opcode 0x04 -> E_OPCODE");
+	run(KITE_CMD_ALLOC_PD, NULL, KITE_CMD_PAYLOAD_SIZE + 1, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "in_len 225 -> E_LENGTH");
+	run(KITE_CMD_ALLOC_PD, &(struct kite_cmd_obj){ 0 }, 4, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "in_len shorter than the input structure -> E_LENGTH");
+	run(KITE_CMD_QUERY_DEVICE, NULL, 0, KITE_CMD_PAYLOAD_SIZE + 1, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "out_len 225 with out_addr 0 -> E_LENGTH");
+	run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(struct kite_cmd_query_device_out) - 1, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "out_len shorter than the output structure -> E_LENGTH");
+	run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(struct kite_cmd_query_device_out), NOT_RAM, &r);
+	expect(&r, KITE_CMD_E_DMA, -1, "out_addr outside guest RAM -> E_DMA");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel still works after failed commands");
+
+	/* PI exactly depth ahead is fine. */
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_CMD_NOP;
+	i1 = cmd_post(&c);
+	ck1 = c.cookie;
+	i2 = cmd_post(&c);
+	ck2 = c.cookie;
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	wait_ci(cmdq.pi, POLL_MAX);
+	cmd_collect(i1, ck1, &r);
+	cmd_collect(i2, ck2, &r2);
+	tap(r.done && r2.done && reg(RDMA(KITE_RDMA_CMDQ_CI)) == cmdq.pi &&
+	    !(reg(RDMA(KITE_RDMA_CMDQ_STATUS)) & KITE_CMDQ_STATUS_BAD_PI),
+	    "PI exactly depth ahead of CI: both entries execute");
+
+	/* PI more than depth ahead. */
+	ci = reg(RDMA(KITE_RDMA_CMDQ_CI));
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), ci + 3);
+	clock_step(POLL_STEP_NS * 10);
+	st = reg(RDMA(KITE_RDMA_CMDQ_STATUS));
+	tap((st & KITE_CMDQ_STATUS_BAD_PI) && !(st & KITE_CMDQ_STATUS_HALTED),
+	    "PI more than depth ahead sets STATUS.BAD_PI (STATUS 0x%x)", st);
+	tap(reg(RDMA(KITE_RDMA_CMDQ_CI)) == ci, "bad PI is ignored: CI unchanged");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel keeps working after a bad PI");
+
+	/* Disable resets PI/CI/STATUS. */
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), 1);
+	tap(reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0 && reg(RDMA(KITE_RDMA_CMDQ_STATUS)) == 0 &&
+	    !(reg(RDMA(KITE_RDMA_CMDQ_CFG)) & KITE_CMDQ_CFG_ENABLE),
+	    "disable resets CI and STATUS");
+
+	/* Ring entry unreachable: halt with DMA_ERR. */
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)NOT_RAM);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_HI), (uint32_t)(NOT_RAM >> 32));
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 1);
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), 1);
+	for (i = 0; i < POLL_MAX; i++) {
+		if (reg(RDMA(KITE_RDMA_CMDQ_STATUS)) & KITE_CMDQ_STATUS_HALTED)
+			break;
+		clock_step(POLL_STEP_NS);
+	}
+	st = reg(RDMA(KITE_RDMA_CMDQ_STATUS));
+	tap((st & (KITE_CMDQ_STATUS_HALTED | KITE_CMDQ_STATUS_DMA_ERR)) ==
+	    (KITE_CMDQ_STATUS_HALTED | KITE_CMDQ_STATUS_DMA_ERR) &&
+	    reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0,
+	    "ring outside guest RAM: STATUS DMA_ERR|HALTED, CI stays 0 (STATUS 0x%x)", st);
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), 2);
+	clock_step(POLL_STEP_NS * 10);
+	tap(reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0, "halted channel does not process further PI writes");
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), 1);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_LO), (uint32_t)ring);
+	wreg(RDMA(KITE_RDMA_CMDQ_BASE_HI), 0);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), KITE_CMDQ_CFG_ENABLE | 2);
+	cmdq.log = 2;
+	cmdq.pi = 0;
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "disable + re-enable recovers from DMA_ERR");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: EQ0 command completion events and MSI-X                      */
+/* ------------------------------------------------------------------ */
+
+static void g_eq0(void)
+{
+	struct res r;
+	const struct kite_eqe *e;
+	unsigned mark, i, found, n;
+	uint64_t ov0;
+	bool all, phase_ok;
+	struct kite_eqe raw;
+
+	if (!cmdq_enable(6))
+		fatal("command queue does not enable");
+	need(create_eq(&eq0, 6, EQ0_VEC, true, &r), &r, "CREATE_EQ (EQ0)");
+	tap(r.result == 0, "CREATE_EQ with CTRL returns EQN 0 (got %u)", r.result);
+	eq_drain(&eq0);
+
+	mark = neqlog;
+	nop(&r);
+	e = eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie);
+	tap(e != NULL, "NOP posts CMD_DONE with its cookie on EQ0");
+	if (e)
+		tap(e->data == r.status, "CMD_DONE data is the status word (0x%x vs 0x%x)",
+		    e->data, r.status);
+	mark = neqlog;
+	run(0x7e, NULL, 0, 0, 0, &r);
+	e = eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie);
+	tap(e && e->data == r.status && (e->data & 0xff) == KITE_CMD_E_OPCODE,
+	    "failed command's CMD_DONE carries its error status");
+
+	/* Across a wrap: depth 64, 70 commands, every CMD_DONE found in order. */
+	all = true;
+	found = 0;
+	for (i = 0; i < 70; i++) {
+		mark = neqlog;
+		nop(&r);
+		if (neqlog - mark == 1 && eqlog[mark % EQLOG].obj == r.cookie)
+			found++;
+		else
+			all = false;
+	}
+	tap(all && found == 70, "70 NOPs: each CMD_DONE is the next EQE, owner phase right across the wrap (%u/70)", found);
+	memread(eq0.buf + (uint64_t)((eq0.ci - 1) & 63) * KITE_EQE_SIZE, &raw, sizeof(raw));
+	phase_ok = FIELD_GET(KITE_EQE_OWNER, raw.type_owner) == (((eq0.ci - 1) >> 6 & 1) ^ 1);
+	tap(eq0.ci > 64 && phase_ok, "EQE %u written with owner %u (pass %u)", eq0.ci - 1,
+	    (unsigned)FIELD_GET(KITE_EQE_OWNER, raw.type_owner), (eq0.ci - 1) >> 6);
+
+	/* MSI-X only when armed. */
+	msi_take(EQ0_VEC);
+	nop(&r);
+	tap(!msi_take(EQ0_VEC), "disarmed EQ0: no interrupt for a new EQE");
+	eq_doorbell(&eq0, true);
+	clock_step(POLL_STEP_NS);
+	tap(!msi_take(EQ0_VEC), "arming an empty EQ0 does not interrupt");
+	nop(&r);
+	tap(msi_take(EQ0_VEC), "armed EQ0: the next EQE raises vector %d", EQ0_VEC);
+	nop(&r);
+	tap(!msi_take(EQ0_VEC), "the interrupt disarms the EQ: next EQE does not interrupt");
+	eq0.autodb = false;
+	n = eq0.ci;
+	nop(&r);
+	wr64(db_addr(0), db_eq(0, n, true));
+	clock_step(POLL_STEP_NS);
+	tap(msi_take(EQ0_VEC), "arming with unconsumed EQEs (pi != ci) interrupts at once");
+	eq_doorbell(&eq0, false);
+	wr32(BAR0_ADDR + KITE_MSIX_TABLE_OFFSET + 16 * EQ0_VEC + 12, 1);	/* mask */
+	eq_doorbell(&eq0, true);
+	nop(&r);
+	tap(!msi_take(EQ0_VEC) && (rd32(BAR0_ADDR + KITE_MSIX_PBA_OFFSET) & BIT(EQ0_VEC)),
+	    "armed EQ0 with its vector masked: PBA bit set, no message");
+	wr32(BAR0_ADDR + KITE_MSIX_TABLE_OFFSET + 16 * EQ0_VEC + 12, 0);	/* unmask */
+	tap(msi_take(EQ0_VEC), "unmasking delivers the pending message");
+
+	/* Overflow: EQ0 holds at most depth unconsumed EQEs. */
+	ov0 = stat1(KITE_STAT_EQ_OVERFLOWS);
+	eq_drain(&eq0);
+	eq_doorbell(&eq0, false);
+	mark = neqlog;
+	for (i = 0; i < 66; i++)
+		nop(&r);
+	n = neqlog - mark;
+	eq_doorbell(&eq0, false);
+	tap(n == 64, "66 commands without CI updates: exactly 64 EQEs written (%u)", n);
+	tap(stat1(KITE_STAT_EQ_OVERFLOWS) > ov0, "EQ overflow counted in KITE_STAT_EQ_OVERFLOWS");
+	eq_doorbell(&eq0, false);
+	mark = neqlog;
+	nop(&r);
+	tap(eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie) != NULL,
+	    "after the overflow, EQ0 works again once space frees");
+	eq0.autodb = true;
+	eq_doorbell(&eq0, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: QUERY_DEVICE / QUERY_PORT / QUERY_STATS                      */
+/* ------------------------------------------------------------------ */
+
+#define CHK(cond, ...) do { if (!(cond)) { bad++; diag(__VA_ARGS__); } } while (0)
+
+static void g_query(void)
+{
+	struct kite_cmd_query_device_out d, d2;
+	struct kite_cmd_query_port_out p;
+	struct res r;
+	uint64_t guid = 0, buf, st[24], s0[KITE_STAT_COUNT], s1[KITE_STAT_COUNT];
+	uint8_t eui[8] = { (uint8_t)(MAC[0] ^ 2), MAC[1], MAC[2], 0xff, 0xfe, MAC[3], MAC[4], MAC[5] };
+	unsigned bad = 0, i;
+	bool link;
+	static const struct { uint32_t mtu; uint8_t ib; } mtus[] = {
+		{ 1500, KITE_MTU_1024 }, { 9000, KITE_MTU_4096 }, { 68, KITE_MTU_256 },
+		{ 2112, KITE_MTU_2048 }, { 2111, KITE_MTU_1024 }, { 4160, KITE_MTU_4096 },
+		{ 4159, KITE_MTU_2048 }, { 576, KITE_MTU_512 }, { 575, KITE_MTU_256 },
+	};
+
+	std_setup();
+	for (i = 0; i < 8; i++)
+		guid = guid << 8 | eui[i];
+
+	need(run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(d), 0, &r), &r, "QUERY_DEVICE");
+	memcpy(&d, r.out, sizeof(d));
+	CHK(d.fw_ver == reg(KITE_REG_FW_VER), "fw_ver 0x%x", d.fw_ver);
+	CHK(d.hw_rev == reg(KITE_REG_HW_REV), "hw_rev 0x%x", d.hw_rev);
+	CHK(d.node_guid == guid, "node_guid 0x%" PRIx64 ", expected 0x%" PRIx64, d.node_guid, guid);
+	CHK(d.sys_image_guid == guid, "sys_image_guid 0x%" PRIx64, d.sys_image_guid);
+	CHK(d.max_mr_size == 1ULL << 39, "max_mr_size 0x%" PRIx64, d.max_mr_size);
+	CHK(d.page_size_cap == GENMASK_ULL(21, 12), "page_size_cap 0x%" PRIx64, d.page_size_cap);
+	CHK(d.vendor_id == PCI_VENDOR_ID_KITE, "vendor_id 0x%x", d.vendor_id);
+	CHK(d.vendor_part_id == PCI_DEVICE_ID_KITE_NIC, "vendor_part_id 0x%x", d.vendor_part_id);
+	CHK(d.max_qp == 1024, "max_qp %u", d.max_qp);
+	CHK(d.max_qp_wr == 4096, "max_qp_wr %u", d.max_qp_wr);
+	CHK(d.max_send_sge == 8, "max_send_sge %u", d.max_send_sge);
+	CHK(d.max_recv_sge == 8, "max_recv_sge %u", d.max_recv_sge);
+	CHK(d.max_sge_rd == 8, "max_sge_rd %u", d.max_sge_rd);
+	CHK(d.max_inline == 256, "max_inline %u", d.max_inline);
+	CHK(d.max_cq == 1024, "max_cq %u", d.max_cq);
+	CHK(d.max_cqe == 65536, "max_cqe %u", d.max_cqe);
+	CHK(d.max_mr == 4096, "max_mr %u", d.max_mr);
+	CHK(d.max_pd == 1024, "max_pd %u", d.max_pd);
+	CHK(d.max_uctx == 255, "max_uctx %u", d.max_uctx);
+	CHK(d.max_eq == 64, "max_eq %u", d.max_eq);
+	CHK(d.max_eqe == 32768, "max_eqe %u", d.max_eqe);
+	CHK(d.max_qp_rd_atom == 16, "max_qp_rd_atom %u", d.max_qp_rd_atom);
+	CHK(d.max_qp_init_rd_atom == 16, "max_qp_init_rd_atom %u", d.max_qp_init_rd_atom);
+	CHK(d.max_fast_reg_pages == 512, "max_fast_reg_pages %u", d.max_fast_reg_pages);
+	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
+	CHK(d.features == (KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC | KITE_FEAT_FAST_REG |
+			   KITE_FEAT_CQE_128 | KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION),
+	    "features 0x%x", d.features);
+	CHK(d.max_cq_moderation_count == 65535, "max_cq_moderation_count %u", d.max_cq_moderation_count);
+	CHK(d.max_cq_moderation_period == 65535, "max_cq_moderation_period %u", d.max_cq_moderation_period);
+	CHK(d.local_ca_ack_delay == 15, "local_ca_ack_delay %u", d.local_ca_ack_delay);
+	tap(bad == 0, "QUERY_DEVICE: every field as specified (%u wrong)", bad);
+
+	buf = galloc(4096, 4096);
+	memset(st, 0xa5, sizeof(st));
+	memwrite(buf, st, sizeof(st));
+	need(run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(d), buf, &r), &r, "QUERY_DEVICE to out_addr");
+	memread(buf, &d2, sizeof(d2));
+	tap(!memcmp(&d, &d2, sizeof(d)), "QUERY_DEVICE output to out_addr matches the payload output");
+
+	/* QUERY_PORT */
+	link = reg(KITE_REG_STATUS) & KITE_STATUS_LINK_UP;
+	need(run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p), 0, &r), &r, "QUERY_PORT");
+	memcpy(&p, r.out, sizeof(p));
+	bad = 0;
+	CHK(p.state == (link ? KITE_PORT_STATE_ACTIVE : KITE_PORT_STATE_DOWN), "state %u (link %d)", p.state, link);
+	CHK(p.phys_state == (link ? KITE_PORT_PHYS_LINK_UP : KITE_PORT_PHYS_DISABLED), "phys_state %u", p.phys_state);
+	CHK(p.active_mtu == KITE_MTU_1024, "active_mtu %u at ETH_MTU 1500", p.active_mtu);
+	CHK(p.max_mtu == KITE_MTU_4096, "max_mtu %u", p.max_mtu);
+	CHK(p.speed_mbps == 10000, "speed_mbps %u", p.speed_mbps);
+	CHK(!memcmp(p.mac, MAC, 6), "mac %02x:%02x:%02x:%02x:%02x:%02x", p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5]);
+	CHK(p.eth_mtu == 1500, "eth_mtu %u", p.eth_mtu);
+	CHK(p.gid_tbl_len == 16, "gid_tbl_len %u", p.gid_tbl_len);
+	tap(bad == 0, "QUERY_PORT: every field as specified (link %s, %u wrong)", link ? "up" : "down", bad);
+	run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p) - 1, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_PORT with out_len 23 -> E_LENGTH");
+
+	bad = 0;
+	for (i = 0; i < ARRAY_SIZE(mtus); i++) {
+		wreg(KITE_REG_ETH_MTU, mtus[i].mtu);
+		need(run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p), 0, &r), &r, "QUERY_PORT");
+		memcpy(&p, r.out, sizeof(p));
+		CHK(p.active_mtu == mtus[i].ib && p.eth_mtu == mtus[i].mtu,
+		    "ETH_MTU %u: active_mtu %u (expected %u), eth_mtu %u",
+		    mtus[i].mtu, p.active_mtu, mtus[i].ib, p.eth_mtu);
+	}
+	tap(bad == 0, "QUERY_PORT active_mtu follows ETH_MTU (largest IB MTU with mtu+64 <= ETH_MTU)");
+	wreg(KITE_REG_ETH_MTU, 1500);
+	wreg(KITE_REG_ETH_MAC_LO, 0x33445566);
+	wreg(KITE_REG_ETH_MAC_HI, 0x0211);
+	need(run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p), 0, &r), &r, "QUERY_PORT");
+	memcpy(&p, r.out, sizeof(p));
+	tap(p.mac[0] == 0x02 && p.mac[1] == 0x11 && p.mac[2] == 0x33 && p.mac[5] == 0x66,
+	    "QUERY_PORT mac follows ETH_MAC");
+
+	/* QUERY_STATS */
+	run(KITE_CMD_QUERY_STATS, NULL, 0, 8 * KITE_STAT_COUNT, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "QUERY_STATS without out_addr -> E_PARAM");
+	run(KITE_CMD_QUERY_STATS, NULL, 0, 12, buf, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_STATS with out_len 12 (not a multiple of 8) -> E_LENGTH");
+	memset(st, 0xa5, sizeof(st));
+	memwrite(buf, st, sizeof(st));
+	run(KITE_CMD_QUERY_STATS, NULL, 0, 8 * 20, buf, &r);
+	memread(buf, st, sizeof(st));
+	tap(r.done && (r.status & 0xff) == 0 && r.result == KITE_STAT_COUNT &&
+	    st[KITE_STAT_COUNT] == 0xa5a5a5a5a5a5a5a5ULL && st[KITE_STAT_COUNT - 1] != 0xa5a5a5a5a5a5a5a5ULL,
+	    "QUERY_STATS out_len 160: result 16, exactly 16 counters written (result %u)", r.result);
+	memset(st, 0xa5, sizeof(st));
+	memwrite(buf, st, sizeof(st));
+	run(KITE_CMD_QUERY_STATS, NULL, 0, 24, buf, &r);
+	memread(buf, st, sizeof(st));
+	tap(r.done && (r.status & 0xff) == 0 && r.result == 3 && st[3] == 0xa5a5a5a5a5a5a5a5ULL,
+	    "QUERY_STATS out_len 24: result 3, only 3 counters written (result %u)", r.result);
+	run(KITE_CMD_QUERY_STATS, NULL, 0, 8 * KITE_STAT_COUNT, NOT_RAM, &r);
+	expect(&r, KITE_CMD_E_DMA, -1, "QUERY_STATS to an out_addr outside RAM -> E_DMA");
+
+	stats(s0);
+	nop(&r);
+	nop(&r);
+	nop(&r);
+	run(0x7f, NULL, 0, 0, 0, &r);
+	run(KITE_CMD_DEALLOC_PD, &(struct kite_cmd_obj){ .obj = 77 }, 8, 0, 0, &r);
+	stats(s1);
+	tap(s1[KITE_STAT_CMDS] - s0[KITE_STAT_CMDS] == 6,
+	    "KITE_STAT_CMDS counts commands (delta %" PRIu64 ", expected 6)", s1[KITE_STAT_CMDS] - s0[KITE_STAT_CMDS]);
+	tap(s1[KITE_STAT_CMD_ERRORS] - s0[KITE_STAT_CMD_ERRORS] == 2,
+	    "KITE_STAT_CMD_ERRORS counts failed commands (delta %" PRIu64 ", expected 2)",
+	    s1[KITE_STAT_CMD_ERRORS] - s0[KITE_STAT_CMD_ERRORS]);
+	tap(s1[KITE_STAT_EQES] - s0[KITE_STAT_EQES] == 6,
+	    "KITE_STAT_EQES counts the CMD_DONE events (delta %" PRIu64 ", expected 6)",
+	    s1[KITE_STAT_EQES] - s0[KITE_STAT_EQES]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: user contexts and protection domains                         */
+/* ------------------------------------------------------------------ */
+
+static void g_uctx_pd(void)
+{
+	struct res r;
+	uint32_t u1, u2, pd, pd2, n;
+	int c, i;
+
+	std_setup();
+	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	tap(u1 == 1, "first ALLOC_UCTX returns 1 (got %u)", u1);
+	u2 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	tap(u2 == 2, "second ALLOC_UCTX returns 2 (got %u)", u2);
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u1, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_UCTX of an allocated context");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u1, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_UCTX twice -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_UCTX 0 (the kernel) -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, 256, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_UCTX 256 -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, 0xffffffff, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_UCTX 0xffffffff -> E_OBJECT");
+	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	tap(u1 == 1, "ALLOC_UCTX reuses the lowest free number (got %u)", u1);
+
+	pd = need(alloc_pd(u2, &r), &r, "ALLOC_PD in uctx 2");
+	tap(pd >= 1 && pd <= KITE_OBJ_MASK, "ALLOC_PD returns a PDN >= 1 (got %u)", pd);
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u2, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_UCTX while a PD belongs to it -> E_BUSY");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_PD");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u2, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_UCTX once its PD is gone");
+	alloc_pd(u2, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "ALLOC_PD with a deallocated uctx -> E_OBJECT");
+	alloc_pd(200, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "ALLOC_PD with a never-allocated uctx -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_PD twice -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_PD, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_PD 0 -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_PD, 0xffffff, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_PD 0xffffff -> E_OBJECT");
+	pd = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+	pd2 = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+	tap(pd != pd2, "two PDs get different numbers (%u, %u)", pd, pd2);
+	pd2 = need(cmd_obj(KITE_CMD_ALLOC_PD, 12345, 0, &r), &r, "ALLOC_PD with obj set");
+	tap(pd2 != 12345 && pd2 >= 1 && pd2 < 1024, "ALLOC_PD ignores obj (PDN %u)", pd2);
+
+	{
+		struct cq ucq;
+		struct qbuf mb = mkbuf(0, 12, 1, false);
+		struct eqs ue;
+		struct qpspec qs;
+		uint32_t u, kpd, qp, key;
+
+		need(create_eq(&ue, 6, EQ1_VEC, false, &r), &r, "CREATE_EQ");
+		kpd = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+		u = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+		need(create_cq(&ucq, 2, ue.eqn, u, &r), &r, "CREATE_CQ in uctx");
+		cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+		expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_UCTX while a CQ belongs to it -> E_BUSY");
+		cmd_obj(KITE_CMD_DESTROY_CQ, ucq.cqn, 0, &r);
+		key = need(reg_mr(kpd, KITE_ACCESS_LOCAL_WRITE, 0, u, 0, 4096, &mb.pbl, &r), &r, "REG_MR in uctx");
+		cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+		expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_UCTX while an MR belongs to it -> E_BUSY");
+		cmd_obj(KITE_CMD_DEREG_MR, key, 0, &r);
+		need(create_cq(&ucq, 2, ue.eqn, 0, &r), &r, "CREATE_CQ");
+		qs = qps(KITE_QPT_UD, kpd, ucq.cqn, u);
+		qp = need(create_qp(&qs, &r), &r, "CREATE_QP in uctx");
+		cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+		expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_UCTX while a QP belongs to it -> E_BUSY");
+		cmd_obj(KITE_CMD_DESTROY_QP, qp, 0, &r);
+		cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "DEALLOC_UCTX once nothing belongs to it");
+		run(KITE_CMD_ALLOC_MR, &(struct kite_cmd_alloc_mr){ .pdn = kpd, .max_pages = 4, .uctx = u },
+		    sizeof(struct kite_cmd_alloc_mr), 0, 0, &r);
+		expect(&r, KITE_CMD_E_OBJECT, -1, "ALLOC_MR with an unallocated uctx -> E_OBJECT");
+		cmd_obj(KITE_CMD_DEALLOC_PD, kpd, 5, &r);
+		expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx),
+		       "DEALLOC_PD with the (reserved) uctx field set -> E_PARAM, syndrome 4");
+	}
+
+	/* Exhaustion: 255 contexts in all. */
+	n = 1;
+	for (i = 0; i < 300; i++) {
+		c = run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r);
+		if (c != KITE_CMD_OK)
+			break;
+		n++;
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES && n == 255,
+	    "ALLOC_UCTX until full: 255 contexts, then E_NO_RESOURCES (%u, %s)", n, code_name((unsigned)c));
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, 77, 0, &r);
+	c = run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r);
+	tap(c == KITE_CMD_OK && r.result == 77, "after freeing 77, ALLOC_UCTX returns 77 (got %u)", r.result);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: event queues and PBL validation                              */
+/* ------------------------------------------------------------------ */
+
+static void pbl_err(const struct qbuf *b, unsigned log, unsigned code, const char *what)
+{
+	struct res r;
+
+	create_eq_pbl(log, EQ1_VEC, false, &b->pbl, &r);
+	if (code == KITE_CMD_E_PBL)
+		expect(&r, code, offsetof(struct kite_cmd_create_eq, pbl), "CREATE_EQ: %s -> E_PBL, syndrome 8", what);
+	else
+		expect(&r, code, -1, "CREATE_EQ: %s -> %s", what, code_name(code));
+	if (r.done && (r.status & 0xff) == KITE_CMD_OK)
+		cmd_obj(KITE_CMD_DESTROY_EQ, r.result, 0, &r);
+}
+
+static void g_eq(void)
+{
+	struct res r;
+	struct qbuf b;
+	struct eqs q, e15;
+	struct kite_cmd_create_eq in;
+	struct cq cq;
+	uint32_t eqn, n;
+	int c, i;
+
+	std_setup();
+	create_eq(&q, 6, EQ1_VEC, true, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "a second EQ with CTRL -> E_STATE");
+
+	create_eq(&q, 6, EQ1_VEC, false, &r);
+	expect(&r, KITE_CMD_OK, -1, "CREATE_EQ log depth 6 (minimum)");
+	tap(r.result == 1, "first completion EQ gets EQN 1 (got %u)", r.result);
+	eqn = r.result;
+	b = qbuf_for(16 << 5);
+	create_eq_pbl(5, EQ1_VEC, false, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_EQ log depth 5 -> E_PARAM");
+	b = qbuf_for(16 << 16);
+	create_eq_pbl(16, EQ1_VEC, false, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_EQ log depth 16 -> E_PARAM");
+	create_eq(&e15, 15, EQ1_VEC, false, &r);
+	expect(&r, KITE_CMD_OK, -1, "CREATE_EQ log depth 15 (maximum, level 1 PBL of 128 pages)");
+	b = qbuf_for(16 << 6);
+	create_eq_pbl(6, KITE_MAX_VECTORS, false, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_EQ vector 64 -> E_PARAM");
+	create_eq(&q, 6, KITE_MAX_VECTORS - 1, false, &r);
+	expect(&r, KITE_CMD_OK, -1, "CREATE_EQ vector 63");
+	memset(&in, 0, sizeof(in));
+	in.cfg = 6 | BIT(20);
+	in.pbl = b.pbl;
+	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 0, "CREATE_EQ with a reserved cfg bit -> E_PARAM, syndrome 0");
+	in.cfg = 6;
+	in.rsvd = 1;
+	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_create_eq, rsvd),
+	       "CREATE_EQ with rsvd non-zero -> E_PARAM, syndrome 4");
+	run(KITE_CMD_CREATE_EQ, &in, sizeof(in) - 1, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "CREATE_EQ with in_len 23 -> E_LENGTH");
+
+	/* PBL validation. */
+	b = qbuf_for(1024);
+	b.pbl.cfg = pbl_cfg(3, 12);
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "PBL level 3");
+	b.pbl.cfg = pbl_cfg(0, 11);
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "page shift 11");
+	b.pbl.cfg = pbl_cfg(0, 22);
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "page shift 22");
+	b.pbl.cfg = pbl_cfg(0, 12) | BIT(4);
+	create_eq_pbl(6, EQ1_VEC, false, &b.pbl, &r);
+	expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "CREATE_EQ: reserved bit in pbl.cfg -> E_PBL or E_PARAM");
+	b = mkbuf(0, 12, 1, true);
+	b.pbl.npages = 0;
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "npages 0");
+	b.pbl.npages = 2;
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "level 0 with npages 2");
+	b = mkbuf(0, 12, 1, true);
+	b.pbl.addr += 0x800;
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "level 0 data page not page aligned");
+	b = mkbuf(0, 13, 1, true);
+	b.pbl.addr += 0x1000;
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "level 0 8 KiB page only 4 KiB aligned");
+	b = mkbuf(0, 13, 1, true);
+	pbl_err(&b, 6, KITE_CMD_OK, "level 0 8 KiB page holding a 1 KiB queue");
+	pbl_err(&b, 10, KITE_CMD_E_PARAM, "level 0 page smaller than the queue (16 KiB in 8 KiB)");
+
+	/* Level 1: 2 pages for log 9 (8 KiB). */
+	b = mkbuf(1, 12, 2, true);
+	pbl_err(&b, 9, KITE_CMD_OK, "level 1 PBL, 2 pages, LAST/NEXT_TO_LAST set");
+	b = mkbuf(1, 12, 2, true);
+	pte_set(&b, 1, pte_get(&b, 1) & ~KITE_PTE_VALID);
+	pbl_err(&b, 9, KITE_CMD_E_PBL, "PTE without VALID");
+	b = mkbuf(1, 12, 2, true);
+	pte_set(&b, 1, pte_get(&b, 1) & ~KITE_PTE_LAST);
+	pbl_err(&b, 9, KITE_CMD_E_PBL, "queue PBL without LAST on the last page");
+	b = mkbuf(1, 12, 2, true);
+	pte_set(&b, 0, pte_get(&b, 0) & ~KITE_PTE_NEXT_TO_LAST);
+	pbl_err(&b, 9, KITE_CMD_E_PBL, "queue PBL without NEXT_TO_LAST on the page before the last");
+	b = mkbuf(1, 12, 4, true);
+	pte_set(&b, 0, pte_get(&b, 0) | KITE_PTE_LAST);
+	pbl_err(&b, 10, KITE_CMD_E_PBL, "LAST on a page that is not the last");
+	b = mkbuf(1, 12, 4, true);
+	pte_set(&b, 1, pte_get(&b, 1) | KITE_PTE_NEXT_TO_LAST);
+	pbl_err(&b, 10, KITE_CMD_E_PBL, "NEXT_TO_LAST on a page that is not next to last");
+	b = mkbuf(1, 13, 2, true);
+	pte_set(&b, 1, pte_get(&b, 1) + 0x1000);
+	pbl_err(&b, 10, KITE_CMD_E_PBL, "PTE not aligned to the 8 KiB data page");
+	b = mkbuf(1, 12, 2, true);
+	b.pbl.addr += 8;
+	pbl_err(&b, 9, KITE_CMD_E_PBL, "level 1 PTE page not 4 KiB aligned");
+	b = mkbuf(1, 12, 2, true);
+	b.pbl.addr = NOT_RAM;
+	pbl_err(&b, 9, KITE_CMD_E_DMA, "level 1 PTE page outside guest RAM");
+	b = mkbuf(1, 12, 2, true);
+	pbl_err(&b, 10, KITE_CMD_E_PARAM, "npages 2 (8 KiB) for a 16 KiB queue");
+	b = mkbuf(1, 12, 2, true);
+	pbl_err(&b, 8, KITE_CMD_E_PARAM, "npages 2 (8 KiB) for a 4 KiB queue");
+	b = mkbuf(1, 12, 1, true);
+	pbl_err(&b, 6, KITE_CMD_E_PARAM, "level 1, one 4 KiB page for a 1 KiB queue");
+	b = mkbuf(1, 12, 1, true);
+	b.pbl.npages = KITE_PBL_ENTRIES + 1;
+	pbl_err(&b, 6, KITE_CMD_E_PBL, "level 1 with npages 513");
+
+	/* Level 2: log 15 = 512 KiB = 128 pages behind one PDE. */
+	b = mkbuf(2, 12, 128, true);
+	pbl_err(&b, 15, KITE_CMD_OK, "level 2 PBL (1 PDE, 128 pages)");
+	b = mkbuf(2, 12, 128, true);
+	memwrite(b.pdes, &(uint64_t){ b.ptes }, 8);
+	pbl_err(&b, 15, KITE_CMD_E_PBL, "level 2 PDE without VALID");
+	b = mkbuf(2, 12, 128, true);
+	memwrite(b.pdes, &(uint64_t){ b.ptes | KITE_PTE_VALID | KITE_PTE_LAST }, 8);
+	pbl_err(&b, 15, KITE_CMD_E_PBL, "level 2 PDE carrying LAST");
+	b = mkbuf(2, 12, 128, true);
+	memwrite(b.pdes, &(uint64_t){ NOT_RAM | KITE_PTE_VALID }, 8);
+	pbl_err(&b, 15, KITE_CMD_E_DMA, "level 2 PDE pointing outside guest RAM");
+	b = mkbuf(2, 12, 128, true);
+	pte_set(&b, 127, pte_get(&b, 127) & ~KITE_PTE_LAST);
+	pbl_err(&b, 15, KITE_CMD_E_PBL, "level 2: last PTE without LAST");
+	b = mkbuf(2, 21, 1, true);
+	pbl_err(&b, 15, KITE_CMD_E_PARAM, "level 2 with one 2 MiB page for a 512 KiB queue");
+	b = mkbuf(0, 21, 1, true);
+	pbl_err(&b, 15, KITE_CMD_OK, "level 0 with a 2 MiB page (shift 21) for a 512 KiB queue");
+
+	/* Destroy */
+	cmd_obj(KITE_CMD_DESTROY_EQ, 40, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_EQ of a nonexistent EQ -> E_OBJECT");
+	cmd_obj(KITE_CMD_DESTROY_EQ, 64, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_EQ 64 -> E_OBJECT");
+	need(create_cq(&cq, 1, eqn, 0, &r), &r, "CREATE_CQ on EQ 1");
+	cmd_obj(KITE_CMD_DESTROY_EQ, eqn, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DESTROY_EQ while a CQ is bound -> E_BUSY");
+	cmd_obj(KITE_CMD_DESTROY_CQ, cq.cqn, 0, &r);
+	cmd_obj(KITE_CMD_DESTROY_EQ, eqn, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_EQ once the CQ is gone");
+	cmd_obj(KITE_CMD_DESTROY_EQ, eqn, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_EQ twice -> E_OBJECT");
+	create_eq(&q, 6, EQ1_VEC, false, &r);
+	tap(r.done && (r.status & 0xff) == 0 && r.result == eqn,
+	    "CREATE_EQ reuses the lowest free EQN (%u)", r.result);
+
+	/* Without EQ0 commands complete silently. */
+	cmd_obj(KITE_CMD_DESTROY_EQ, 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_EQ 0");
+	{
+		struct kite_eqe before[64], after[64];
+		uint64_t buf0 = eq0.buf;
+
+		eq0.on = false;
+		memread(buf0, before, sizeof(before));
+		nop(&r);
+		memread(buf0, after, sizeof(after));
+		tap(r.done && !memcmp(before, after, sizeof(before)), "without EQ0 a command posts no EQE");
+		need(create_eq(&eq0, 6, EQ0_VEC, true, &r), &r, "CREATE_EQ (EQ0 again)");
+		tap(r.result == 0, "EQ0 can be created again");
+		eq_drain(&eq0);
+	}
+
+	/* Exhaustion: EQNs 1..63. */
+	n = 0;
+	c = KITE_CMD_OK;
+	for (i = 0; i < 70; i++) {
+		c = create_eq(&q, 6, EQ1_VEC, false, &r);
+		if (c != KITE_CMD_OK)
+			break;
+		n++;
+		if (r.result < 1 || r.result > 63) {
+			diag("EQN %u out of 1..63", r.result);
+			break;
+		}
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES, "CREATE_EQ until full -> E_NO_RESOURCES (after %u more, %s)", n,
+	    code_name((unsigned)c));
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "EQ0 still works with 64 EQs");
+	(void)e15;
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: completion queues                                            */
+/* ------------------------------------------------------------------ */
+
+static void g_cq(void)
+{
+	struct res r;
+	struct cq cq, cq2;
+	struct qbuf b, nb, nb2;
+	struct kite_cmd_query_cq_out o;
+	struct kite_cmd_modify_cq m;
+	struct kite_cqe cqe;
+	struct eqs q2;
+	uint64_t dbrec = galloc(64, 64);
+	uint32_t cqn, qpn;
+	struct qpspec s;
+
+	fixture();
+	need(create_eq(&q2, 6, EQ2_VEC, false, &r), &r, "CREATE_EQ (EQ2)");
+
+	b = qbuf_for(64 << 6);
+	create_cq_full(6, 0, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "CREATE_CQ on EQ0 -> E_OBJECT");
+	create_cq_full(6, 9, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "CREATE_CQ on a nonexistent EQ -> E_OBJECT");
+	create_cq_full(6, eq1.eqn, 0, 0, 0, 0, dbrec + 4, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ with a dbrec not 8-byte aligned -> E_PARAM");
+	create_cq_full(6, eq1.eqn, 0, 0, 0, 0, 0, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ with dbrec 0 -> E_PARAM");
+	create_cq_full(0, eq1.eqn, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ log depth 0 -> E_PARAM");
+	create_cq_full(17, eq1.eqn, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ log depth 17 -> E_PARAM");
+	create_cq_full(6, eq1.eqn, BIT(12), 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, 0, "CREATE_CQ with a reserved cfg bit -> E_PARAM, syndrome 0");
+	create_cq_full(6, eq1.eqn, 0, 9, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "CREATE_CQ with an unallocated uctx -> E_OBJECT");
+	b = mkbuf(1, 12, 1, true);
+	create_cq_full(6, eq1.eqn, KITE_CQ_CFG_CQE_128, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ CQE_128 with a buffer sized for 64-byte CQEs -> E_PARAM");
+	b = mkbuf(1, 12, 2, true);
+	create_cq_full(6, eq1.eqn, KITE_CQ_CFG_CQE_128, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "CREATE_CQ CQE_128, log 6, 8 KiB buffer");
+	if (r.done && !(r.status & 0xff)) {
+		cqn = r.result;
+		query_cq(cqn, &o, &r);
+		tap(o.cfg == (6 | KITE_CQ_CFG_CQE_128), "QUERY_CQ cfg shows CQE_128 (0x%x)", o.cfg);
+		cmd_obj(KITE_CMD_DESTROY_CQ, cqn, 0, &r);
+	}
+	b = mkbuf(1, 12, 1, true);
+	create_cq_full(7, eq1.eqn, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "CREATE_CQ log 7 (8 KiB) with a 4 KiB buffer -> E_PARAM");
+	b = mkbuf(2, 12, 1024, true);
+	create_cq_full(16, eq1.eqn, 0, 0, 0, 0, dbrec, &b.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "CREATE_CQ log depth 16 with a level 2 PBL (1024 pages, 2 PDEs)");
+	if (r.done && !(r.status & 0xff))
+		cmd_obj(KITE_CMD_DESTROY_CQ, r.result, 0, &r);
+
+	/* Query / modify */
+	cq.dbrec = galloc(64, 64);
+	cq.log = 2;
+	cq.b = qbuf_for(64 << 2);
+	cqn = need(create_cq_full(2, eq1.eqn, 0, 0, 3, 7, cq.dbrec, &cq.b.pbl, &r), &r, "CREATE_CQ");
+	tap(cqn >= 1, "CQN >= 1 (%u)", cqn);
+	query_cq(cqn, &o, &r);
+	tap(r.done && !(r.status & 0xff) && o.state == KITE_CQ_STATE_OK && o.arm == 0 &&
+	    o.eqn == eq1.eqn && o.cfg == 2 && o.pi == 0 && o.ci == 0 && o.mod_count == 3 &&
+	    o.mod_period == 7,
+	    "QUERY_CQ: state OK, disarmed, eqn, cfg, pi 0, ci 0, moderation as created");
+	if (r.done && (r.status & 0xff))
+		res_diag(&r);
+	else
+		diag("state %u arm 0x%x eqn %u cfg 0x%x pi %u ci %u mod %u/%u", o.state, o.arm,
+		     o.eqn, o.cfg, o.pi, o.ci, o.mod_count, o.mod_period);
+	query_cq(999, &o, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "QUERY_CQ of a nonexistent CQ -> E_OBJECT");
+	run(KITE_CMD_QUERY_CQ, &(struct kite_cmd_obj){ .obj = cqn }, 8, sizeof(o) - 1, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_CQ with out_len 31 -> E_LENGTH");
+
+	memset(&m, 0, sizeof(m));
+	m.cqn = cqn;
+	m.mask = KITE_MODIFY_CQ_MODERATION;
+	m.mod_count = 100;
+	m.mod_period = 2000;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "MODIFY_CQ MODERATION");
+	query_cq(cqn, &o, &r);
+	tap(o.mod_count == 100 && o.mod_period == 2000, "QUERY_CQ shows the new moderation (%u/%u)",
+	    o.mod_count, o.mod_period);
+	m.mask = KITE_MODIFY_CQ_EQN;
+	m.eqn = q2.eqn;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "MODIFY_CQ EQN to EQ %u", q2.eqn);
+	query_cq(cqn, &o, &r);
+	tap(o.eqn == q2.eqn, "QUERY_CQ shows the new EQ (%u)", o.eqn);
+	m.eqn = 0;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "MODIFY_CQ EQN to EQ0 -> E_OBJECT");
+	m.eqn = 50;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "MODIFY_CQ EQN to a nonexistent EQ -> E_OBJECT");
+	query_cq(cqn, &o, &r);
+	tap(o.eqn == q2.eqn, "failed remaps leave the EQ unchanged (%u)", o.eqn);
+	cmd_obj(KITE_CMD_DESTROY_EQ, q2.eqn, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DESTROY_EQ of the remapped-to EQ -> E_BUSY");
+	m.mask = KITE_MODIFY_CQ_MODERATION;
+	m.rsvd = 1;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_modify_cq, rsvd),
+	       "MODIFY_CQ with rsvd non-zero -> E_PARAM, syndrome 28");
+	m.rsvd = 0;
+	m.mask = BIT(3);
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "MODIFY_CQ with an unknown mask bit -> E_PARAM");
+	m.mask = KITE_MODIFY_CQ_MODERATION;
+	m.cqn = 999;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "MODIFY_CQ of a nonexistent CQ -> E_OBJECT");
+
+	/* RESIZE: depth 4 -> 8; the RESIZE CQE goes to the old buffer at pi (0), owner 1. */
+	nb = qbuf_for(64 << 3);
+	memset(&m, 0, sizeof(m));
+	m.cqn = cqn;
+	m.mask = KITE_MODIFY_CQ_RESIZE;
+	m.cfg = 3;
+	m.pbl = nb.pbl;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "MODIFY_CQ RESIZE depth 4 -> 8");
+	memread(cq.b.data, &cqe, sizeof(cqe));
+	tap(FIELD_GET(KITE_CQE_OPCODE, cqe.op_own) == KITE_CQE_OP_RESIZE &&
+	    (cqe.op_own & KITE_CQE_OWNER) == 1,
+	    "RESIZE CQE in the old buffer at index 0 with owner 1 (op_own 0x%x)", cqe.op_own);
+	memread(nb.data, &cqe, sizeof(cqe));
+	tap(cqe.op_own == 0, "new buffer untouched (op_own 0x%x)", cqe.op_own);
+	query_cq(cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_CFG_LOG_DEPTH, o.cfg) == 3 && o.pi == 0,
+	    "QUERY_CQ after RESIZE: log depth 3, pi unchanged (cfg 0x%x, pi %u)", o.cfg, o.pi);
+	nb2 = mkbuf(1, 12, 1, true);
+	m.cfg = 5;
+	m.pbl = nb2.pbl;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "RESIZE with a buffer that does not match the new depth -> E_PARAM");
+	memread(nb.data, &cqe, sizeof(cqe));
+	tap(cqe.op_own == 0, "failed RESIZE writes no RESIZE CQE (op_own 0x%x)", cqe.op_own);
+	m.cfg = 0;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "RESIZE to log depth 0 -> E_PARAM");
+	m.cfg = 4;
+	m.pbl = nb2.pbl;
+	m.pbl.cfg = pbl_cfg(3, 12);
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PBL, offsetof(struct kite_cmd_modify_cq, pbl),
+	       "RESIZE with a malformed PBL -> E_PBL, syndrome 24");
+	nb2 = mkbuf(2, 12, 1024, true);
+	m.cfg = 16;
+	m.pbl = nb2.pbl;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "RESIZE 8 -> 65536 with a level 2 PBL");
+	memread(nb.data, &cqe, sizeof(cqe));
+	tap(FIELD_GET(KITE_CQE_OPCODE, cqe.op_own) == KITE_CQE_OP_RESIZE && (cqe.op_own & 1) == 1,
+	    "second RESIZE CQE written in the depth-8 buffer (op_own 0x%x)", cqe.op_own);
+
+	/* DESTROY busy while a QP uses the CQ. */
+	need(create_cq(&cq2, 6, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.rcqn = cq2.cqn;
+	qpn = need(create_qp(&s, &r), &r, "CREATE_QP");
+	cmd_obj(KITE_CMD_DESTROY_CQ, cq2.cqn, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DESTROY_CQ while a QP uses it as recv CQ -> E_BUSY");
+	cmd_obj(KITE_CMD_DESTROY_CQ, fx_cq.cqn, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DESTROY_CQ while a QP uses it as send CQ -> E_BUSY");
+	cmd_obj(KITE_CMD_DESTROY_QP, qpn, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP");
+	cmd_obj(KITE_CMD_DESTROY_CQ, cq2.cqn, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_CQ once the QP is gone");
+	cmd_obj(KITE_CMD_DESTROY_CQ, cq2.cqn, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_CQ twice -> E_OBJECT");
+	query_cq(cq2.cqn, &o, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "QUERY_CQ of a destroyed CQ -> E_OBJECT");
+	cmd_obj(KITE_CMD_DESTROY_CQ, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_CQ 0 -> E_OBJECT");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: QP creation                                                  */
+/* ------------------------------------------------------------------ */
+
+static void g_qp_create(void)
+{
+	struct res r;
+	struct qpspec s;
+	struct kite_cmd_create_qp in;
+	uint32_t rc, ud, gsi;
+
+	fixture();
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	rc = need(create_qp(&s, &r), &r, "CREATE_QP RC");
+	tap(rc == 2, "first RC QP gets QPN 2 (got %u)", rc);
+	tap(qp_state(rc) == KITE_QPS_RESET, "new QP is in RESET");
+	s.type = KITE_QPT_UD;
+	ud = need(create_qp(&s, &r), &r, "CREATE_QP UD");
+	tap(ud == 3, "UD QP gets the next QPN 3 (got %u)", ud);
+	s.type = KITE_QPT_GSI;
+	gsi = need(create_qp(&s, &r), &r, "CREATE_QP GSI");
+	tap(gsi == 1, "GSI QP gets QPN 1 (got %u)", gsi);
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "a second GSI QP -> E_STATE");
+	s.type = 0;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "QP type 0 -> E_PARAM");
+	s.type = 4;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "QP type 4 -> E_PARAM");
+	s = qps(KITE_QPT_RC, 555, fx_cq.cqn, 0);
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "nonexistent PD -> E_OBJECT");
+	s = qps(KITE_QPT_RC, 0, fx_cq.cqn, 0);
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "PD 0 -> E_OBJECT");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.scqn = 777;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "nonexistent send CQ -> E_OBJECT");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.rcqn = 0;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "recv CQ 0 -> E_OBJECT");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 42);
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "unallocated uctx -> E_OBJECT");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.flags = BIT(1);
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "unknown QP flag -> E_PARAM");
+	s.flags = KITE_QP_F_SQ_SIG_ALL;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_OK, -1, "flag SQ_SIG_ALL accepted");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.slog = 0;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "SQ log depth 0 -> E_PARAM");
+	s.slog = 13;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "SQ log depth 13 -> E_PARAM");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.rlog = 13;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "RQ log depth 13 -> E_PARAM");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.sshift = 5;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "SQ WQE shift 5 -> E_PARAM");
+	s.sshift = 11;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "SQ WQE shift 11 -> E_PARAM");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.rshift = 11;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "RQ WQE shift 11 -> E_PARAM");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	s.slog = 1;
+	s.sshift = 6;
+	s.rlog = 12;
+	s.rshift = 10;
+	create_qp(&s, &r);
+	expect(&r, KITE_CMD_OK, -1, "SQ depth 2 x 64 B (level 0), RQ depth 4096 x 1 KiB (4 MiB, level 2)");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	in = qp_in(&s);
+	in.sq_pbl = qbuf_for(8192).pbl;
+	run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "SQ buffer of 8 KiB for a 4 KiB SQ -> E_PARAM");
+	in = qp_in(&s);
+	in.rq_pbl.cfg = pbl_cfg(3, 12);
+	run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PBL, offsetof(struct kite_cmd_create_qp, rq_pbl),
+	       "malformed RQ PBL -> E_PBL, syndrome 48");
+	in = qp_in(&s);
+	in.sq_pbl.cfg = pbl_cfg(0, 25);
+	run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PBL, offsetof(struct kite_cmd_create_qp, sq_pbl),
+	       "malformed SQ PBL -> E_PBL, syndrome 32");
+	in = qp_in(&s);
+	run(KITE_CMD_CREATE_QP, &in, sizeof(in) - 4, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "CREATE_QP with in_len 60 -> E_LENGTH");
+
+	cmd_obj(KITE_CMD_DEALLOC_PD, fx_pd, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_PD while QPs use it -> E_BUSY");
+	cmd_obj(KITE_CMD_DESTROY_QP, 999, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_QP of a nonexistent QP -> E_OBJECT");
+	cmd_obj(KITE_CMD_DESTROY_QP, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DESTROY_QP 0 -> E_OBJECT");
+	cmd_obj(KITE_CMD_DESTROY_QP, gsi, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP GSI");
+	s = qps(KITE_QPT_GSI, fx_pd, fx_cq.cqn, 0);
+	create_qp(&s, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == 1, "GSI can be created again after destroy (QPN %u)", r.result);
+	cmd_obj(KITE_CMD_DESTROY_QP, rc, 0, &r);
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	create_qp(&s, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == rc, "lowest free QPN is reused (%u)", r.result);
+	(void)ud;
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: QP state machine                                             */
+/* ------------------------------------------------------------------ */
+
+#define A_ACCESS	KITE_QP_ATTR_ACCESS
+#define A_PKEY		KITE_QP_ATTR_PKEY_INDEX
+#define A_PORT		KITE_QP_ATTR_PORT
+#define A_QKEY		KITE_QP_ATTR_QKEY
+#define A_AV		KITE_QP_ATTR_AV
+#define A_MTU		KITE_QP_ATTR_PATH_MTU
+#define A_TIMEOUT	KITE_QP_ATTR_TIMEOUT
+#define A_RETRY		KITE_QP_ATTR_RETRY_CNT
+#define A_RNR		KITE_QP_ATTR_RNR_RETRY
+#define A_RQPSN		KITE_QP_ATTR_RQ_PSN
+#define A_MAXRD		KITE_QP_ATTR_MAX_QP_RD_ATOMIC
+#define A_MINRNR	KITE_QP_ATTR_MIN_RNR_TIMER
+#define A_SQPSN		KITE_QP_ATTR_SQ_PSN
+#define A_MAXDRD	KITE_QP_ATTR_MAX_DEST_RD_ATOMIC
+#define A_DQPN		KITE_QP_ATTR_DEST_QPN
+#define A_ALL		GENMASK(16, 2)
+
+static const char *attr_name(unsigned bit)
+{
+	static const char *n[] = { "STATE", "CUR_STATE", "ACCESS", "PKEY_INDEX", "PORT",
+		"QKEY", "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN",
+		"MAX_QP_RD_ATOMIC", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "DEST_QPN" };
+
+	return bit < ARRAY_SIZE(n) ? n[bit] : "?";
+}
+
+static const char *st_name(unsigned s)
+{
+	static const char *n[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+/*
+ * At state `from`: every missing required attribute and every extra
+ * attribute fails with E_PARAM (syndrome = offset of mask) and leaves the QP
+ * in `from`; then R|O succeeds and the QP is in `to`.
+ */
+static void transition(const char *tname, uint32_t qpn, const struct kite_cmd_modify_qp *a,
+		       unsigned from, unsigned to, uint32_t req, uint32_t opt)
+{
+	const int syn = offsetof(struct kite_cmd_modify_qp, mask);
+	unsigned b, bad = 0, n = 0;
+	struct res r;
+	struct kite_cmd_modify_qp cur = *a;
+
+	cur.cur_state = (uint8_t)from;
+	a = &cur;
+
+	for (b = 2; b <= 16; b++) {
+		if (!(req & BIT(b)))
+			continue;
+		n++;
+		modify_qp(a, KITE_QP_ATTR_STATE | (req & ~BIT(b)), (uint8_t)to, &r);
+		if (!r.done || (r.status & 0xff) != KITE_CMD_E_PARAM ||
+		    FIELD_GET(KITE_CMD_STATUS_SYNDROME, r.status) != (unsigned)syn) {
+			bad++;
+			diag("without %s: status 0x%x (%s)", attr_name(b), r.status, code_name(r.status & 0xff));
+		}
+	}
+	if (n)
+		tap(bad == 0 && qp_state(qpn) == (int)from,
+		    "%s %s->%s: each missing required attribute -> E_PARAM syndrome 4 (%u cases)",
+		    tname, st_name(from), st_name(to), n);
+	n = bad = 0;
+	for (b = 2; b <= 16; b++) {
+		if ((req | opt) & BIT(b))
+			continue;
+		n++;
+		modify_qp(a, KITE_QP_ATTR_STATE | req | BIT(b), (uint8_t)to, &r);
+		if (!r.done || (r.status & 0xff) != KITE_CMD_E_PARAM ||
+		    FIELD_GET(KITE_CMD_STATUS_SYNDROME, r.status) != (unsigned)syn) {
+			bad++;
+			diag("with extra %s: status 0x%x (%s)", attr_name(b), r.status, code_name(r.status & 0xff));
+		}
+	}
+	tap(bad == 0 && qp_state(qpn) == (int)from,
+	    "%s %s->%s: each not-allowed attribute -> E_PARAM syndrome 4 (%u cases)",
+	    tname, st_name(from), st_name(to), n);
+	modify_qp(a, KITE_QP_ATTR_STATE | req | opt, (uint8_t)to, &r);
+	expect(&r, KITE_CMD_OK, -1, "%s %s->%s with required + optional attributes", tname,
+	       st_name(from), st_name(to));
+	tap(qp_state(qpn) == (int)to, "%s QP now in %s", tname, st_name(to));
+}
+
+static void bad_value(uint32_t qpn, struct kite_cmd_modify_qp a, uint32_t mask, uint8_t to,
+		      int off, const char *what)
+{
+	struct res r;
+	int before = qp_state(qpn);
+
+	modify_qp(&a, mask, to, &r);
+	expect(&r, KITE_CMD_E_PARAM, off, "%s -> E_PARAM, syndrome %d", what, off);
+	if (qp_state(qpn) != before)
+		diag("QP state changed from %d", before);
+}
+
+#define OFF(f) ((int)offsetof(struct kite_cmd_modify_qp, f))
+
+static void g_qp_modify(void)
+{
+	const uint32_t S = KITE_QP_ATTR_STATE;
+	const uint32_t RC_INIT_R = A_PKEY | A_PORT | A_ACCESS;
+	const uint32_t RC_RTR_R = A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR;
+	const uint32_t RC_RTR_O = A_ACCESS | A_PKEY;
+	const uint32_t RC_RTS_R = A_SQPSN | A_TIMEOUT | A_RETRY | A_RNR | A_MAXRD;
+	const uint32_t RC_RTS_O = A_ACCESS | A_MINRNR;
+	const uint32_t UD_INIT_R = A_PKEY | A_PORT | A_QKEY;
+	struct kite_cmd_modify_qp a, o;
+	struct qpspec s;
+	struct res r;
+	uint32_t rc, ud, gsi, v;
+	unsigned bad, mark;
+	int c;
+
+	fixture();
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	rc = need(create_qp(&s, &r), &r, "CREATE_QP RC");
+	a = attrs_valid(rc);
+
+	/* Illegal transitions from RESET. */
+	modify_qp(&a, S | RC_RTR_R, KITE_QPS_RTR, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC RESET->RTR -> E_STATE");
+	modify_qp(&a, S | RC_RTS_R, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC RESET->RTS -> E_STATE");
+	modify_qp(&a, S, KITE_QPS_SQD, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC RESET->SQD -> E_STATE");
+	a.cur_state = KITE_QPS_INIT;
+	modify_qp(&a, S | RC_INIT_R | KITE_QP_ATTR_CUR_STATE, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "CUR_STATE INIT while the QP is in RESET -> E_STATE");
+	a.cur_state = KITE_QPS_RESET;
+	tap(qp_state(rc) == KITE_QPS_RESET, "QP still in RESET after the refused modifies");
+
+	/* Value checks at RESET->INIT. */
+	a.port = 2;
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(port), "port 2");
+	a.port = 0;
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(port), "port 0");
+	a = attrs_valid(rc);
+	a.pkey_index = 1;
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(pkey_index), "pkey_index 1");
+	a = attrs_valid(rc);
+	a.access = BIT(4);
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(access), "access with an unknown bit");
+	a = attrs_valid(rc);
+	a.rsvd[0] = 1;
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(rsvd), "reserved word non-zero");
+	a = attrs_valid(rc);
+	bad_value(rc, a, S | RC_INIT_R | BIT(17), KITE_QPS_INIT, OFF(mask), "unknown mask bit 17");
+
+	/* The RC sequence with the attribute-set checks. */
+	a.cur_state = KITE_QPS_RESET;
+	transition("RC", rc, &a, KITE_QPS_RESET, KITE_QPS_INIT, RC_INIT_R, KITE_QP_ATTR_CUR_STATE);
+	modify_qp(&a, S | RC_INIT_R, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC INIT->INIT with PKEY/PORT/ACCESS (all optional)");
+	modify_qp(&a, A_ACCESS, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC modify without STATE in INIT (INIT->INIT, ACCESS)");
+	modify_qp(&a, S | A_QKEY, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "RC INIT->INIT with QKEY -> E_PARAM");
+	modify_qp(&a, S | RC_RTS_R, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC INIT->RTS -> E_STATE");
+	a.cur_state = KITE_QPS_RESET;
+	modify_qp(&a, S | RC_RTR_R | KITE_QP_ATTR_CUR_STATE, KITE_QPS_RTR, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "CUR_STATE RESET while the QP is in INIT -> E_STATE");
+
+	/* Value checks at INIT->RTR. */
+	a = attrs_valid(rc);
+	a.path_mtu = 0;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(path_mtu), "path_mtu 0");
+	a.path_mtu = 6;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(path_mtu), "path_mtu 6");
+	a = attrs_valid(rc);
+	a.rq_psn = 1u << 24;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(rq_psn), "rq_psn 2^24");
+	a = attrs_valid(rc);
+	a.dest_qpn = 1u << 24;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(dest_qpn), "dest_qpn 2^24");
+	a = attrs_valid(rc);
+	a.max_dest_rd_atomic = 17;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(max_dest_rd_atomic), "max_dest_rd_atomic 17");
+	a = attrs_valid(rc);
+	a.min_rnr_timer = 32;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(min_rnr_timer), "min_rnr_timer 32");
+	a = attrs_valid(rc);
+	a.sgid_index = 1;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(sgid_index), "sgid_index of an empty GID entry");
+	a.sgid_index = 16;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(sgid_index), "sgid_index 16");
+	a = attrs_valid(rc);
+	a.net_type = KITE_NET_ROCE_V2_IPV6;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(net_type), "net_type not the GID entry's type");
+	a = attrs_valid(rc);
+	a.flow_label = 0x100000;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(flow_label), "flow_label 0x100000");
+
+	a = attrs_valid(rc);
+	transition("RC", rc, &a, KITE_QPS_INIT, KITE_QPS_RTR, RC_RTR_R, RC_RTR_O | KITE_QP_ATTR_CUR_STATE);
+	modify_qp(&a, S | RC_INIT_R, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC RTR->INIT -> E_STATE");
+
+	/* Value checks at RTR->RTS. */
+	a = attrs_valid(rc);
+	a.sq_psn = 0x1000000;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(sq_psn), "sq_psn 2^24");
+	a = attrs_valid(rc);
+	a.timeout = 32;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(timeout), "timeout 32");
+	a = attrs_valid(rc);
+	a.retry_cnt = 8;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(retry_cnt), "retry_cnt 8");
+	a = attrs_valid(rc);
+	a.rnr_retry = 8;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(rnr_retry), "rnr_retry 8");
+	a = attrs_valid(rc);
+	a.max_rd_atomic = 17;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(max_rd_atomic), "max_rd_atomic 17");
+
+	a = attrs_valid(rc);
+	a.sq_psn = KITE_PSN_MASK;
+	transition("RC", rc, &a, KITE_QPS_RTR, KITE_QPS_RTS, RC_RTS_R, RC_RTS_O);
+
+	/* QUERY_QP returns what was set. */
+	c = query_qp(rc, &o, &r);
+	bad = 0;
+	v = RC_INIT_R | RC_RTR_R | RC_RTS_R;
+	CHK(c == KITE_CMD_OK, "QUERY_QP status 0x%x", r.status);
+	CHK((o.mask & v) == v, "mask 0x%x lacks 0x%x", o.mask, v & ~o.mask);
+	CHK(o.qpn == rc, "qpn %u", o.qpn);
+	CHK(o.state == KITE_QPS_RTS, "state %u", o.state);
+	CHK(o.port == 1 && o.pkey_index == 0, "port %u pkey %u", o.port, o.pkey_index);
+	CHK(o.access == a.access, "access 0x%x", o.access);
+	CHK(o.path_mtu == a.path_mtu, "path_mtu %u", o.path_mtu);
+	CHK(o.dest_qpn == a.dest_qpn, "dest_qpn 0x%x", o.dest_qpn);
+	CHK(o.rq_psn == a.rq_psn, "rq_psn 0x%x", o.rq_psn);
+	CHK(o.sq_psn == KITE_PSN_MASK, "sq_psn 0x%x", o.sq_psn);
+	CHK(o.max_rd_atomic == a.max_rd_atomic, "max_rd_atomic %u", o.max_rd_atomic);
+	CHK(o.max_dest_rd_atomic == a.max_dest_rd_atomic, "max_dest_rd_atomic %u", o.max_dest_rd_atomic);
+	CHK(o.min_rnr_timer == a.min_rnr_timer, "min_rnr_timer %u", o.min_rnr_timer);
+	CHK(o.timeout == a.timeout && o.retry_cnt == a.retry_cnt && o.rnr_retry == a.rnr_retry,
+	    "timeout %u retry %u rnr %u", o.timeout, o.retry_cnt, o.rnr_retry);
+	CHK(o.sgid_index == 0 && o.hop_limit == a.hop_limit && o.net_type == a.net_type &&
+	    o.flow_label == a.flow_label, "sgid %u hop %u net %u flow 0x%x", o.sgid_index,
+	    o.hop_limit, o.net_type, o.flow_label);
+	CHK(!memcmp(o.dmac, a.dmac, 6) && !memcmp(o.dgid, a.dgid, 16), "dmac/dgid differ");
+	tap(bad == 0, "QUERY_QP (RC in RTS) returns every attribute set (%u wrong)", bad);
+	run(KITE_CMD_QUERY_QP, &(struct kite_cmd_obj){ .obj = rc }, 8, sizeof(o) - 1, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_QP with out_len 79 -> E_LENGTH");
+	query_qp(999, &o, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "QUERY_QP of a nonexistent QP -> E_OBJECT");
+
+	/* RTS->RTS, SQD. */
+	a.access = KITE_ACCESS_REMOTE_READ;
+	modify_qp(&a, A_ACCESS | A_MINRNR, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RTS->RTS (no STATE) with ACCESS, MIN_RNR_TIMER");
+	query_qp(rc, &o, &r);
+	tap(o.access == KITE_ACCESS_REMOTE_READ && o.state == KITE_QPS_RTS, "QUERY_QP shows the new access (0x%x)", o.access);
+	modify_qp(&a, S | A_SQPSN, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "RC RTS->RTS with SQ_PSN -> E_PARAM");
+	mark = neqlog;
+	modify_qp(&a, S, KITE_QPS_SQD, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RTS->SQD");
+	tap(eqe_find(mark, KITE_EQE_SQ_DRAINED, rc) != NULL, "RTS->SQD posts SQ_DRAINED (obj QPN) to EQ0");
+	modify_qp(&a, S | A_ACCESS, KITE_QPS_SQD, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC SQD->SQD with ACCESS");
+	modify_qp(&a, S, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC SQD->RTS");
+	modify_qp(&a, S | A_PORT, KITE_QPS_ERR, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "RC RTS->ERR with an attribute -> E_PARAM");
+	modify_qp(&a, S, KITE_QPS_ERR, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RTS->ERR");
+	tap(qp_state(rc) == KITE_QPS_ERR, "QP in ERR");
+	modify_qp(&a, S | RC_RTS_R, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_STATE, -1, "RC ERR->RTS -> E_STATE");
+	modify_qp(&a, S, KITE_QPS_RESET, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC ERR->RESET");
+	query_qp(rc, &o, &r);
+	tap(o.state == KITE_QPS_RESET && !(o.mask & (A_SQPSN | A_RQPSN | A_AV | A_DQPN)),
+	    "after ->RESET the QP forgot PSNs/AV (mask 0x%x)", o.mask);
+	a = attrs_valid(rc);
+	modify_qp(&a, S | RC_INIT_R, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RESET->INIT again");
+	modify_qp(&a, S, KITE_QPS_ERR, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC INIT->ERR");
+	modify_qp(&a, S, KITE_QPS_RESET, &r);
+	modify_qp(&a, S | RC_INIT_R, KITE_QPS_INIT, &r);
+	modify_qp(&a, S | RC_RTR_R, KITE_QPS_RTR, &r);
+	modify_qp(&a, S, KITE_QPS_RESET, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RTR->RESET");
+	modify_qp(&a, S, 7, &r);
+	expect2(&r, KITE_CMD_E_PARAM, KITE_CMD_E_STATE, "modify to state 7 (not a state) refused");
+	modify_qp(&a, S, KITE_QPS_ERR, &r);
+	expect(&r, KITE_CMD_OK, -1, "RC RESET->ERR");
+	a.qpn = 888;
+	modify_qp(&a, S, KITE_QPS_RESET, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "MODIFY_QP of a nonexistent QP -> E_OBJECT");
+
+	/* UD */
+	s = qps(KITE_QPT_UD, fx_pd, fx_cq.cqn, 0);
+	ud = need(create_qp(&s, &r), &r, "CREATE_QP UD");
+	a = attrs_valid(ud);
+	transition("UD", ud, &a, KITE_QPS_RESET, KITE_QPS_INIT, UD_INIT_R, 0);
+	transition("UD", ud, &a, KITE_QPS_INIT, KITE_QPS_RTR, 0, A_PKEY | A_QKEY);
+	transition("UD", ud, &a, KITE_QPS_RTR, KITE_QPS_RTS, A_SQPSN, A_QKEY);
+	a.qkey = 0x22222222;
+	modify_qp(&a, A_QKEY, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "UD RTS->RTS with QKEY");
+	query_qp(ud, &o, &r);
+	tap(o.state == KITE_QPS_RTS && o.qkey == 0x22222222 && o.sq_psn == a.sq_psn &&
+	    (o.mask & (A_QKEY | A_SQPSN | A_PORT | A_PKEY)) == (A_QKEY | A_SQPSN | A_PORT | A_PKEY),
+	    "QUERY_QP (UD in RTS): qkey, sq_psn, mask (mask 0x%x qkey 0x%x)", o.mask, o.qkey);
+	modify_qp(&a, A_ACCESS, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "UD RTS->RTS with ACCESS -> E_PARAM");
+
+	/* GSI, like UD. */
+	s = qps(KITE_QPT_GSI, fx_pd, fx_cq.cqn, 0);
+	gsi = need(create_qp(&s, &r), &r, "CREATE_QP GSI");
+	a = attrs_valid(gsi);
+	modify_qp(&a, S | UD_INIT_R, KITE_QPS_INIT, &r);
+	expect(&r, KITE_CMD_OK, -1, "GSI RESET->INIT");
+	modify_qp(&a, S, KITE_QPS_RTR, &r);
+	expect(&r, KITE_CMD_OK, -1, "GSI INIT->RTR");
+	modify_qp(&a, S | A_AV, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "GSI RTR->RTS with AV -> E_PARAM");
+	modify_qp(&a, S, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "GSI RTR->RTS without SQ_PSN -> E_PARAM");
+	modify_qp(&a, S | A_SQPSN, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_OK, -1, "GSI RTR->RTS");
+	tap(qp_state(gsi) == KITE_QPS_RTS, "GSI in RTS");
+	cmd_obj(KITE_CMD_DESTROY_QP, gsi, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP in RTS");
+	cmd_obj(KITE_CMD_DESTROY_QP, rc, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP in ERR");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: memory regions                                               */
+/* ------------------------------------------------------------------ */
+
+static void g_mr(void)
+{
+	const uint32_t LW = KITE_ACCESS_LOCAL_WRITE, RW = KITE_ACCESS_REMOTE_WRITE;
+	const uint32_t RR = KITE_ACCESS_REMOTE_READ, RA = KITE_ACCESS_REMOTE_ATOMIC;
+	struct res r;
+	struct qbuf b0, b1, b2, bh, bx;
+	struct kite_pbl junk = { .addr = NOT_RAM + 3, .npages = 0, .cfg = 0xffffffff };
+	uint32_t k0, k1, k2, k, pd2;
+	int c;
+
+	fixture();
+	b0 = mkbuf(0, 12, 1, false);
+	k0 = need(reg_mr(fx_pd, LW | RW | RR, 0x5a, 0, 0x10000, 4096, &b0.pbl, &r), &r, "REG_MR level 0");
+	tap(k0 == (1u << 8 | 0x5a), "key = index << 8 | tag: first MR is 0x15a (got 0x%x)", k0);
+	b1 = mkbuf(1, 12, 4, false);
+	c = reg_mr(fx_pd, LW, 0x01, 0, 0x20000100, 4 * 4096 - 0x100, &b1.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR level 1, 4 pages, iova offset 0x100, length to the end");
+	k1 = c == KITE_CMD_OK ? r.result : 0;
+	tap(FIELD_GET(KITE_KEY_INDEX, k1) == 2 && FIELD_GET(KITE_KEY_TAG, k1) == 1, "second MR: index 2, tag 1 (0x%x)", k1);
+	b2 = mkbuf(2, 12, 1024, false);
+	c = reg_mr(fx_pd, LW | RR, 0xff, 0, 0x7f0000000000ULL, 1024 * 4096, &b2.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR level 2, 1024 pages (2 PDEs)");
+	k2 = c == KITE_CMD_OK ? r.result : 0;
+	bh = mkbuf(1, 21, 2, false);
+	reg_mr(fx_pd, LW, 0, 0, 0x40000000, 4ULL << 20, &bh.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR level 1 with 2 MiB pages");
+	reg_mr(fx_pd, RR, 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR remote-read only (no local write needed)");
+	reg_mr(fx_pd, RW, 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-write without local-write -> E_PARAM");
+	reg_mr(fx_pd, RA | RR, 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-atomic without local-write -> E_PARAM");
+	reg_mr(fx_pd, LW | BIT(4), 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown access bit -> E_PARAM");
+	reg_mr(fx_pd, LW, BIT(9), 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown flag -> E_PARAM");
+	reg_mr(fx_pd, LW, 0, 0, 0x10000, 0, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with length 0 -> E_PARAM");
+	reg_mr(777, LW, 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "REG_MR with a nonexistent PD -> E_OBJECT");
+	reg_mr(fx_pd, LW, 0, 33, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "REG_MR with an unallocated uctx -> E_OBJECT");
+	reg_mr(fx_pd, LW | RW | RR | RA, KITE_MR_F_PHYS | 0x11, 0, 0, ~0ULL, &junk, &r);
+	expect(&r, KITE_CMD_OK, -1, "PHYS MR, length 2^64-1, PBL ignored (garbage)");
+	tap(FIELD_GET(KITE_KEY_TAG, r.result) == 0x11, "PHYS MR key carries the tag (0x%x)", r.result);
+	{
+		uint32_t u = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+
+		reg_mr(fx_pd, LW, KITE_MR_F_PHYS, u, 0, 4096, &junk, &r);
+		expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_reg_mr, flags),
+		       "PHYS MR for a user context -> E_PARAM, syndrome 8 (lead's requirement)");
+		reg_mr(fx_pd, LW, 0, u, 0x10000, 4096, &b0.pbl, &r);
+		expect(&r, KITE_CMD_OK, -1, "a non-PHYS MR for the same user context is fine");
+	}
+
+	/* iova/length must fit the PBL. */
+	reg_mr(fx_pd, LW, 0, 0, 0x20000100, 4 * 4096 - 0x100 + 1, &b1.pbl, &r);
+	expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "REG_MR: iova offset + length one byte beyond npages pages refused");
+	reg_mr(fx_pd, LW, 0, 0, 0x20000000, 4 * 4096 + 1, &b1.pbl, &r);
+	expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "REG_MR: length beyond npages pages refused");
+	reg_mr(fx_pd, LW, 0, 0, 0x20000000, 4 * 4096, &b1.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR: length exactly npages pages");
+	reg_mr(fx_pd, LW, 0, 0, 0x10800, 2048, &b0.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR level 0: offset 0x800 + 2 KiB fits");
+	reg_mr(fx_pd, LW, 0, 0, 0x10800, 2049, &b0.pbl, &r);
+	expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "REG_MR level 0: offset 0x800 + 2049 refused");
+	bx = mkbuf(1, 12, 4, false);
+	pte_set(&bx, 2, pte_get(&bx, 2) & ~KITE_PTE_VALID);
+	reg_mr(fx_pd, LW, 0, 0, 0, 4 * 4096, &bx.pbl, &r);
+	expect(&r, KITE_CMD_E_PBL, offsetof(struct kite_cmd_reg_mr, pbl), "REG_MR with a PTE without VALID -> E_PBL, syndrome 32");
+	bx = mkbuf(1, 13, 2, false);
+	pte_set(&bx, 1, pte_get(&bx, 1) + 0x1000);
+	reg_mr(fx_pd, LW, 0, 0, 0, 2 * 8192, &bx.pbl, &r);
+	expect(&r, KITE_CMD_E_PBL, offsetof(struct kite_cmd_reg_mr, pbl), "REG_MR with a PTE not aligned to the 8 KiB page -> E_PBL");
+	bx = mkbuf(1, 12, 4, false);
+	bx.pbl.addr = NOT_RAM;
+	reg_mr(fx_pd, LW, 0, 0, 0, 4 * 4096, &bx.pbl, &r);
+	expect(&r, KITE_CMD_E_DMA, -1, "REG_MR with the PTE page outside guest RAM -> E_DMA");
+	bx = mkbuf(2, 12, 600, false);
+	memwrite(bx.pdes + 8, &(uint64_t){ NOT_RAM | KITE_PTE_VALID }, 8);
+	reg_mr(fx_pd, LW, 0, 0, 0, 600 * 4096, &bx.pbl, &r);
+	expect(&r, KITE_CMD_E_DMA, -1, "REG_MR level 2 with the second PDE outside guest RAM -> E_DMA");
+	bx = mkbuf(1, 12, 4, false);
+	bx.pbl.npages = 513;
+	reg_mr(fx_pd, LW, 0, 0, 0, 4096, &bx.pbl, &r);
+	expect(&r, KITE_CMD_E_PBL, -1, "REG_MR level 1 with npages 513 -> E_PBL");
+
+	/* The largest level 2 list: 512 PDEs x 512 PTEs, all aliasing one page. */
+	{
+		static uint64_t ents[KITE_PBL_ENTRIES];
+		uint64_t data = galloc(2ULL << 20, 2ULL << 20);
+		uint64_t ptp = galloc(4096, 4096), pdp = galloc(4096, 4096);
+		struct kite_pbl big;
+		unsigned i;
+
+		for (i = 0; i < KITE_PBL_ENTRIES; i++)
+			ents[i] = data | KITE_PTE_VALID;
+		memwrite(ptp, ents, sizeof(ents));
+		for (i = 0; i < KITE_PBL_ENTRIES; i++)
+			ents[i] = ptp | KITE_PTE_VALID;
+		memwrite(pdp, ents, sizeof(ents));
+		big.addr = pdp;
+		big.npages = KITE_PBL_ENTRIES * KITE_PBL_ENTRIES;
+		big.cfg = pbl_cfg(2, 21);
+		reg_mr(fx_pd, LW, 0, 0, 0, 1ULL << 39, &big, &r);
+		expect(&r, KITE_CMD_OK, -1, "REG_MR level 2, 262144 x 2 MiB pages, length 2^39 (max_mr_size)");
+		if (r.done && !(r.status & 0xff))
+			cmd_obj(KITE_CMD_DEREG_MR, r.result, 0, &r);
+		reg_mr(fx_pd, LW, 0, 0, 0x1000, 1ULL << 39, &big, &r);
+		expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "REG_MR 2^39 bytes at iova offset 0x1000 does not fit");
+		big.npages++;
+		reg_mr(fx_pd, LW, 0, 0, 0, 4096, &big, &r);
+		expect(&r, KITE_CMD_E_PBL, -1, "REG_MR level 2 with npages 512*512+1 -> E_PBL");
+	}
+
+	/* DEREG */
+	cmd_obj(KITE_CMD_DEREG_MR, k0 ^ 0x01, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR with the wrong tag -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEREG_MR, k0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR with the right key (MR survived the wrong-tag attempt)");
+	cmd_obj(KITE_CMD_DEREG_MR, k0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR twice -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEREG_MR, 0x5a, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR of key index 0 -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEREG_MR, 0xffffff00, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR of key index 0xffffff -> E_OBJECT");
+	k = need(reg_mr(fx_pd, LW, 0x77, 0, 0x10000, 4096, &b0.pbl, &r), &r, "REG_MR");
+	tap(k == (1u << 8 | 0x77), "REG_MR reuses the lowest free index 1 (key 0x%x)", k);
+
+	/* ALLOC_MR */
+	alloc_mr(fx_pd, 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "ALLOC_MR max_pages 0 -> E_PARAM");
+	alloc_mr(fx_pd, 513, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "ALLOC_MR max_pages 513 -> E_PARAM");
+	alloc_mr(fx_pd, 1, 0x33, &r);
+	expect(&r, KITE_CMD_OK, -1, "ALLOC_MR max_pages 1");
+	tap(FIELD_GET(KITE_KEY_TAG, r.result) == 0x33 && FIELD_GET(KITE_KEY_INDEX, r.result) >= 1,
+	    "ALLOC_MR key: tag 0x33, index >= 1 (0x%x)", r.result);
+	alloc_mr(fx_pd, 512, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "ALLOC_MR max_pages 512");
+	alloc_mr(fx_pd, 4, KITE_MR_F_PHYS, &r);
+	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_alloc_mr, flags), "ALLOC_MR with a flag other than the tag -> E_PARAM, syndrome 8");
+	alloc_mr(999, 4, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "ALLOC_MR with a nonexistent PD -> E_OBJECT");
+
+	/* PD busy */
+	pd2 = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+	k = need(alloc_mr(pd2, 8, 0, &r), &r, "ALLOC_MR on PD 2");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd2, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_PD while an MR uses it -> E_BUSY");
+	cmd_obj(KITE_CMD_DEREG_MR, k, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of a fast-reg MR");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd2, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_PD once the MR is gone");
+	(void)k1;
+	(void)k2;
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: GID table                                                    */
+/* ------------------------------------------------------------------ */
+
+static void g_gid(void)
+{
+	struct res r;
+	struct kite_cmd_add_gid in;
+
+	std_setup();
+	add_gid(0, KITE_NET_ROCE_V2_IPV4, &r);
+	expect(&r, KITE_CMD_OK, -1, "ADD_GID index 0, IPv4");
+	add_gid(15, KITE_NET_ROCE_V2_IPV6, &r);
+	expect(&r, KITE_CMD_OK, -1, "ADD_GID index 15, IPv6");
+	add_gid(0, KITE_NET_ROCE_V2_IPV6, &r);
+	expect(&r, KITE_CMD_OK, -1, "ADD_GID replaces a valid entry");
+	add_gid(16, KITE_NET_ROCE_V2_IPV4, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "ADD_GID index 16 -> E_PARAM");
+	add_gid(3, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "ADD_GID type 0 -> E_PARAM");
+	add_gid(3, 3, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "ADD_GID type 3 -> E_PARAM");
+	memset(&in, 0, sizeof(in));
+	in.index = 4;
+	in.type = KITE_NET_ROCE_V2_IPV4;
+	run(KITE_CMD_ADD_GID, &in, sizeof(in) - 2, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "ADD_GID with in_len 30 -> E_LENGTH");
+	in.vlan = KITE_VLAN_VALID | 100;
+	run(KITE_CMD_ADD_GID, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "ADD_GID with a VLAN");
+	cmd_obj(KITE_CMD_DEL_GID, 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEL_GID 0");
+	cmd_obj(KITE_CMD_DEL_GID, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEL_GID 0 again -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEL_GID, 5, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEL_GID of a never-valid entry -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEL_GID, 16, 0, &r);
+	expect2(&r, KITE_CMD_E_OBJECT, KITE_CMD_E_PARAM, "DEL_GID 16 refused");
+	cmd_obj(KITE_CMD_DEL_GID, 15, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEL_GID 15");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: doorbells                                                    */
+/* ------------------------------------------------------------------ */
+
+static uint64_t db_wq(uint32_t type, uint32_t qpn, uint32_t pi)
+{
+	return FIELD_PREP(KITE_DB_OBJ, qpn) | FIELD_PREP(KITE_DB_TYPE, type) |
+	       FIELD_PREP(KITE_DB_PI, pi & 0xffff);
+}
+
+static uint64_t db_cq_arm(uint32_t cqn, unsigned cmd, unsigned sn)
+{
+	return FIELD_PREP(KITE_DB_OBJ, cqn) | FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_CQ_ARM) |
+	       FIELD_PREP(KITE_DB_CQ_CMD, cmd) | FIELD_PREP(KITE_DB_CQ_CMD_SN, sn);
+}
+
+static void dbrec_arm(const struct cq *q, uint32_t arm_ci, unsigned cmd, unsigned sn)
+{
+	setmem32(q->dbrec + 4, (uint32_t)(FIELD_PREP(KITE_CQ_DB_ARM_CI, arm_ci) |
+					  FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
+					  FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn)));
+}
+
+static uint64_t bad_db0;
+
+static void bad_db_check(uint64_t expect_delta, const char *what)
+{
+	uint64_t now;
+
+	clock_step(POLL_STEP_NS);
+	now = stat1(KITE_STAT_BAD_DOORBELLS);
+	tap(now - bad_db0 == expect_delta, "%s (BAD_DOORBELLS +%" PRIu64 ", expected +%" PRIu64 ")",
+	    what, now - bad_db0, expect_delta);
+	bad_db0 = now;
+}
+
+static void g_doorbell(void)
+{
+	struct res r;
+	struct cq ucq;
+	struct qpspec s;
+	uint32_t u1, upd, uqp, kqp, n;
+
+	fixture();
+	if (!have_bar2)
+		diag("no BAR2 found");
+	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	upd = need(alloc_pd(u1, &r), &r, "ALLOC_PD (uctx)");
+	need(create_cq(&ucq, 6, eq1.eqn, u1, &r), &r, "CREATE_CQ (uctx)");
+	s = qps(KITE_QPT_RC, upd, ucq.cqn, u1);
+	uqp = need(create_qp(&s, &r), &r, "CREATE_QP (uctx)");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	kqp = need(create_qp(&s, &r), &r, "CREATE_QP (kernel)");
+	bad_db0 = stat1(KITE_STAT_BAD_DOORBELLS);
+
+	/* EQ doorbell on a user page: ignored. */
+	eq0.autodb = false;
+	n = eq0.ci;
+	nop(&r);
+	msi_take(EQ0_VEC);
+	wr64(db_addr(u1), db_eq(0, n, true));
+	clock_step(POLL_STEP_NS);
+	tap(!msi_take(EQ0_VEC), "EQ arm doorbell on user page %u is not acted on (no interrupt)", u1);
+	eq0.autodb = true;
+	bad_db_check(1, "EQ doorbell on a user page counted");
+	eq0.autodb = false;
+	n = eq0.ci;
+	nop(&r);
+	wr64(db_addr(0), db_eq(0, n, true));
+	clock_step(POLL_STEP_NS);
+	tap(msi_take(EQ0_VEC), "the same doorbell on page 0 arms EQ0 (interrupt at once)");
+	eq0.autodb = true;
+	eq_doorbell(&eq0, false);
+	bad_db_check(0, "valid EQ doorbells not counted");
+
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, uqp, 1));
+	bad_db_check(1, "SQ doorbell of a user QP on page 0 ignored and counted");
+	wr64(db_addr(u1), db_wq(KITE_DB_TYPE_SQ, uqp, 1));
+	bad_db_check(0, "SQ doorbell of a user QP on its own page accepted");
+	wr64(db_addr(u1), db_wq(KITE_DB_TYPE_RQ, uqp, 64));
+	bad_db_check(0, "RQ doorbell PI exactly depth ahead accepted");
+	wr64(db_addr(u1), db_wq(KITE_DB_TYPE_SQ, uqp, 66));
+	bad_db_check(1, "SQ doorbell PI more than depth ahead ignored and counted");
+	wr64(db_addr(u1), db_wq(KITE_DB_TYPE_RQ, kqp, 1));
+	bad_db_check(1, "RQ doorbell of a kernel QP on a user page counted");
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, kqp, 3));
+	bad_db_check(0, "SQ doorbell of a kernel QP on page 0 accepted");
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, 500, 1));
+	bad_db_check(1, "SQ doorbell of a nonexistent QP counted");
+	wr64(db_addr(7), db_wq(KITE_DB_TYPE_SQ, uqp, 1));
+	bad_db_check(1, "doorbell on the page of an unallocated context counted");
+	wr64(db_addr(0), db_cq_arm(ucq.cqn, KITE_CQ_ARM_NEXT, 0));
+	bad_db_check(1, "CQ arm doorbell of a user CQ on page 0 counted");
+	dbrec_arm(&ucq, 0, KITE_CQ_ARM_NEXT, 0);
+	wr64(db_addr(u1), db_cq_arm(ucq.cqn, KITE_CQ_ARM_NEXT, 0));
+	bad_db_check(0, "CQ arm doorbell of a user CQ on its own page accepted");
+	wr32(db_addr(0), (uint32_t)db_eq(0, eq0.ci, false));
+	bad_db_check(1, "32-bit doorbell write ignored and counted");
+	wr32(db_addr(0) + 4, 0);
+	bad_db_check(1, "32-bit write to the upper half counted");
+	wr64(db_addr(0) + 8, db_eq(0, eq0.ci, false));
+	bad_db_check(1, "64-bit write at offset 8 of a page counted");
+	tap(rd64(db_addr(0)) == 0 && rd32(db_addr(u1)) == 0, "doorbell reads return 0");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel fine after bad doorbells");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: CQ arming                                                    */
+/* ------------------------------------------------------------------ */
+
+static bool debug_cqe(uint32_t cqn)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%u", cqn);
+	return qom_set("debug-cqe", v, NULL);
+}
+
+static unsigned eq1_count(uint32_t type, uint32_t obj)
+{
+	unsigned mark = neqlog, n = 0, i;
+
+	eq_drain(&eq1);
+	for (i = mark; i < neqlog; i++)
+		if (FIELD_GET(KITE_EQE_TYPE, eqlog[i % EQLOG].type_owner) == type &&
+		    eqlog[i % EQLOG].obj == obj)
+			n++;
+	return n;
+}
+
+static void g_cq_arm(void)
+{
+	struct res r;
+	struct cq cq, c2, c3;
+	struct kite_cmd_query_cq_out o;
+	struct kite_cqe cqe;
+	const char *reply = "";
+	uint32_t i;
+	unsigned n;
+
+	fixture();
+	need(create_cq(&cq, 6, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+	bad_db0 = stat1(KITE_STAT_BAD_DOORBELLS);
+
+	dbrec_arm(&cq, 0, KITE_CQ_ARM_NEXT, 1);
+	wr64(db_addr(0), db_cq_arm(cq.cqn, KITE_CQ_ARM_NEXT, 2));
+	bad_db_check(1, "arm doorbell whose CMD_SN differs from the dbrec arm word is counted");
+	wr64(db_addr(0), db_cq_arm(cq.cqn, KITE_CQ_ARM_SOLICITED, 1));
+	bad_db_check(1, "arm doorbell whose CMD differs from the dbrec arm word is counted");
+	query_cq(cq.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_DISARMED,
+	    "mismatched arm doorbells are ignored: CQ still disarmed (arm 0x%x)", o.arm);
+	wr64(db_addr(0), db_cq_arm(cq.cqn, KITE_CQ_ARM_NEXT, 1));
+	bad_db_check(0, "matching arm doorbell accepted");
+	query_cq(cq.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_NEXT &&
+	    FIELD_GET(KITE_CQ_ARM_LAST_SN, o.arm) == 1,
+	    "QUERY_CQ after arm NEXT sn 1: state NEXT, last sn 1 (arm 0x%x)", o.arm);
+	tap(eq1_count(KITE_EQE_COMPLETION, cq.cqn) == 0, "arming an empty CQ posts no event");
+	dbrec_arm(&cq, 0, KITE_CQ_ARM_SOLICITED, 2);
+	wr64(db_addr(0), db_cq_arm(cq.cqn, KITE_CQ_ARM_SOLICITED, 2));
+	clock_step(POLL_STEP_NS);
+	query_cq(cq.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_NEXT &&
+	    FIELD_GET(KITE_CQ_ARM_LAST_SN, o.arm) == 2,
+	    "SOLICITED arm while NEXT: stays NEXT, last sn 2 (arm 0x%x)", o.arm);
+	need(create_cq(&c2, 3, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+	dbrec_arm(&c2, 0, KITE_CQ_ARM_SOLICITED, 0);
+	wr64(db_addr(0), db_cq_arm(c2.cqn, KITE_CQ_ARM_SOLICITED, 0));
+	clock_step(POLL_STEP_NS);
+	query_cq(c2.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_SOLICITED,
+	    "arm SOLICITED: state SOLICITED (arm 0x%x)", o.arm);
+	dbrec_arm(&c2, 0, KITE_CQ_ARM_NEXT, 1);
+	wr64(db_addr(0), db_cq_arm(c2.cqn, KITE_CQ_ARM_NEXT, 1));
+	clock_step(POLL_STEP_NS);
+	query_cq(c2.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_NEXT,
+	    "arm NEXT after SOLICITED: state NEXT (arm 0x%x)", o.arm);
+	wr64(db_addr(0), db_cq_arm(900, KITE_CQ_ARM_NEXT, 0));
+	bad_db_check(1, "arm doorbell of a nonexistent CQ counted");
+
+	/* With a CQE source (optional debug-cqe property). */
+	need(create_cq(&c3, 2, eq1.eqn, 0, &r), &r, "CREATE_CQ depth 4");
+	if (!debug_cqe(c3.cqn)) {
+		qom_set("debug-cqe", "1", &reply);
+		skip("model has no debug-cqe property", "CQE-driven arm/fire/overflow tests");
+		diag("qom-set debug-cqe: %.160s", reply);
+		return;
+	}
+	clock_step(POLL_STEP_NS);
+	memread(c3.b.data, &cqe, sizeof(cqe));
+	query_cq(c3.cqn, &o, &r);
+	tap((cqe.op_own & KITE_CQE_OWNER) == 1 && o.pi == 1, "debug CQE written at index 0 with owner 1, pi 1");
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0, "disarmed CQ: no event for a new CQE");
+	dbrec_arm(&c3, 0, KITE_CQ_ARM_NEXT, 0);
+	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 0));
+	clock_step(POLL_STEP_NS);
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 1, "arm NEXT with a CQE beyond ARM_CI fires at once");
+	query_cq(c3.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_FIRED, "state FIRED (arm 0x%x)", o.arm);
+	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 0));
+	clock_step(POLL_STEP_NS);
+	query_cq(c3.cqn, &o, &r);
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0 &&
+	    FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_FIRED,
+	    "duplicate arm (same sn after fire) ignored");
+	setmem32(c3.dbrec, 1);
+	dbrec_arm(&c3, 1, KITE_CQ_ARM_NEXT, 1);
+	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 1));
+	clock_step(POLL_STEP_NS);
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0, "arm NEXT with ARM_CI == pi: no event yet");
+	debug_cqe(c3.cqn);
+	clock_step(POLL_STEP_NS);
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 1, "the next CQE fires the armed CQ");
+	for (i = 0; i < 3; i++)
+		debug_cqe(c3.cqn);
+	clock_step(POLL_STEP_NS);
+	memread(c3.b.data, &cqe, sizeof(cqe));
+	query_cq(c3.cqn, &o, &r);
+	tap(o.pi == 5 && (cqe.op_own & KITE_CQE_OWNER) == 0,
+	    "CQE 4 (second pass, index 0) has owner 0 (pi %u, op_own 0x%x)", o.pi, cqe.op_own);
+	n = neqlog;
+	debug_cqe(c3.cqn);	/* pi 5, ci 1: 4 outstanding = depth -> overflow */
+	clock_step(POLL_STEP_NS);
+	query_cq(c3.cqn, &o, &r);
+	tap(o.state == KITE_CQ_STATE_ERROR, "CQ overflow puts the CQ in ERROR (state %u, pi %u)", o.state, o.pi);
+	eq_drain(&eq0);
+	tap(eqe_find(n, KITE_EQE_CQ_ERROR, c3.cqn) != NULL, "CQ_ERROR event on EQ0 for the overflow");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: CQ events driven by the model's debug-cqe property           */
+/* ------------------------------------------------------------------ */
+
+/* kite_int.h: debug-cqe value = CQN | these flags (model extension). */
+#define DBG_SOLICITED	BIT(24)
+#define DBG_ERROR	BIT(25)
+
+static void dcqe(uint32_t cqn, uint32_t flags)
+{
+	char v[32];
+	const char *reply = "";
+
+	snprintf(v, sizeof(v), "%u", cqn | flags);
+	if (!qom_set("debug-cqe", v, &reply))
+		fatal("qom-set debug-cqe %s failed: %.120s", v, reply);
+	clock_step(POLL_STEP_NS);
+}
+
+static void arm_cq(struct cq *q, uint32_t arm_ci, unsigned cmd, unsigned sn)
+{
+	dbrec_arm(q, arm_ci, cmd, sn);
+	wr64(db_addr(0), db_cq_arm(q->cqn, cmd, sn));
+	clock_step(POLL_STEP_NS);
+}
+
+static int mkcq(struct cq *q, unsigned log, uint32_t eqn, uint32_t cfg, uint16_t mc, uint16_t mp)
+{
+	struct res r;
+	unsigned sz = (cfg & KITE_CQ_CFG_CQE_128) ? 128 : 64;
+
+	memset(q, 0, sizeof(*q));
+	q->log = log;
+	q->cqe_size = sz;
+	q->dbrec = galloc(64, 64);
+	q->b = qbuf_for((uint64_t)sz << log);
+	q->cqn = need(create_cq_full(log, eqn, cfg, 0, mc, mp, q->dbrec, &q->b.pbl, &r), &r, "CREATE_CQ");
+	return 0;
+}
+
+static struct kite_cqe cqe_at(const struct cq *q, uint64_t base, uint32_t idx)
+{
+	struct kite_cqe c;
+
+	memread(base + (uint64_t)(idx & ((1u << q->log) - 1)) * q->cqe_size, &c, sizeof(c));
+	return c;
+}
+
+static void g_cq_events(void)
+{
+	struct res r;
+	struct cq a, b, c, d, e, f, g, h, o128;
+	struct kite_cmd_query_cq_out o;
+	struct kite_cmd_modify_cq m;
+	struct kite_cqe q1, q2;
+	struct eqs eq2;
+	struct qpspec s;
+	struct qbuf nb;
+	uint64_t oldbuf, ov0;
+	uint32_t qpn, i;
+	unsigned mark, n;
+	const char *reply = "";
+
+	fixture();
+	if (!qom_set("debug-cqe", "0", &reply)) {
+		skip("model has no debug-cqe property", "CQE-driven tests");
+		diag("%.160s", reply);
+		return;
+	}
+
+	/* EQ1 armed: the completion event raises its vector. */
+	mkcq(&a, 4, eq1.eqn, 0, 0, 0);
+	msi_take(EQ1_VEC);
+	eq_doorbell(&eq1, true);
+	arm_cq(&a, 0, KITE_CQ_ARM_NEXT, 0);
+	dcqe(a.cqn, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, a.cqn) == 1 && msi_take(EQ1_VEC),
+	    "armed CQ + armed EQ1: COMPLETION event and MSI-X vector %d", EQ1_VEC);
+
+	/* SOLICITED arming. */
+	mkcq(&b, 4, eq1.eqn, 0, 0, 0);
+	arm_cq(&b, 0, KITE_CQ_ARM_SOLICITED, 0);
+	dcqe(b.cqn, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, b.cqn) == 0, "armed SOLICITED: an unsolicited CQE does not fire");
+	dcqe(b.cqn, DBG_SOLICITED);
+	tap(eq1_count(KITE_EQE_COMPLETION, b.cqn) == 1, "armed SOLICITED: a solicited CQE fires");
+	arm_cq(&b, 2, KITE_CQ_ARM_SOLICITED, 1);
+	tap(eq1_count(KITE_EQE_COMPLETION, b.cqn) == 0, "re-arm SOLICITED past the solicited CQE: no event");
+	dcqe(b.cqn, DBG_ERROR);
+	tap(eq1_count(KITE_EQE_COMPLETION, b.cqn) == 1, "armed SOLICITED: an error CQE fires");
+	q1 = cqe_at(&b, b.b.data, 2);
+	tap(FIELD_GET(KITE_CQE_OPCODE, q1.op_own) == KITE_CQE_OP_REQ_ERR, "error CQE has opcode REQ_ERR (0x%x)", q1.op_own);
+
+	/* Arm requests that find CQEs already there. */
+	mkcq(&c, 4, eq1.eqn, 0, 0, 0);
+	dcqe(c.cqn, 0);
+	dcqe(c.cqn, DBG_SOLICITED);
+	dcqe(c.cqn, 0);
+	arm_cq(&c, 0, KITE_CQ_ARM_SOLICITED, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, c.cqn) == 1, "arm SOLICITED with a solicited CQE beyond ARM_CI fires at once");
+	mkcq(&d, 4, eq1.eqn, 0, 0, 0);
+	dcqe(d.cqn, 0);
+	dcqe(d.cqn, 0);
+	arm_cq(&d, 0, KITE_CQ_ARM_SOLICITED, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, d.cqn) == 0, "arm SOLICITED with only unsolicited CQEs: no event");
+	arm_cq(&d, 1, KITE_CQ_ARM_NEXT, 1);
+	tap(eq1_count(KITE_EQE_COMPLETION, d.cqn) == 1, "arm NEXT with CQEs beyond ARM_CI fires at once");
+	arm_cq(&d, 2, KITE_CQ_ARM_NEXT, 2);
+	tap(eq1_count(KITE_EQE_COMPLETION, d.cqn) == 0, "arm NEXT with ARM_CI == pi: no event");
+
+	/* ARM_CI more than depth behind pi: CQEs with index >= ARM_CI exist. */
+	mkcq(&e, 1, eq1.eqn, 0, 0, 0);
+	for (i = 0; i < 4; i++) {
+		dcqe(e.cqn, 0);
+		setmem32(e.dbrec, i + 1);
+	}
+	arm_cq(&e, 0, KITE_CQ_ARM_NEXT, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, e.cqn) == 1,
+	    "arm NEXT with ARM_CI 0 at pi 4 (depth 2): (pi - ARM_CI) > 0, fires at once");
+
+	/* Moderation. */
+	mkcq(&e, 4, eq1.eqn, 0, 3, 0);
+	arm_cq(&e, 0, KITE_CQ_ARM_NEXT, 0);
+	dcqe(e.cqn, 0);
+	dcqe(e.cqn, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, e.cqn) == 0, "mod_count 3: no event after 2 CQEs");
+	dcqe(e.cqn, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, e.cqn) == 1, "mod_count 3: event after the 3rd CQE");
+	dcqe(e.cqn, 0);
+	arm_cq(&e, 3, KITE_CQ_ARM_NEXT, 1);
+	tap(eq1_count(KITE_EQE_COMPLETION, e.cqn) == 1, "moderated CQ: arm finding a CQE fires immediately");
+	mkcq(&f, 4, eq1.eqn, 0, 0, 100);
+	arm_cq(&f, 0, KITE_CQ_ARM_NEXT, 0);
+	dcqe(f.cqn, 0);
+	clock_step(50000);
+	tap(eq1_count(KITE_EQE_COMPLETION, f.cqn) == 0, "mod_period 100 us: no event 50 us after the CQE");
+	dcqe(f.cqn, 0);
+	clock_step(60000);
+	tap(eq1_count(KITE_EQE_COMPLETION, f.cqn) == 1, "mod_period 100 us: event ~110 us after the first CQE");
+	mkcq(&g, 4, eq1.eqn, 0, 2, 1000);
+	arm_cq(&g, 0, KITE_CQ_ARM_NEXT, 0);
+	dcqe(g.cqn, 0);
+	dcqe(g.cqn, 0);
+	tap(eq1_count(KITE_EQE_COMPLETION, g.cqn) == 1, "count 2 / period 1 ms: the count comes first");
+	clock_step(2000000);
+	tap(eq1_count(KITE_EQE_COMPLETION, g.cqn) == 0, "no second event from the period timer");
+
+	/* RESIZE with CQEs: owner bits per old and new depth. */
+	mkcq(&h, 1, eq1.eqn, 0, 0, 0);
+	dcqe(h.cqn, 0);
+	dcqe(h.cqn, 0);
+	setmem32(h.dbrec, 2);
+	oldbuf = h.b.data;
+	nb = qbuf_for(64 << 2);
+	memset(&m, 0, sizeof(m));
+	m.cqn = h.cqn;
+	m.mask = KITE_MODIFY_CQ_RESIZE;
+	m.cfg = 2;
+	m.pbl = nb.pbl;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "RESIZE depth 2 -> 4 at pi 2");
+	h.log = 1;
+	q1 = cqe_at(&h, oldbuf, 2);
+	tap(FIELD_GET(KITE_CQE_OPCODE, q1.op_own) == KITE_CQE_OP_RESIZE && (q1.op_own & 1) == 0,
+	    "RESIZE CQE at old index 0 with owner 0 (second pass of depth 2) (op_own 0x%x)", q1.op_own);
+	h.log = 2;
+	h.b = nb;
+	dcqe(h.cqn, 0);
+	q2 = cqe_at(&h, nb.data, 2);
+	query_cq(h.cqn, &o, &r);
+	tap(FIELD_GET(KITE_CQE_OPCODE, q2.op_own) == KITE_CQE_OP_REQ && (q2.op_own & 1) == 1 && o.pi == 3,
+	    "next CQE in the new buffer at index 2, owner 1 (first pass of depth 4), pi 3 (op_own 0x%x, pi %u)",
+	    q2.op_own, o.pi);
+	tap(o.ci == 2, "QUERY_CQ ci is the consumer index last read from the dbrec (%u)", o.ci);
+	setmem32(h.dbrec, 0);
+	nb = qbuf_for(64 << 1);
+	m.cfg = 1;
+	m.pbl = nb.pbl;
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, -1, "RESIZE to depth 2 with 3 unconsumed CQEs -> E_PARAM");
+	setmem32(h.dbrec, 2);
+	run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "RESIZE to depth 2 with 1 unconsumed CQE");
+
+	/* CQE_128 slots. */
+	mkcq(&o128, 2, eq1.eqn, KITE_CQ_CFG_CQE_128, 0, 0);
+	dcqe(o128.cqn, 0);
+	dcqe(o128.cqn, 0);
+	q1 = cqe_at(&o128, o128.b.data, 0);
+	q2 = cqe_at(&o128, o128.b.data, 1);
+	tap((q1.op_own & 1) && (q2.op_own & 1) && q2.wqe_idx == 1,
+	    "CQE_128: CQEs at 0 and 128 bytes, owner 1 (0x%x 0x%x)", q1.op_own, q2.op_own);
+
+	/* Overflow: CQ ERROR, QPs to ERR with QP_FATAL. */
+	mkcq(&a, 1, eq1.eqn, 0, 0, 0);
+	s = qps(KITE_QPT_RC, fx_pd, a.cqn, 0);
+	qpn = need(create_qp(&s, &r), &r, "CREATE_QP on the small CQ");
+	ov0 = stat1(KITE_STAT_CQ_OVERFLOWS);
+	mark = neqlog;
+	dcqe(a.cqn, 0);
+	dcqe(a.cqn, 0);
+	dcqe(a.cqn, 0);
+	query_cq(a.cqn, &o, &r);
+	eq_drain(&eq0);
+	tap(o.state == KITE_CQ_STATE_ERROR && o.pi == 2, "third CQE into a depth-2 CQ without consumption: ERROR, pi 2");
+	{
+		const struct kite_eqe *ev = eqe_find(mark, KITE_EQE_CQ_ERROR, a.cqn);
+
+		tap(ev && ev->data == KITE_CQ_ERR_OVERFLOW, "CQ_ERROR event with data OVERFLOW on EQ0");
+	}
+	tap(eqe_find(mark, KITE_EQE_QP_FATAL, qpn) != NULL, "QP_FATAL event for the QP using the CQ");
+	tap(qp_state(qpn) == KITE_QPS_ERR, "the QP is in ERR");
+	tap(stat1(KITE_STAT_CQ_OVERFLOWS) > ov0, "KITE_STAT_CQ_OVERFLOWS counted");
+	dcqe(a.cqn, 0);
+	query_cq(a.cqn, &o, &r);
+	tap(o.pi == 2, "no CQEs written in ERROR");
+
+	/* dbrec unreachable: CQ ERROR with data DMA. */
+	memset(&b, 0, sizeof(b));
+	b.log = 2;
+	b.b = qbuf_for(64 << 2);
+	b.cqn = need(create_cq_full(2, eq1.eqn, 0, 0, 0, 0, NOT_RAM, &b.b.pbl, &r), &r, "CREATE_CQ with dbrec outside RAM");
+	mark = neqlog;
+	dcqe(b.cqn, 0);
+	eq_drain(&eq0);
+	query_cq(b.cqn, &o, &r);
+	{
+		const struct kite_eqe *ev = eqe_find(mark, KITE_EQE_CQ_ERROR, b.cqn);
+
+		tap(o.state == KITE_CQ_STATE_ERROR && ev && ev->data == KITE_CQ_ERR_DMA,
+		    "dbrec outside RAM: CQ ERROR, CQ_ERROR data DMA");
+	}
+
+	/* CQ buffer outside RAM: the CQE write fails -> ERROR, data DMA. */
+	memset(&b, 0, sizeof(b));
+	b.log = 2;
+	b.b = mkbuf(0, 12, 1, true);
+	b.b.pbl.addr = NOT_RAM;
+	b.dbrec = galloc(64, 64);
+	b.cqn = need(create_cq_full(2, eq1.eqn, 0, 0, 0, 0, b.dbrec, &b.b.pbl, &r), &r, "CREATE_CQ with its page outside RAM");
+	mark = neqlog;
+	ov0 = stat1(KITE_STAT_DMA_ERRORS);
+	dcqe(b.cqn, 0);
+	eq_drain(&eq0);
+	query_cq(b.cqn, &o, &r);
+	{
+		const struct kite_eqe *ev = eqe_find(mark, KITE_EQE_CQ_ERROR, b.cqn);
+
+		tap(o.state == KITE_CQ_STATE_ERROR && ev && ev->data == KITE_CQ_ERR_DMA && o.pi == 0,
+		    "CQ page outside RAM: CQ ERROR, CQ_ERROR data DMA, pi 0");
+	}
+	tap(stat1(KITE_STAT_DMA_ERRORS) > ov0, "KITE_STAT_DMA_ERRORS counted");
+
+	/* EQ page outside RAM: the event is lost, counted, nothing breaks. */
+	{
+		struct qbuf eb = mkbuf(0, 12, 1, true);
+		uint32_t beqn;
+
+		eb.pbl.addr = NOT_RAM;
+		beqn = need(create_eq_pbl(6, EQ2_VEC, false, &eb.pbl, &r), &r, "CREATE_EQ with its page outside RAM");
+		mkcq(&d, 2, beqn, 0, 0, 0);
+		ov0 = stat1(KITE_STAT_DMA_ERRORS);
+		arm_cq(&d, 0, KITE_CQ_ARM_NEXT, 0);
+		dcqe(d.cqn, 0);
+		tap(stat1(KITE_STAT_DMA_ERRORS) > ov0, "EQE write outside RAM counted as a DMA error");
+		nop(&r);
+		expect(&r, KITE_CMD_OK, -1, "device fine after the failed EQE write");
+	}
+
+	/* Completion EQ overflow -> EQ_OVERFLOW on EQ0. */
+	need(create_eq(&eq2, 6, EQ2_VEC, false, &r), &r, "CREATE_EQ (EQ2)");
+	mkcq(&c, 8, eq2.eqn, 0, 0, 0);
+	mark = neqlog;
+	ov0 = stat1(KITE_STAT_EQ_OVERFLOWS);
+	for (i = 0; i < 66; i++) {
+		arm_cq(&c, i, KITE_CQ_ARM_NEXT, i & 3);
+		dcqe(c.cqn, 0);
+		setmem32(c.dbrec, i + 1);
+	}
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_EQ_OVERFLOW, eq2.eqn) != NULL, "66 events into a 64-entry EQ: EQ_OVERFLOW (obj EQN %u) on EQ0", eq2.eqn);
+	tap(stat1(KITE_STAT_EQ_OVERFLOWS) > ov0, "EQ overflow counted");
+	eq2.autodb = true;
+	n = eq_drain(&eq2);
+	tap(n == 64, "EQ2 holds exactly 64 events (%u)", n);
+	arm_cq(&c, 66, KITE_CQ_ARM_NEXT, 66 & 3);
+	dcqe(c.cqn, 0);
+	tap(eq_drain(&eq2) == 1, "after consuming, the overflowed EQ works again");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: link events                                                  */
+/* ------------------------------------------------------------------ */
+
+static void g_link(void)
+{
+	struct res r;
+	struct kite_cmd_query_port_out p;
+	const char *reply = "";
+	unsigned mark;
+	const struct kite_eqe *e;
+
+	std_setup();
+	wreg(KITE_REG_IMR, KITE_INT_LINK);
+	reg(KITE_REG_ICR);
+	msi_take(0);
+	mark = neqlog;
+	qmp_connect();
+	if (!tap(qmp("{\"execute\":\"set_link\",\"arguments\":{\"name\":\"k\",\"up\":false}}", &reply),
+		 "QMP set_link k down")) {
+		diag("%.200s", reply);
+		return;
+	}
+	nop(&r);
+	e = eqe_find(mark, KITE_EQE_PORT_DOWN, 1);
+	tap(e != NULL, "link down: PORT_DOWN (obj 1) on EQ0");
+	tap(!(reg(KITE_REG_STATUS) & KITE_STATUS_LINK_UP), "STATUS.LINK_UP clear");
+	tap(reg(KITE_REG_ICR) & KITE_INT_LINK, "ICR.LINK set");
+	tap(msi_take(0), "vector 0 raised (IMR.LINK)");
+	need(run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p), 0, &r), &r, "QUERY_PORT");
+	memcpy(&p, r.out, sizeof(p));
+	tap(p.state == KITE_PORT_STATE_DOWN && p.phys_state == KITE_PORT_PHYS_DISABLED,
+	    "QUERY_PORT: DOWN / DISABLED (%u/%u)", p.state, p.phys_state);
+	mark = neqlog;
+	qmp("{\"execute\":\"set_link\",\"arguments\":{\"name\":\"k\",\"up\":true}}", NULL);
+	nop(&r);
+	tap(eqe_find(mark, KITE_EQE_PORT_ACTIVE, 1) != NULL, "link up: PORT_ACTIVE (obj 1) on EQ0");
+	need(run(KITE_CMD_QUERY_PORT, NULL, 0, sizeof(p), 0, &r), &r, "QUERY_PORT");
+	memcpy(&p, r.out, sizeof(p));
+	tap(p.state == KITE_PORT_STATE_ACTIVE && p.phys_state == KITE_PORT_PHYS_LINK_UP,
+	    "QUERY_PORT: ACTIVE / LINK_UP (%u/%u)", p.state, p.phys_state);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: table limits                                                 */
+/* ------------------------------------------------------------------ */
+
+static void g_limits(void)
+{
+	struct res r;
+	struct qbuf cqb, sq;
+	struct kite_cmd_create_qp qin;
+	struct qpspec qs;
+	uint64_t dbrec;
+	uint32_t n, last = 0, maxn = 0;
+	int c;
+
+	fixture();
+	/* PDs: 1..1023 (fixture holds one). */
+	n = 1;
+	while ((c = alloc_pd(0, &r)) == KITE_CMD_OK && n < 2000) {
+		n++;
+		last = r.result;
+		maxn = last > maxn ? last : maxn;
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES && n == 1023 && maxn == 1023,
+	    "ALLOC_PD until full: 1023 PDs (PDN 1..1023), then E_NO_RESOURCES (%u, max %u, %s)", n, maxn,
+	    code_name((unsigned)c));
+	cmd_obj(KITE_CMD_DEALLOC_PD, 500, 0, &r);
+	alloc_pd(0, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == 500, "freed PDN 500 is reused (%u)", r.result);
+
+	/* MRs: index 1..4095. */
+	n = 0;
+	maxn = 0;
+	while ((c = alloc_mr(fx_pd, 1, n & 0xff, &r)) == KITE_CMD_OK && n < 5000) {
+		n++;
+		maxn = FIELD_GET(KITE_KEY_INDEX, r.result);
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES && n == 4095 && maxn == 4095,
+	    "ALLOC_MR until full: 4095 MRs (index 1..4095), then E_NO_RESOURCES (%u, max %u, %s)", n, maxn,
+	    code_name((unsigned)c));
+	cmd_obj(KITE_CMD_DEREG_MR, 4095 << 8 | ((4094) & 0xff), 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the last index");
+
+	/* CQs: 1..1023 (fixture holds one); all share one buffer and record. */
+	cqb = qbuf_for(64 << 1);
+	dbrec = galloc(64, 64);
+	n = 1;
+	maxn = 0;
+	while ((c = create_cq_full(1, eq1.eqn, 0, 0, 0, 0, dbrec, &cqb.pbl, &r)) == KITE_CMD_OK && n < 2000) {
+		n++;
+		maxn = r.result > maxn ? r.result : maxn;
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES && n == 1023 && maxn == 1023,
+	    "CREATE_CQ until full: 1023 CQs (CQN 1..1023), then E_NO_RESOURCES (%u, max %u, %s)", n, maxn,
+	    code_name((unsigned)c));
+
+	/* QPs: RC/UD take 2..1023, GSI 1. */
+	qs = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	qs.slog = qs.rlog = 1;
+	qin = qp_in(&qs);
+	sq = qbuf_for(128);
+	qin.sq_pbl = sq.pbl;
+	qin.rq_pbl = sq.pbl;
+	n = 0;
+	maxn = 0;
+	while ((c = run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r)) == KITE_CMD_OK && n < 2000) {
+		n++;
+		maxn = r.result > maxn ? r.result : maxn;
+	}
+	tap(c == KITE_CMD_E_NO_RESOURCES && n == 1022 && maxn == 1023,
+	    "CREATE_QP until full: 1022 RC QPs (QPN 2..1023), then E_NO_RESOURCES (%u, max %u, %s)", n, maxn,
+	    code_name((unsigned)c));
+	qin.type = KITE_QPT_GSI;
+	run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == 1, "GSI (QPN 1) still available when RC QPNs are exhausted");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "NOP with every table full");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: fault injection                                              */
+/* ------------------------------------------------------------------ */
+
+static void g_fault(void)
+{
+	struct res r, r2;
+	struct kite_cmd c;
+	const char *reply = "";
+	unsigned mark;
+	uint64_t buf, pat[18];
+	const struct kite_eqe *e;
+	uint32_t i1, i2, ck1, ck2, ci;
+	int i;
+	bool stuck;
+
+	std_setup();
+	if (!tap(qom_set("fault-cmd-status", "4", &reply), "qom-set fault-cmd-status"))
+		diag("%.200s", reply);
+	char op[16];
+	snprintf(op, sizeof(op), "%d", KITE_CMD_ALLOC_PD);
+	if (!tap(qom_set("fault-cmd-opcode", op, &reply), "qom-set fault-cmd-opcode ALLOC_PD"))
+		diag("%.200s", reply);
+	mark = neqlog;
+	alloc_pd(0, &r);
+	expect(&r, KITE_CMD_E_NO_RESOURCES, -1, "faulted ALLOC_PD completes with the injected status");
+	e = eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie);
+	tap(e && e->data == r.status, "its CMD_DONE carries the injected status");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "other opcodes unaffected");
+	qom_set("fault-cmd-opcode", "-1", NULL);
+	alloc_pd(0, &r);
+	tap(r.done && (r.status & 0xff) == 0 && r.result == 1,
+	    "fault off: ALLOC_PD returns PDN 1, the faulted command had no effect (got %u)", r.result);
+
+	buf = galloc(4096, 4096);
+	memset(pat, 0x5c, sizeof(pat));
+	memwrite(buf, pat, sizeof(pat));
+	qom_set("fault-cmd-status", "10", NULL);
+	snprintf(op, sizeof(op), "%d", KITE_CMD_QUERY_DEVICE);
+	qom_set("fault-cmd-opcode", op, NULL);
+	run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(struct kite_cmd_query_device_out), buf, &r);
+	expect(&r, KITE_CMD_E_INTERNAL, -1, "faulted QUERY_DEVICE -> E_INTERNAL");
+	memread(buf, pat, sizeof(pat));
+	tap(pat[0] == 0x5c5c5c5c5c5c5c5cULL && pat[17] == 0x5c5c5c5c5c5c5c5cULL,
+	    "faulted QUERY_DEVICE wrote no output");
+	qom_set("fault-cmd-opcode", "-1", NULL);
+
+	/* Hang */
+	if (!tap(qom_set("fault-cmd-hang", "true", &reply), "qom-set fault-cmd-hang true"))
+		diag("%.200s", reply);
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_CMD_NOP;
+	ci = reg(RDMA(KITE_RDMA_CMDQ_CI));
+	i1 = cmd_post(&c);
+	ck1 = c.cookie;
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	i2 = cmd_post(&c);
+	ck2 = c.cookie;
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	stuck = true;
+	for (i = 0; i < 50; i++) {
+		clock_step(POLL_STEP_NS * 10);
+		if (reg(RDMA(KITE_RDMA_CMDQ_CI)) != ci)
+			stuck = false;
+	}
+	cmd_collect(i1, ck1, &r);
+	tap(stuck && !r.done, "fault-cmd-hang: commands stay pending, CI stops at %u", ci);
+	qom_set("fault-cmd-hang", "false", NULL);
+	tap(wait_ci(cmdq.pi, POLL_MAX), "unhang: pending commands complete without another doorbell (CI %u, PI %u)",
+	    reg(RDMA(KITE_RDMA_CMDQ_CI)), cmdq.pi);
+	if (reg(RDMA(KITE_RDMA_CMDQ_CI)) != cmdq.pi) {
+		wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+		wait_ci(cmdq.pi, POLL_MAX);
+	}
+	cmd_collect(i1, ck1, &r);
+	cmd_collect(i2, ck2, &r2);
+	eq_drain(&eq0);
+	tap(r.done && r2.done && !(r.status & 0xff) && !(r2.status & 0xff), "both pending NOPs completed OK");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel works after the hang");
+
+	/* Pending commands are dropped by a disable. */
+	qom_set("fault-cmd-hang", "true", NULL);
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_CMD_ALLOC_PD;
+	c.in_len = sizeof(struct kite_cmd_obj);
+	i1 = cmd_post(&c);
+	ck1 = c.cookie;
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	clock_step(POLL_STEP_NS * 10);
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), 0);
+	qom_set("fault-cmd-hang", "false", NULL);
+	clock_step(POLL_STEP_NS * 10);
+	cmd_collect(i1, ck1, &r);
+	tap(!r.done && reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0, "disable while hung: the pending command is dropped");
+	if (!cmdq_enable(6))
+		fatal("command queue does not re-enable");
+	alloc_pd(0, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == 2, "the dropped ALLOC_PD had no effect (next PDN %u, expected 2)", r.result);
+
+	/* ... and by a reset. */
+	qom_set("fault-cmd-hang", "true", NULL);
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_CMD_NOP;
+	cmd_post(&c);
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	wreg(KITE_REG_CTRL, KITE_CTRL_RESET);
+	for (i = 0; i < 20; i++) {
+		clock_step(RESET_NS / 4);
+		if (reg(KITE_REG_STATUS) & KITE_STATUS_READY)
+			break;
+	}
+	qom_set("fault-cmd-hang", "false", NULL);
+	clock_step(POLL_STEP_NS * 10);
+	tap((reg(KITE_REG_STATUS) & KITE_STATUS_READY) && reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0 &&
+	    !(reg(RDMA(KITE_RDMA_CMDQ_CFG)) & KITE_CMDQ_CFG_ENABLE),
+	    "reset while hung: READY, queue disabled, nothing completes");
+	memset(&eq0, 0, sizeof(eq0));
+	std_setup();
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel works after reset");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: reset discards objects                                       */
+/* ------------------------------------------------------------------ */
+
+static void reset_checks(const char *how, uint32_t u1, uint32_t qpn, uint32_t key, uint32_t eqn)
+{
+	struct res r;
+	struct kite_cmd_query_cq_out o;
+	uint64_t st[KITE_STAT_COUNT];
+
+	tap(!(reg(RDMA(KITE_RDMA_CMDQ_CFG)) & KITE_CMDQ_CFG_ENABLE), "%s: command queue disabled", how);
+	tap(reg(KITE_REG_ETH_MTU) == 1500, "%s: ETH_MTU back to 1500", how);
+	tap(reg(KITE_REG_ETH_MAC_LO) == reg(KITE_REG_MAC_LO) && reg(KITE_REG_ETH_MAC_HI) == reg(KITE_REG_MAC_HI) &&
+	    reg(KITE_REG_IMR) == 0 && reg(KITE_REG_ETH_CTRL) == 0,
+	    "%s: ETH_MAC factory, IMR 0, ETH_CTRL 0", how);
+	memset(&eq0, 0, sizeof(eq0));
+	if (!cmdq_enable(6))
+		fatal("command queue does not enable after %s", how);
+	create_eq(&eq0, 6, EQ0_VEC, true, &r);
+	expect(&r, KITE_CMD_OK, -1, "%s: EQ0 can be created again", how);
+	eq_drain(&eq0);
+	stats(st);
+	tap(st[KITE_STAT_CMDS] <= 3, "%s: stats reset (CMDS %" PRIu64 ")", how, st[KITE_STAT_CMDS]);
+	cmd_obj(KITE_CMD_DEALLOC_PD, fx_pd, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old PD -> E_OBJECT", how);
+	cmd_obj(KITE_CMD_DESTROY_QP, qpn, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old QP -> E_OBJECT", how);
+	query_cq(fx_cq.cqn, &o, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old CQ -> E_OBJECT", how);
+	cmd_obj(KITE_CMD_DEREG_MR, key, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old MR -> E_OBJECT", how);
+	cmd_obj(KITE_CMD_DESTROY_EQ, eqn, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old EQ -> E_OBJECT", how);
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u1, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: old uctx -> E_OBJECT", how);
+	cmd_obj(KITE_CMD_DEL_GID, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "%s: GID table emptied", how);
+	alloc_pd(0, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == fx_pd, "%s: new PD gets the first PDN again (%u)", how, r.result);
+}
+
+static void g_reset(void)
+{
+	struct res r;
+	struct qpspec s;
+	struct qbuf b;
+	uint32_t u1, qpn, key;
+	int i;
+
+	fixture();
+	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
+	qpn = need(create_qp(&s, &r), &r, "CREATE_QP");
+	b = mkbuf(0, 12, 1, false);
+	key = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE, 0, 0, 0, 4096, &b.pbl, &r), &r, "REG_MR");
+	wreg(KITE_REG_ETH_MTU, 4000);
+	wreg(KITE_REG_ETH_MAC_LO, 0x01020304);
+	wreg(KITE_REG_IMR, KITE_INT_LINK);
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+
+	wreg(KITE_REG_CTRL, KITE_CTRL_RESET);
+	for (i = 0; i < 20; i++) {
+		clock_step(RESET_NS / 4);
+		if (reg(KITE_REG_STATUS) & KITE_STATUS_READY)
+			break;
+	}
+	tap(reg(KITE_REG_STATUS) & KITE_STATUS_READY, "CTRL.RESET completes");
+	reset_checks("CTRL.RESET", u1, qpn, key, eq1.eqn);
+
+	/* Function level reset */
+	need(create_eq(&eq1, 6, EQ1_VEC, false, &r), &r, "CREATE_EQ (EQ1)");
+	fx_pd = need(alloc_pd(0, &r), &r, "ALLOC_PD");
+	fx_pd = 1;
+	need(create_cq(&fx_cq, 6, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+	need(add_gid(0, KITE_NET_ROCE_V2_IPV4, &r), &r, "ADD_GID 0");
+	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	qpn = need(create_qp(&s, &r), &r, "CREATE_QP");
+	key = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE, 0, 0, 0, 4096, &b.pbl, &r), &r, "REG_MR");
+	cfg_wr16(0x80 + 8, 0x8000);	/* DEVCTL.BCR_FLR */
+	dev_init();
+	reset_checks("FLR", u1, qpn, key, eq1.eqn);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: robustness                                                   */
+/* ------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	rng_state = x;
+	return x;
+}
+
+static uint32_t rndn(uint32_t n)
+{
+	return (uint32_t)(rnd() % n);
+}
+
+static const uint8_t opcodes[] = {
+	KITE_CMD_NOP, KITE_CMD_QUERY_DEVICE, KITE_CMD_QUERY_PORT, KITE_CMD_QUERY_STATS,
+	KITE_CMD_ALLOC_UCTX, KITE_CMD_DEALLOC_UCTX, KITE_CMD_ALLOC_PD, KITE_CMD_DEALLOC_PD,
+	KITE_CMD_CREATE_EQ, KITE_CMD_DESTROY_EQ, KITE_CMD_CREATE_CQ, KITE_CMD_QUERY_CQ,
+	KITE_CMD_MODIFY_CQ, KITE_CMD_DESTROY_CQ, KITE_CMD_CREATE_QP, KITE_CMD_MODIFY_QP,
+	KITE_CMD_QUERY_QP, KITE_CMD_DESTROY_QP, KITE_CMD_REG_MR, KITE_CMD_ALLOC_MR,
+	KITE_CMD_DEREG_MR, KITE_CMD_ADD_GID, KITE_CMD_DEL_GID,
+};
+
+static uint64_t junk_pages;	/* 16 pages of plausible-but-random PTEs */
+static uint64_t junk_data;	/* 8 MiB the random PTEs point into */
+static uint64_t scratch;	/* 64 KiB output target */
+
+static void fill_junk(void)
+{
+	static uint64_t pg[512];
+	unsigned p, i;
+
+	for (p = 0; p < 16; p++) {
+		for (i = 0; i < 512; i++) {
+			uint64_t v = rnd();
+
+			if (rndn(2))
+				v = ((junk_pages + rndn(16) * 4096ULL) | (v & 7));
+			else if (rndn(2))
+				v = (junk_data + (v % (8ULL << 20))) | (v & 7);
+			pg[i] = v;
+		}
+		memwrite(junk_pages + p * 4096ULL, pg, sizeof(pg));
+	}
+}
+
+static struct kite_pbl junk_pbl(void)
+{
+	struct kite_pbl p;
+
+	p.addr = rndn(8) ? junk_pages + rndn(16) * 4096ULL : rnd();
+	if (!rndn(8))
+		p.addr += rndn(4096);
+	p.npages = rndn(4) ? 1 + rndn(64) : (uint32_t)rnd();
+	p.cfg = rndn(8) ? pbl_cfg(rndn(3), 12 + rndn(10)) : (uint32_t)rnd();
+	return p;
+}
+
+static void random_entry(struct kite_cmd *c)
+{
+	uint32_t *w = (uint32_t *)c->payload;
+	unsigned i;
+
+	memset(c, 0, sizeof(*c));
+	c->opcode = rndn(10) < 8 ? opcodes[rndn(ARRAY_SIZE(opcodes))] : (uint32_t)rnd();
+	for (i = 0; i < KITE_CMD_PAYLOAD_SIZE / 4; i++) {
+		uint32_t v = (uint32_t)rnd();
+
+		w[i] = rndn(3) ? v % 8 : v;
+	}
+	switch (c->opcode) {
+	case KITE_CMD_CREATE_EQ:
+		*(struct kite_pbl *)(c->payload + offsetof(struct kite_cmd_create_eq, pbl)) = junk_pbl();
+		w[0] = 6 + rndn(3) + (rndn(4) ? 0 : (uint32_t)rnd());
+		break;
+	case KITE_CMD_CREATE_CQ:
+	case KITE_CMD_MODIFY_CQ:
+		*(struct kite_pbl *)(c->payload + 24) = junk_pbl();
+		if (c->opcode == KITE_CMD_CREATE_CQ)
+			*(uint64_t *)(c->payload + 16) = rndn(4) ? scratch + 8 * rndn(64) : rnd();
+		break;
+	case KITE_CMD_CREATE_QP:
+		*(struct kite_pbl *)(c->payload + offsetof(struct kite_cmd_create_qp, sq_pbl)) = junk_pbl();
+		*(struct kite_pbl *)(c->payload + offsetof(struct kite_cmd_create_qp, rq_pbl)) = junk_pbl();
+		break;
+	case KITE_CMD_REG_MR:
+		*(struct kite_pbl *)(c->payload + offsetof(struct kite_cmd_reg_mr, pbl)) = junk_pbl();
+		break;
+	}
+	c->in_len = (uint16_t)(rndn(4) ? rndn(KITE_CMD_PAYLOAD_SIZE + 1) : rnd());
+	c->out_len = (uint16_t)(rndn(2) ? rndn(KITE_CMD_PAYLOAD_SIZE + 1) : rnd());
+	c->out_addr = rndn(3) ? 0 : (rndn(8) ? scratch : rnd());
+	if (c->out_addr && c->out_addr != scratch && rndn(2))
+		c->out_addr = scratch + rndn(4096);
+	if (!rndn(16))
+		c->rsvd0 = (uint32_t)rnd();
+}
+
+static void g_robust(void)
+{
+	struct res r;
+	struct kite_cmd c;
+	unsigned i, j, batch, okc = 0, errc = 0, crt = 0, notdone = 0;
+	uint32_t ci0;
+	const char *seed = getenv("KITE_SEED");
+
+	rng_state = seed ? strtoull(seed, NULL, 0) : 0x4b495445f00dULL;
+	if (!rng_state)
+		rng_state = 1;
+	diag("seed 0x%" PRIx64, rng_state);
+	std_setup();
+	junk_pages = galloc(16 * 4096, 4096);
+	junk_data = galloc(8ULL << 20, 2ULL << 20);
+	scratch = galloc(0x20000, 4096);
+	fill_junk();
+	eq0.on = false;	/* random commands may destroy or refill EQ0 */
+
+	/* Command flood, up to a ring-full per doorbell. */
+	for (i = 0; i < 2500; i += batch) {
+		uint32_t first = cmdq.pi;
+
+		batch = 1 + rndn(64);
+		for (j = 0; j < batch; j++) {
+			random_entry(&c);
+			cmd_post(&c);
+		}
+		wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+		if (!wait_ci(cmdq.pi, POLL_MAX * 4))
+			fatal("command flood: channel stuck at CI %u (PI %u, STATUS 0x%x)",
+			      reg(RDMA(KITE_RDMA_CMDQ_CI)), cmdq.pi, reg(RDMA(KITE_RDMA_CMDQ_STATUS)));
+		for (j = first; j != cmdq.pi; j++) {
+			struct kite_cmd e;
+
+			memread(slot_addr(j) + offsetof(struct kite_cmd, status), &e.status, 4);
+			if (!(e.status & KITE_CMD_STATUS_DONE)) {
+				if (notdone < 3) {
+					struct kite_cmd full;
+
+					memread(slot_addr(j), &full, sizeof(full));
+					diag("entry %u (batch %u..%u) not DONE: opcode 0x%x in_len %u out_len %u out_addr 0x%" PRIx64 " status 0x%x",
+					     j, first, cmdq.pi, full.opcode, full.in_len, full.out_len, full.out_addr, full.status);
+				}
+				notdone++;
+			}
+			else if (e.status & 0xff)
+				errc++;
+			else
+				okc++;
+		}
+		if (!rndn(8))
+			fill_junk();
+	}
+	tap(notdone == 0, "%u random command entries all completed (%u OK, %u failed, %u not DONE)",
+	    okc + errc + notdone, okc, errc, notdone);
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "NOP after the command flood");
+
+	/* Random PBLs behind real creates. */
+	okc = errc = 0;
+	for (i = 0; i < 300; i++) {
+		struct kite_pbl p = junk_pbl();
+		unsigned lg = 6 + rndn(4);
+		int code;
+
+		if (!rndn(4))
+			fill_junk();
+		if (rndn(2)) {
+			/* Well-formed queue PBL of 16 << lg bytes, one entry corrupted sometimes. */
+			uint32_t np, k;
+			uint64_t pte[8];
+
+			lg = 8 + rndn(4);
+			np = (16u << lg) / 4096;
+
+			for (k = 0; k < np; k++)
+				pte[k] = (junk_data + 4096ULL * rndn(2048)) | KITE_PTE_VALID |
+					 (k == np - 1 ? KITE_PTE_LAST : 0) |
+					 (np >= 2 && k == np - 2 ? KITE_PTE_NEXT_TO_LAST : 0);
+			if (rndn(2))
+				pte[rndn(np)] ^= 1ULL << rndn(64);
+			p.addr = junk_pages + 4096ULL * rndn(16);
+			memwrite(p.addr, pte, 8 * np);
+			p.npages = np;
+			p.cfg = pbl_cfg(1, 12);
+			code = create_eq_pbl(lg, 5, false, &p, &r);
+			crt = KITE_CMD_DESTROY_EQ;
+			if (code == KITE_CMD_OK) {
+				okc++;
+				cmd_obj(crt, r.result, 0, &r);
+			} else {
+				errc++;
+			}
+			continue;
+		}
+		switch (rndn(4)) {
+		case 0:
+			code = create_eq_pbl(lg, 5, false, &p, &r);
+			crt = KITE_CMD_DESTROY_EQ;
+			break;
+		case 1:
+			code = create_cq_full(1 + rndn(8), 1 + rndn(3), 0, 0, 0, 0, scratch, &p, &r);
+			crt = KITE_CMD_DESTROY_CQ;
+			break;
+		case 2:
+			code = reg_mr(1 + rndn(3), KITE_ACCESS_LOCAL_WRITE, 0, 0, rnd(), 1 + rndn(1 << 20), &p, &r);
+			crt = KITE_CMD_DEREG_MR;
+			break;
+		default: {
+			struct kite_cmd_modify_cq m = { .cqn = 1 + rndn(4), .mask = KITE_MODIFY_CQ_RESIZE,
+							.cfg = 1 + rndn(8), .pbl = p };
+
+			code = run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+			crt = 0;
+		}
+		}
+		if (code == KITE_CMD_OK) {
+			okc++;
+			if (crt)
+				cmd_obj(crt, r.result, 0, &r);
+		} else {
+			errc++;
+		}
+	}
+	tap(1, "300 creates with random PBL contents completed (%u OK, %u refused)", okc, errc);
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "NOP after random PBLs");
+
+	/* Doorbell flood. */
+	for (i = 0; i < 3000; i++) {
+		unsigned page = rndn(4) ? rndn(3) : rndn(KITE_DB_PAGES);
+		uint64_t v = rnd();
+
+		if (rndn(4))
+			v = FIELD_PREP(KITE_DB_OBJ, rndn(8)) | FIELD_PREP(KITE_DB_TYPE, rndn(6)) | (v & GENMASK_ULL(63, 32));
+		switch (rndn(10)) {
+		case 0:
+			wr32(db_addr(page) + 4 * rndn(1024), (uint32_t)v);
+			break;
+		case 1:
+			rd64(db_addr(page));
+			break;
+		default:
+			wr64(db_addr(page) + (rndn(10) ? 0 : 8 * rndn(512)), v);
+		}
+		if (!(i % 500))
+			clock_step(POLL_STEP_NS);
+	}
+	clock_step(POLL_STEP_NS * 10);
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "NOP after 3000 random doorbells");
+
+	/* Device DMA into its own BARs. */
+	ci0 = reg(RDMA(KITE_RDMA_CMDQ_CI));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_CMD_QUERY_STATS;
+	c.out_len = 8 * KITE_STAT_COUNT;
+	c.out_addr = db_addr(0);
+	cmd_post(&c);
+	c.opcode = KITE_CMD_QUERY_DEVICE;
+	c.out_len = sizeof(struct kite_cmd_query_device_out);
+	c.out_addr = BAR0_ADDR + KITE_RDMA_REGS_OFFSET;
+	cmd_post(&c);
+	c.opcode = KITE_CMD_QUERY_DEVICE;
+	c.out_addr = BAR0_ADDR + KITE_RDMA_REGS_OFFSET + KITE_RDMA_CMDQ_PI - 16;
+	cmd_post(&c);
+	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	for (i = 0; i < 50; i++)
+		clock_step(POLL_STEP_NS);
+	diag("after DMA into BARs: CI %u (was %u), STATUS 0x%x, CFG 0x%x", reg(RDMA(KITE_RDMA_CMDQ_CI)),
+	     ci0, reg(RDMA(KITE_RDMA_CMDQ_STATUS)), reg(RDMA(KITE_RDMA_CMDQ_CFG)));
+	tap(reg(KITE_REG_ID) == KITE_ID_MAGIC, "QEMU alive after command output DMA into the device's own BARs");
+	wreg(RDMA(KITE_RDMA_CMDQ_CFG), 0);
+	if (!cmdq_enable(6))
+		fatal("command queue does not re-enable");
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "channel works after disable/re-enable");
+	tap(reg(KITE_REG_ID) == KITE_ID_MAGIC && (reg(KITE_REG_STATUS) & KITE_STATUS_READY),
+	    "device registers sane at the end");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: stateful fuzzing (mostly valid commands, consistency at end) */
+/* ------------------------------------------------------------------ */
+
+#define FZ_MAX 4096
+
+struct fzset {
+	uint32_t v[FZ_MAX];
+	unsigned n;
+};
+
+static void fz_add(struct fzset *f, uint32_t v)
+{
+	if (f->n < FZ_MAX)
+		f->v[f->n++] = v;
+}
+
+static void fz_del(struct fzset *f, uint32_t v)
+{
+	unsigned i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i] == v) {
+			f->v[i] = f->v[--f->n];
+			return;
+		}
+}
+
+static uint32_t fz_pick(const struct fzset *f, uint32_t dflt)
+{
+	if (!f->n || !rndn(16))
+		return rndn(4) ? dflt : (uint32_t)rndn(2000);
+	return f->v[rndn(f->n)];
+}
+
+static void g_fuzz(void)
+{
+	static struct fzset pds, eqs, cqs, qps_, mrs, ucs;
+	struct res r;
+	struct qbuf shared_cq, shared_wq, mrbuf;
+	uint64_t dbrec;
+	const char *seed = getenv("KITE_SEED");
+	unsigned i, bad = 0, steps = 3000, have_dbg;
+	uint32_t cqlog = 4;
+	int c;
+
+	memset(&pds, 0, sizeof(pds));
+	memset(&eqs, 0, sizeof(eqs));
+	memset(&cqs, 0, sizeof(cqs));
+	memset(&qps_, 0, sizeof(qps_));
+	memset(&mrs, 0, sizeof(mrs));
+	memset(&ucs, 0, sizeof(ucs));
+	rng_state = seed ? strtoull(seed, NULL, 0) * 7919 + 3 : 0x5eed5eedULL;
+	diag("seed 0x%" PRIx64, rng_state);
+	fixture();
+	have_dbg = qom_set("debug-cqe", "0", NULL);
+	fz_add(&eqs, eq1.eqn);
+	fz_add(&pds, fx_pd);
+	fz_add(&cqs, fx_cq.cqn);
+	shared_cq = qbuf_for(64 << cqlog);
+	shared_wq = qbuf_for(64 << 6);
+	mrbuf = mkbuf(1, 12, 4, false);
+	dbrec = galloc(4096, 4096);
+
+	for (i = 0; i < steps; i++) {
+		unsigned op = rndn(20);
+		uint32_t x;
+
+		switch (op) {
+		case 0:
+			c = alloc_pd(rndn(3) ? 0 : fz_pick(&ucs, 0), &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&pds, r.result);
+			break;
+		case 1:
+			x = fz_pick(&pds, 1);
+			if (cmd_obj(KITE_CMD_DEALLOC_PD, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&pds, x);
+			break;
+		case 2: {
+			struct eqs q;
+
+			c = create_eq(&q, 6, 1 + rndn(8), false, &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&eqs, r.result);
+			break;
+		}
+		case 3:
+			x = fz_pick(&eqs, 1);
+			if (x && cmd_obj(KITE_CMD_DESTROY_EQ, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&eqs, x);
+			break;
+		case 4:
+			c = create_cq_full(cqlog, fz_pick(&eqs, 1), 0, rndn(4) ? 0 : fz_pick(&ucs, 0),
+					   (uint16_t)rndn(3), (uint16_t)(rndn(3) * 10), dbrec + 8 * rndn(512),
+					   &shared_cq.pbl, &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&cqs, r.result);
+			break;
+		case 5:
+			x = fz_pick(&cqs, 1);
+			if (cmd_obj(KITE_CMD_DESTROY_CQ, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&cqs, x);
+			break;
+		case 6: case 7: {
+			struct qpspec q = qps(1 + rndn(3), fz_pick(&pds, 1), fz_pick(&cqs, 1), rndn(4) ? 0 : fz_pick(&ucs, 0));
+			struct kite_cmd_create_qp in;
+
+			q.rcqn = fz_pick(&cqs, 1);
+			in = qp_in(&q);
+			in.sq_pbl = shared_wq.pbl;
+			in.rq_pbl = shared_wq.pbl;
+			if (run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r) == KITE_CMD_OK)
+				fz_add(&qps_, r.result);
+			break;
+		}
+		case 8:
+			x = fz_pick(&qps_, 2);
+			if (cmd_obj(KITE_CMD_DESTROY_QP, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&qps_, x);
+			break;
+		case 9: case 10: case 11: {
+			struct kite_cmd_modify_qp a = attrs_valid(fz_pick(&qps_, 2));
+			uint32_t mask = (uint32_t)rnd() & GENMASK(16, 2);
+
+			if (rndn(2))
+				mask &= (uint32_t)rnd();
+			if (rndn(8))
+				mask |= KITE_QP_ATTR_STATE;
+			if (!rndn(8))
+				a.sgid_index = (uint8_t)rndn(3);
+			modify_qp(&a, mask, (uint8_t)rndn(7), &r);
+			break;
+		}
+		case 12:
+			c = reg_mr(fz_pick(&pds, 1), KITE_ACCESS_LOCAL_WRITE | (uint32_t)rndn(16), (uint32_t)rndn(256),
+				   rndn(4) ? 0 : fz_pick(&ucs, 0), rnd() & 0xffff, 1 + rndn(4 * 4096), &mrbuf.pbl, &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&mrs, r.result);
+			break;
+		case 13:
+			c = alloc_mr(fz_pick(&pds, 1), 1 + rndn(512), (uint32_t)rndn(256), &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&mrs, r.result);
+			break;
+		case 14:
+			x = fz_pick(&mrs, 0x100);
+			if (!rndn(8))
+				x ^= 1;
+			if (cmd_obj(KITE_CMD_DEREG_MR, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&mrs, x);
+			break;
+		case 15:
+			if (rndn(2)) {
+				if (run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r) == KITE_CMD_OK)
+					fz_add(&ucs, r.result);
+			} else {
+				x = fz_pick(&ucs, 1);
+				if (cmd_obj(KITE_CMD_DEALLOC_UCTX, x, 0, &r) == KITE_CMD_OK)
+					fz_del(&ucs, x);
+			}
+			break;
+		case 16: {
+			struct kite_cmd_modify_cq m;
+			struct qbuf nb = shared_cq;
+
+			memset(&m, 0, sizeof(m));
+			m.cqn = fz_pick(&cqs, 1);
+			m.mask = (uint32_t)rndn(8);
+			m.eqn = fz_pick(&eqs, 1);
+			m.mod_count = (uint16_t)rndn(4);
+			m.mod_period = (uint16_t)(rndn(3) * 20);
+			m.cfg = cqlog;
+			m.pbl = nb.pbl;
+			run(KITE_CMD_MODIFY_CQ, &m, sizeof(m), 0, 0, &r);
+			break;
+		}
+		case 17:
+			if (have_dbg) {
+				char v[32];
+
+				snprintf(v, sizeof(v), "%u", fz_pick(&cqs, 1) | (uint32_t)(rndn(4) << 24));
+				qom_set("debug-cqe", v, NULL);
+			}
+			break;
+		case 18: {
+			uint32_t cqn = fz_pick(&cqs, 1);
+			unsigned cmd = 1 + rndn(2), sn = rndn(4);
+
+			setmem32(dbrec + 8 * rndn(512) + 4, (uint32_t)(FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
+				 FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn) | rndn(64)));
+			setmem32(dbrec + 8 * rndn(512), (uint32_t)rndn(1 << 24));
+			wr64(db_addr(rndn(4) ? 0 : rndn(3)), db_cq_arm(cqn, cmd, sn));
+			break;
+		}
+		default:
+			wr64(db_addr(rndn(4) ? 0 : fz_pick(&ucs, 1) & 0xff),
+			     db_wq(1 + rndn(2), fz_pick(&qps_, 2), rndn(100)));
+			if (!rndn(4))
+				eq_doorbell(&eq1, rndn(2));
+			clock_step(rndn(50000));
+			eq_drain(&eq1);
+			break;
+		}
+	}
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "%u random mostly-valid operations: channel alive", steps);
+
+	/* Every live object answers and tears down in dependency order. */
+	for (i = 0; i < qps_.n; i++)
+		if (qp_state(qps_.v[i]) < 0) {
+			bad++;
+			diag("QP %u does not answer QUERY_QP", qps_.v[i]);
+		}
+	for (i = 0; i < qps_.n; i++)
+		if (cmd_obj(KITE_CMD_DESTROY_QP, qps_.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DESTROY_QP %u: status 0x%x", qps_.v[i], r.status);
+		}
+	for (i = 0; i < mrs.n; i++)
+		if (cmd_obj(KITE_CMD_DEREG_MR, mrs.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DEREG_MR 0x%x: status 0x%x", mrs.v[i], r.status);
+		}
+	for (i = 0; i < cqs.n; i++) {
+		struct kite_cmd_query_cq_out o;
+
+		if (query_cq(cqs.v[i], &o, &r) != KITE_CMD_OK ||
+		    cmd_obj(KITE_CMD_DESTROY_CQ, cqs.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("CQ %u: status 0x%x", cqs.v[i], r.status);
+		}
+	}
+	for (i = 0; i < pds.n; i++)
+		if (cmd_obj(KITE_CMD_DEALLOC_PD, pds.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DEALLOC_PD %u: status 0x%x", pds.v[i], r.status);
+		}
+	for (i = 0; i < eqs.n; i++)
+		if (cmd_obj(KITE_CMD_DESTROY_EQ, eqs.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DESTROY_EQ %u: status 0x%x", eqs.v[i], r.status);
+		}
+	for (i = 0; i < ucs.n; i++)
+		if (cmd_obj(KITE_CMD_DEALLOC_UCTX, ucs.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DEALLOC_UCTX %u: status 0x%x", ucs.v[i], r.status);
+		}
+	tap(bad == 0, "all live objects (%u QP, %u MR, %u CQ, %u PD, %u EQ, %u uctx) destroy cleanly in order",
+	    qps_.n, mrs.n, cqs.n, pds.n, eqs.n, ucs.n);
+	alloc_pd(0, &r);
+	tap(r.done && !(r.status & 0xff) && r.result == 1, "afterwards the tables are empty: new PD gets PDN 1 (%u)", r.result);
+}
+
+/* ------------------------------------------------------------------ */
+/* Main                                                                */
+/* ------------------------------------------------------------------ */
+
+static const struct group {
+	const char *name;
+	void (*fn)(void);
+} groups[] = {
+	{ "cmdq", g_cmdq },
+	{ "eq0", g_eq0 },
+	{ "query", g_query },
+	{ "uctx_pd", g_uctx_pd },
+	{ "eq", g_eq },
+	{ "cq", g_cq },
+	{ "cq_arm", g_cq_arm },
+	{ "cq_events", g_cq_events },
+	{ "link", g_link },
+	{ "qp_create", g_qp_create },
+	{ "qp_modify", g_qp_modify },
+	{ "mr", g_mr },
+	{ "gid", g_gid },
+	{ "doorbell", g_doorbell },
+	{ "limits", g_limits },
+	{ "fault", g_fault },
+	{ "reset", g_reset },
+	{ "robust", g_robust },
+	{ "fuzz", g_fuzz },
+};
+
+static void run_group(const struct group *g)
+{
+	bool clean;
+
+	cur_group = g->name;
+	printf("# group %s\n", g->name);
+	fflush(stdout);
+	memset(&cmdq, 0, sizeof(cmdq));
+	memset(&eq0, 0, sizeof(eq0));
+	memset(&eq1, 0, sizeof(eq1));
+	stats_buf = 0;
+	if (setjmp(abort_jmp) == 0) {
+		alarm(GROUP_TIMEOUT_S);
+		qemu_start();
+		dev_init();
+		g->fn();
+	} else {
+		tap(false, "group aborted: %s", abort_msg);
+	}
+	alarm(0);
+	clean = qemu_stop();
+	tap(clean, "QEMU exited cleanly (no crash, no sanitizer report)");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned i;
+	int a;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s QEMU_BINARY [GROUP...]\n", argv[0]);
+		return 2;
+	}
+	qemu_bin = argv[1];
+	if (access(qemu_bin, X_OK)) {
+		printf("Bail out! no QEMU binary at %s\n", qemu_bin);
+		return 1;
+	}
+	ib = malloc(IBSZ);
+	if (!ib)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, alarm_handler);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+	for (i = 0; i < ARRAY_SIZE(groups); i++) {
+		bool want = argc == 2;
+
+		for (a = 2; a < argc; a++)
+			want |= !strcmp(argv[a], groups[i].name);
+		if (want)
+			run_group(&groups[i]);
+	}
+	printf("1..%d\n", tap_n);
+	if (tap_failed)
+		printf("# %d of %d failed\n", tap_failed, tap_n);
+	return tap_failed ? 1 : 0;
+}
