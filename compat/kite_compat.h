@@ -16,6 +16,8 @@
 
 #include "kite_compat_autoconf.h"
 
+#include <linux/export.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
@@ -32,6 +34,37 @@
 			kzalloc(struct_size_t(typeof(P), FAM, COUNT), GFP); \
 		__kite_p;						\
 	})
+#endif
+
+#ifndef KITE_HAVE_DEVL_PARAM_DRIVERINIT_PTR
+#include <net/devlink.h>
+/* Linux 6.13+ passes the value by pointer. */
+static inline void
+kite_compat_devl_param_driverinit_value_set(struct devlink *devlink,
+					    u32 param_id,
+					    union devlink_param_value *val)
+{
+	devl_param_driverinit_value_set(devlink, param_id, *val);
+}
+
+#define devl_param_driverinit_value_set kite_compat_devl_param_driverinit_value_set
+#endif
+
+#ifdef KITE_HAVE_NS_IDENTIFIER
+/* Namespaces became string literals in Linux 6.13. */
+#undef EXPORT_SYMBOL_NS_GPL
+#define EXPORT_SYMBOL_NS_GPL(sym, ns)	__EXPORT_SYMBOL(sym, "GPL", ns)
+#undef MODULE_IMPORT_NS
+#define MODULE_IMPORT_NS(ns)		MODULE_INFO(import_ns, ns)
+#endif
+
+#ifndef KITE_HAVE_IB_UMEM_GET_VA
+/*
+ * Newer kernels pin user memory by address with ib_umem_get_va(); older
+ * ones call it ib_umem_get(), with the same arguments.
+ */
+#define ib_umem_get_va(device, addr, size, access)			\
+	ib_umem_get(device, addr, size, access)
 #endif
 
 #endif /* _KITE_COMPAT_H */

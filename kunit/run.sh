@@ -15,6 +15,10 @@ tree=$("$KITE_ROOT/scripts/fetch-sources.sh" linux-target)
 kdir=/lib/modules/$(guest_kver)/build
 compat=$KITE_CACHE/build/kunit-$KITE_KVER_SERIES-compat
 
+# One run at a time: the overlay and the build directory are shared.
+exec 9>"$KITE_CACHE/kunit.lock"
+flock 9
+
 "$KITE_ROOT/scripts/compat-probe.sh" "$kdir" "$compat"
 "$KITE_ROOT/scripts/overlay-kernel.sh" "$tree" --compat "$compat"
 

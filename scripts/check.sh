@@ -123,7 +123,14 @@ step_qemu() {
 	[ "$rc" = 0 ] || return
 	qemu=$(tail -n 1 "$LOGS/qemu.log")
 	run qtest "$KITE_ROOT/qemu/tests/kite-regs-qtest.sh" "$qemu"
-	tap_import "$LOGS/qtest.log" "qtest: "
+	tap_import "$LOGS/qtest.log" "qtest regs: "
+	run qtest-eth python3 "$KITE_ROOT/qemu/tests/kite-eth-qtest.py" "$qemu"
+	tap_import "$LOGS/qtest-eth.log" "qtest eth: "
+	run qtest-model "$KITE_ROOT/qemu/tests/kite-model-test.sh" "$qemu"
+	tap_import "$LOGS/qtest-model.log" "qtest model: "
+	for t in qtest qtest-eth qtest-model; do
+		grep -q '^1\.\.' "$LOGS/$t.log" || tap_not_ok "$t: ran to completion"
+	done
 }
 
 step_rdma_core() {

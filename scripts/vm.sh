@@ -12,6 +12,9 @@
 #                               status, 124 on timeout, 125 on a kernel panic
 #   vm_monitor NAME COMMAND     send a command to the VM's QEMU monitor
 #
+# A guest asks the host for a monitor command (e.g. set_link) by writing it
+# to /kite-out/request; vm_wait runs it and creates /kite-out/request.done.
+#
 # SPEC for a network: dgram:LOCALPORT:REMOTEPORT (UDP on 127.0.0.1, one
 # wire between two VMs) or none. Every step is bounded; only processes the
 # harness started are killed, by PID.
@@ -107,6 +110,7 @@ vm_wait() {
 	dir=${KITE_VM_DIR[$name]}
 	start=$SECONDS
 	while kill -0 "$pid" 2>/dev/null; do
+		vm_serve_requests "$name"
 		if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then
 			warn "$name: kernel panic on the console, stopping it"
 			kill "$pid" 2>/dev/null
@@ -129,6 +133,19 @@ vm_wait() {
 	fi
 	[ -f "$dir/exit_status" ] || return 1
 	return "$(cat "$dir/exit_status")"
+}
+
+# Run the monitor command a guest asked for, at most one per call.
+vm_serve_requests() {
+	local name=$1 dir=${KITE_VM_DIR[$1]} cmd
+	[ -f "$dir/request" ] || return 0
+	cmd=$(head -n 1 "$dir/request")
+	case $cmd in
+	"set_link "*) vm_monitor "$name" "$cmd" ;;
+	*) warn "$name: refusing monitor request '$cmd'" ;;
+	esac
+	rm -f "$dir/request"
+	touch "$dir/request.done"
 }
 
 vm_monitor() {

@@ -8,6 +8,10 @@
 #          load/unload in any order, PCI unbind/rebind/remove/rescan
 #   wire   two VMs on one dgram wire: a Kite + virtio-net VM and a
 #          virtio-net VM; traffic crosses, the Kite drivers bind
+#   eth    two Kite VMs, then a Kite VM and a virtio-net VM: ping and a
+#          4 MB TCP transfer compared by checksum, both ways
+#   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
+#          reset, devlink reload, unbind/rebind, unload during traffic
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -57,7 +61,39 @@ group_wire() {
 	vm_outcome peer "$b" wire
 }
 
-KITE_VM_GROUPS=(bind wire)
+# two_vms GROUP NIC_A NIC_B: VM a sends to VM b over one wire.
+two_vms() {
+	local group=$1 a=0 b=0 p1 p2
+	p1=$((20000 + RANDOM % 20000))
+	p2=$((p1 + 1))
+	vm_start "$group-a" "$VMLOGS/$group-a" "$KITE_ROOT/scripts/guest/test-eth.sh" \
+		"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
+		--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
+	vm_start "$group-b" "$VMLOGS/$group-b" "$KITE_ROOT/scripts/guest/test-eth.sh" \
+		"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
+		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
+	vm_wait "$group-a" "$KITE_VM_TIMEOUT" || a=$?
+	vm_wait "$group-b" "$KITE_VM_TIMEOUT" || b=$?
+	vm_outcome "$group-a" "$a" "$group"
+	vm_outcome "$group-b" "$b" "$group"
+}
+
+group_eth() {
+	two_vms eth-kite kite kite
+	two_vms eth-mixed kite virtio
+	two_vms eth-mixed-rev virtio kite
+}
+
+group_ethops() {
+	local st=0 p
+	p=$((20000 + RANDOM % 20000))
+	vm_start ethops "$VMLOGS/ethops" "$KITE_ROOT/scripts/guest/test-ethops.sh" \
+		--kite-net "dgram:$p:$((p + 1))"
+	vm_wait ethops "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome ethops "$st" ethops
+}
+
+KITE_VM_GROUPS=(bind wire eth ethops)
 
 vmtest_run() {
 	local g

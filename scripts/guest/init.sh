@@ -8,9 +8,9 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /tmp
+# / is a writable overlay already; /tmp stays the host's (read-only lower
+# layer), so a checkout or cache under /tmp is visible in the guest.
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /var/log 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -32,5 +32,8 @@ fi
 dmesg >/kite-out/dmesg.log
 echo "$status" >/kite-out/exit_status
 sync
+# After the power-off request the 9p root goes away: wait with builtins
+# only (init must not exit, or the kernel panics).
+mkfifo /run/kite-hold
 echo o >/proc/sysrq-trigger
-sleep 30
+while :; do read -r -t 30 <>/run/kite-hold; done

@@ -57,3 +57,41 @@ peer_barrier() {
 	echo done >"/dev/udp/$1/7777" 2>/dev/null
 	[ -s /tmp/kite-peer-done ]
 }
+
+# host_monitor COMMAND: have the host run a QEMU monitor command for this
+# VM (only set_link is allowed) and wait for it, at most 20 s.
+host_monitor() {
+	local i
+	rm -f /kite-out/request.done
+	echo "$1" >/kite-out/request.tmp
+	mv /kite-out/request.tmp /kite-out/request
+	for i in $(seq 1 100); do
+		[ -e /kite-out/request.done ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# The Kite function's network interface.
+kite_netdev() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = kite_en ] &&
+			basename "$d"
+	done | head -n 1
+}
+
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds.
+wait_for() {
+	local t=$(($1 * 5))
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# Deterministic test data: the same bytes in every VM.
+make_data() { seq 1 "$2" | head -c "$1"; }

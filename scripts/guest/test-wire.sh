@@ -14,7 +14,8 @@ done | head -n 1)
 check "wire: virtio-net interface present" test -n "$nic"
 ip addr add "$KITE_SELF_IP/24" dev "$nic"
 ip link set "$nic" up
-check "wire: ping $KITE_PEER_IP over the dgram wire" ping -c 3 -W 2 -w 60 "$KITE_PEER_IP"
+check "wire: peer $KITE_PEER_IP answers" wait_for 90 ping -c 1 -W 1 "$KITE_PEER_IP"
+check "wire: ping $KITE_PEER_IP over the dgram wire" ping -c 3 -W 2 -w 30 "$KITE_PEER_IP"
 if [ -n "$(kite_bdf)" ]; then
 	check "wire: kite_en and kite_ib bind in the two-VM topology" \
 		bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO && [ -e /sys/bus/auxiliary/devices/kite_en.rdma.0/driver ]"

@@ -4,7 +4,8 @@
  * driver) and kite_ib (the RDMA driver).
  *
  * This header is the only one that crosses the module boundary: kite_ib
- * never includes kite_en's private headers.
+ * never includes kite_en's private headers. The functions kite_en exports
+ * for the RDMA driver are in the "KITE" symbol namespace.
  *
  * Copyright (c) 2026 Kite
  */
@@ -14,6 +15,7 @@
 #include <linux/auxiliary_bus.h>
 #include <linux/types.h>
 
+struct net_device;
 struct pci_dev;
 
 /* kite_en creates one auxiliary device named KITE_EN_MODNAME ".rdma.<N>". */
@@ -24,11 +26,42 @@ struct pci_dev;
 #define KITE_FW_VERSION_LEN		32
 
 /**
+ * enum kite_aux_event - what kite_en tells the bound RDMA driver
+ * @KITE_AUX_EVENT_LINK_UP: the Ethernet link came up
+ * @KITE_AUX_EVENT_LINK_DOWN: the Ethernet link went down
+ * @KITE_AUX_EVENT_MTU_CHANGE: the netdev's MTU changed
+ * @KITE_AUX_EVENT_MAC_CHANGE: the netdev's MAC address changed
+ * @KITE_AUX_EVENT_FATAL: the device failed; the auxiliary device is
+ *	removed right after this event and re-created once the device has
+ *	been reset
+ *
+ * A reset of any kind (PCI reset, error recovery, a requested reset) is
+ * delivered as the removal of the auxiliary device before the reset and a
+ * new auxiliary device after it, so the RDMA driver sees remove and probe.
+ */
+enum kite_aux_event {
+	KITE_AUX_EVENT_LINK_UP,
+	KITE_AUX_EVENT_LINK_DOWN,
+	KITE_AUX_EVENT_MTU_CHANGE,
+	KITE_AUX_EVENT_MAC_CHANGE,
+	KITE_AUX_EVENT_FATAL,
+};
+
+/**
  * struct kite_aux_dev - what kite_en hands to the RDMA driver
  * @adev: the auxiliary device, named kite_en.rdma.<N>
  * @pdev: the PCI function; the RDMA driver uses it for DMA mappings only
+ * @netdev: the function's net_device, valid while the RDMA driver is bound
  * @hw_rev: programming interface revision (KITE_REG_HW_REV)
  * @fw_version: firmware version as "major.minor.patch"
+ * @rdma_regs: the RDMA register block (BAR0 + KITE_RDMA_REGS_OFFSET,
+ *	KITE_RDMA_REGS_SIZE bytes), owned by the RDMA driver
+ * @kernel_db: doorbell page 0 (BAR2), the kernel's doorbell page
+ * @db_phys: bus address of doorbell page 0; page N is at
+ *	@db_phys + N * KITE_DB_PAGE_SIZE, for mapping into user contexts
+ * @db_pages: number of doorbell pages, KITE_DB_PAGES
+ * @first_vector: MSI-X table index of the first of them, which is what
+ *	the device is told (vector i is at @first_vector + i)
  * @num_vectors: number of MSI-X vectors reserved for the RDMA driver
  * @irqs: Linux IRQ numbers of those vectors, @num_vectors of them
  *
@@ -39,10 +72,27 @@ struct pci_dev;
 struct kite_aux_dev {
 	struct auxiliary_device adev;
 	struct pci_dev *pdev;
+	struct net_device *netdev;
 	u32 hw_rev;
 	char fw_version[KITE_FW_VERSION_LEN];
+	void __iomem *rdma_regs;
+	void __iomem *kernel_db;
+	phys_addr_t db_phys;
+	unsigned int db_pages;
+	unsigned int first_vector;
 	unsigned int num_vectors;
 	int irqs[] __counted_by(num_vectors);
+};
+
+/**
+ * struct kite_aux_driver - an RDMA driver for kite_en's auxiliary device
+ * @adrv: the auxiliary driver
+ * @event: called in process context, with the auxiliary device's lock held,
+ *	while the driver is bound; may be NULL
+ */
+struct kite_aux_driver {
+	struct auxiliary_driver adrv;
+	void (*event)(struct kite_aux_dev *kadev, enum kite_aux_event event);
 };
 
 /**
@@ -55,5 +105,7 @@ static inline struct kite_aux_dev *to_kite_aux_dev(struct auxiliary_device *adev
 {
 	return container_of(adev, struct kite_aux_dev, adev);
 }
+
+int kite_en_request_reset(struct kite_aux_dev *kadev);
 
 #endif /* _LINUX_KITE_AUXDEV_H */

@@ -46,6 +46,26 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	return 0;
 }
 
+static const char * const kite_ib_event_names[] = {
+	[KITE_AUX_EVENT_LINK_UP] = "link up",
+	[KITE_AUX_EVENT_LINK_DOWN] = "link down",
+	[KITE_AUX_EVENT_MTU_CHANGE] = "MTU change",
+	[KITE_AUX_EVENT_MAC_CHANGE] = "MAC change",
+	[KITE_AUX_EVENT_FATAL] = "device fatal",
+};
+
+static void kite_ib_event(struct kite_aux_dev *kadev, enum kite_aux_event event)
+{
+	const char *name = event < ARRAY_SIZE(kite_ib_event_names) ?
+			   kite_ib_event_names[event] : NULL;
+
+	if (!name) {
+		dev_warn(&kadev->adev.dev, "unknown event %d\n", event);
+		return;
+	}
+	dev_info(&kadev->adev.dev, "event: %s\n", name);
+}
+
 static void kite_ib_remove(struct auxiliary_device *adev)
 {
 	struct kite_ib_dev *ibdev = auxiliary_get_drvdata(adev);
@@ -60,13 +80,28 @@ static const struct auxiliary_device_id kite_ib_id_table[] = {
 };
 MODULE_DEVICE_TABLE(auxiliary, kite_ib_id_table);
 
-static struct auxiliary_driver kite_ib_driver = {
-	.name = "kite_ib",
-	.probe = kite_ib_probe,
-	.remove = kite_ib_remove,
-	.id_table = kite_ib_id_table,
+static struct kite_aux_driver kite_ib_driver = {
+	.adrv = {
+		.name = "kite_ib",
+		.probe = kite_ib_probe,
+		.remove = kite_ib_remove,
+		.id_table = kite_ib_id_table,
+	},
+	.event = kite_ib_event,
 };
-module_auxiliary_driver(kite_ib_driver);
+
+static int __init kite_ib_init(void)
+{
+	return auxiliary_driver_register(&kite_ib_driver.adrv);
+}
+
+static void __exit kite_ib_exit(void)
+{
+	auxiliary_driver_unregister(&kite_ib_driver.adrv);
+}
+
+module_init(kite_ib_init);
+module_exit(kite_ib_exit);
 
 MODULE_DESCRIPTION("Kite RoCEv2 RDMA driver");
 MODULE_LICENSE("GPL");

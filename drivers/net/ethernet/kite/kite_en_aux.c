@@ -26,15 +26,18 @@ static void kite_en_rdma_release(struct device *dev)
 
 /**
  * kite_en_rdma_add() - create the auxiliary device kite_en.rdma.<N>
- * @en: the device, with its MSI-X vectors allocated
+ * @en: the device, with its MSI-X vectors allocated and split
  *
- * Hands every vector after kite_en's own to the RDMA driver.
+ * Hands the RDMA driver its vectors (those after kite_en's own and the
+ * Ethernet queues'), its register block and the doorbell BAR.
  *
+ * Context: process context, @en->rdma_lock held.
  * Return: 0 on success or a negative errno.
  */
 int kite_en_rdma_add(struct kite_en_dev *en)
 {
-	unsigned int i, n = kite_en_rdma_vectors(en->num_vectors);
+	unsigned int i, n = en->vec.rdma;
+	unsigned int first = KITE_EN_CORE_VECTORS + en->vec.eth;
 	struct kite_aux_dev *kadev;
 	int id, err;
 
@@ -45,12 +48,21 @@ int kite_en_rdma_add(struct kite_en_dev *en)
 	kadev = kzalloc_flex(*kadev, irqs, n, GFP_KERNEL);
 	if (!kadev)
 		return -ENOMEM;
+	lockdep_assert_held(&en->rdma_lock);
+	if (en->rdma)
+		return 0;
 	kadev->num_vectors = n;
 	kadev->pdev = en->pdev;
+	kadev->netdev = en->netdev;
 	kadev->hw_rev = en->hw_rev;
 	strscpy(kadev->fw_version, en->fw_version);
+	kadev->rdma_regs = en->regs + KITE_RDMA_REGS_OFFSET;
+	kadev->kernel_db = en->kernel_db;
+	kadev->db_phys = pci_resource_start(en->pdev, KITE_BAR_DB);
+	kadev->db_pages = KITE_DB_PAGES;
+	kadev->first_vector = first;
 	for (i = 0; i < n; i++)
-		kadev->irqs[i] = pci_irq_vector(en->pdev, KITE_EN_CORE_VECTORS + i);
+		kadev->irqs[i] = pci_irq_vector(en->pdev, first + i);
 
 	id = ida_alloc(&kite_en_rdma_ida, GFP_KERNEL);
 	if (id < 0) {
@@ -86,15 +98,100 @@ err_free:
  * kite_en_rdma_del() - remove the auxiliary device, unbinding the RDMA driver
  * @en: the device
  *
- * Context: process context; returns after the RDMA driver's remove has run.
+ * Context: process context, @en->rdma_lock held; returns after the RDMA
+ * driver's remove has run.
  */
 void kite_en_rdma_del(struct kite_en_dev *en)
 {
 	struct kite_aux_dev *kadev = en->rdma;
 
+	lockdep_assert_held(&en->rdma_lock);
 	if (!kadev)
 		return;
 	en->rdma = NULL;
 	auxiliary_device_delete(&kadev->adev);
 	auxiliary_device_uninit(&kadev->adev);
 }
+
+/**
+ * kite_en_rdma_event() - tell the bound RDMA driver about an event
+ * @en: the device
+ * @event: what happened
+ *
+ * Context: process context; takes @en->rdma_lock and the auxiliary
+ * device's lock, so the caller must hold neither.
+ */
+void kite_en_rdma_event(struct kite_en_dev *en, enum kite_aux_event event)
+{
+	struct kite_aux_driver *kdrv;
+	struct device *dev;
+
+	mutex_lock(&en->rdma_lock);
+	if (!en->rdma)
+		goto out;
+	dev = &en->rdma->adev.dev;
+	device_lock(dev);
+	if (dev->driver) {
+		kdrv = container_of(to_auxiliary_drv(dev->driver),
+				    struct kite_aux_driver, adrv);
+		if (kdrv->event)
+			kdrv->event(en->rdma, event);
+	}
+	device_unlock(dev);
+out:
+	mutex_unlock(&en->rdma_lock);
+}
+
+/**
+ * kite_en_rdma_event_defer() - tell the RDMA driver from a work item
+ * @en: the device
+ * @event: what happened
+ *
+ * For callers holding RTNL: the RDMA driver's remove may need RTNL while
+ * @en->rdma_lock is held, so events are not delivered under RTNL.
+ */
+void kite_en_rdma_event_defer(struct kite_en_dev *en,
+			      enum kite_aux_event event)
+{
+	set_bit(event, &en->pending_events);
+	queue_work(system_dfl_wq, &en->event_work);
+}
+
+/**
+ * kite_en_event_work() - deliver deferred events
+ * @work: &kite_en_dev.event_work
+ */
+void kite_en_event_work(struct work_struct *work)
+{
+	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
+					      event_work);
+	unsigned int ev;
+
+	for (ev = 0; ev < BITS_PER_LONG; ev++)
+		if (test_and_clear_bit(ev, &en->pending_events))
+			kite_en_rdma_event(en, ev);
+}
+
+/**
+ * kite_en_request_reset() - ask kite_en to reset the device
+ * @kadev: the RDMA driver's auxiliary device
+ *
+ * For an RDMA driver that found the device unresponsive. The reset runs
+ * later from a work item: it removes the auxiliary device (the RDMA
+ * driver's remove runs), resets the function and creates a new auxiliary
+ * device.
+ *
+ * Context: any context.
+ * Return: 0, or -ENODEV if the function is gone.
+ */
+int kite_en_request_reset(struct kite_aux_dev *kadev)
+{
+	struct kite_en_dev *en = pci_get_drvdata(kadev->pdev);
+
+	if (!en)
+		return -ENODEV;
+	dev_warn(&en->pdev->dev, "reset requested by the RDMA driver\n");
+	queue_work(system_dfl_wq, &en->reset_work);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(kite_en_request_reset, "KITE");

@@ -87,11 +87,25 @@ void kite_en_fw_version(u32 fw_ver, char *buf, size_t len)
 }
 
 /**
+ * kite_en_mac_to_regs() - encode a MAC address for KITE_REG_ETH_MAC_HI/LO
+ * @mac: ETH_ALEN bytes, most significant byte first
+ * @mac_hi: value for KITE_REG_ETH_MAC_HI
+ * @mac_lo: value for KITE_REG_ETH_MAC_LO
+ */
+void kite_en_mac_to_regs(const u8 *mac, u32 *mac_hi, u32 *mac_lo)
+{
+	*mac_hi = FIELD_PREP(KITE_MAC_HI_MASK, mac[0] << 8 | mac[1]);
+	*mac_lo = (u32)mac[2] << 24 | mac[3] << 16 | mac[4] << 8 | mac[5];
+}
+
+/**
  * kite_en_vectors_wanted() - number of MSI-X vectors to ask the PCI core for
  * @hw_vectors: vectors the function implements (KITE_CAPS_NUM_VECTORS)
+ * @hw_queues: Ethernet queue pairs it implements (KITE_CAPS_NUM_QUEUES)
  * @online_cpus: number of online CPUs
  *
- * kite_en keeps KITE_EN_CORE_VECTORS for itself. The RDMA driver wants one
+ * kite_en keeps KITE_EN_CORE_VECTORS for device events and wants one vector
+ * per Ethernet queue pair, up to one per CPU. The RDMA driver wants one
  * vector for its control event queue plus one completion event queue per
  * CPU. The function's own limit caps the total.
  *
@@ -99,26 +113,56 @@ void kite_en_fw_version(u32 fw_ver, char *buf, size_t len)
  * to run at all.
  */
 unsigned int kite_en_vectors_wanted(unsigned int hw_vectors,
+				    unsigned int hw_queues,
 				    unsigned int online_cpus)
 {
-	unsigned int want = KITE_EN_CORE_VECTORS + 1 + online_cpus;
+	unsigned int want = KITE_EN_CORE_VECTORS + min(hw_queues, online_cpus) +
+			    1 + online_cpus;
 
-	if (hw_vectors < KITE_EN_CORE_VECTORS + KITE_EN_MIN_RDMA_VECTORS)
+	if (!hw_queues || hw_vectors < KITE_EN_CORE_VECTORS +
+	    KITE_EN_MIN_ETH_VECTORS + KITE_EN_MIN_RDMA_VECTORS)
 		return 0;
 	return min(want, hw_vectors);
 }
 
 /**
- * kite_en_rdma_vectors() - vectors handed to the RDMA driver
+ * kite_en_split_vectors() - divide the granted vectors
  * @granted: vectors the PCI core granted
+ * @hw_queues: Ethernet queue pairs the function implements
+ * @online_cpus: number of online CPUs
+ * @vec: the result
  *
- * Return: the vectors left after kite_en's own, 0 if none are left.
+ * After kite_en's own vector, Ethernet gets one vector per queue pair (up
+ * to one per CPU) as long as one is left for the RDMA driver; the RDMA
+ * driver gets all the rest.
+ *
+ * Return: 0, or -ENOSPC if @granted cannot give each user one vector.
  */
-unsigned int kite_en_rdma_vectors(unsigned int granted)
+int kite_en_split_vectors(unsigned int granted, unsigned int hw_queues,
+			  unsigned int online_cpus, struct kite_en_vectors *vec)
 {
-	if (granted <= KITE_EN_CORE_VECTORS)
-		return 0;
-	return granted - KITE_EN_CORE_VECTORS;
+	unsigned int left;
+
+	if (granted < KITE_EN_CORE_VECTORS + KITE_EN_MIN_ETH_VECTORS +
+	    KITE_EN_MIN_RDMA_VECTORS || !hw_queues)
+		return -ENOSPC;
+	left = granted - KITE_EN_CORE_VECTORS;
+	vec->eth = min3(hw_queues, online_cpus ?: 1,
+			left - KITE_EN_MIN_RDMA_VECTORS);
+	vec->rdma = left - vec->eth;
+	return 0;
+}
+
+/**
+ * kite_en_ring_used() - descriptors posted and not yet completed
+ * @tail: producer index (16-bit free-running counter)
+ * @head: consumer index
+ *
+ * Return: @tail - @head modulo 2^16.
+ */
+unsigned int kite_en_ring_used(u16 tail, u16 head)
+{
+	return (u16)(tail - head);
 }
 
 /**

@@ -70,21 +70,59 @@ static void kite_en_test_fw_version(struct kunit *test)
 
 static void kite_en_test_vectors(struct kunit *test)
 {
-	/* core vector + RDMA control EQ + one completion EQ per CPU */
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 2), 4);
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 1), 3);
-	/* capped by what the function implements */
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 256),
-			KITE_MAX_VECTORS);
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(2, 8), 2);
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(1, 8), 0);
-	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(0, 8), 0);
+	struct kite_en_vectors vec;
 
-	KUNIT_EXPECT_EQ(test, kite_en_rdma_vectors(0), 0);
-	KUNIT_EXPECT_EQ(test, kite_en_rdma_vectors(1), 0);
-	KUNIT_EXPECT_EQ(test, kite_en_rdma_vectors(2), 1);
-	KUNIT_EXPECT_EQ(test, kite_en_rdma_vectors(KITE_MAX_VECTORS),
-			KITE_MAX_VECTORS - 1);
+	/* core + one queue per CPU + RDMA control EQ + one EQ per CPU */
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 4, 2), 6);
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 4, 1), 4);
+	/* queues capped by the function, EQs still one per CPU */
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 4, 8), 14);
+	/* total capped by the function */
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 4, 256),
+			KITE_MAX_VECTORS);
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(3, 4, 8), 3);
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(2, 4, 8), 0);
+	KUNIT_EXPECT_EQ(test, kite_en_vectors_wanted(KITE_MAX_VECTORS, 0, 8), 0);
+
+	KUNIT_ASSERT_EQ(test, kite_en_split_vectors(6, 4, 2, &vec), 0);
+	KUNIT_EXPECT_EQ(test, vec.eth, 2);
+	KUNIT_EXPECT_EQ(test, vec.rdma, 3);
+	/* fewer granted: RDMA keeps one, Ethernet shrinks first */
+	KUNIT_ASSERT_EQ(test, kite_en_split_vectors(3, 4, 2, &vec), 0);
+	KUNIT_EXPECT_EQ(test, vec.eth, 1);
+	KUNIT_EXPECT_EQ(test, vec.rdma, 1);
+	KUNIT_ASSERT_EQ(test, kite_en_split_vectors(4, 4, 2, &vec), 0);
+	KUNIT_EXPECT_EQ(test, vec.eth, 2);
+	KUNIT_EXPECT_EQ(test, vec.rdma, 1);
+	KUNIT_ASSERT_EQ(test, kite_en_split_vectors(KITE_MAX_VECTORS, 4, 256,
+						    &vec), 0);
+	KUNIT_EXPECT_EQ(test, vec.eth, 4);
+	KUNIT_EXPECT_EQ(test, vec.rdma, KITE_MAX_VECTORS - 5);
+	KUNIT_EXPECT_EQ(test, kite_en_split_vectors(2, 4, 2, &vec), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, kite_en_split_vectors(0, 4, 2, &vec), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, kite_en_split_vectors(8, 0, 2, &vec), -ENOSPC);
+}
+
+static void kite_en_test_mac_to_regs(struct kunit *test)
+{
+	static const u8 mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	u8 back[ETH_ALEN];
+	u32 hi, lo;
+
+	kite_en_mac_to_regs(mac, &hi, &lo);
+	KUNIT_EXPECT_EQ(test, hi, 0x5254);
+	KUNIT_EXPECT_EQ(test, lo, 0x00123456);
+	kite_en_mac_from_regs(hi, lo, back);
+	KUNIT_EXPECT_MEMEQ(test, back, mac, ETH_ALEN);
+}
+
+static void kite_en_test_ring_used(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kite_en_ring_used(0, 0), 0);
+	KUNIT_EXPECT_EQ(test, kite_en_ring_used(5, 2), 3);
+	/* across the 16-bit wrap */
+	KUNIT_EXPECT_EQ(test, kite_en_ring_used(3, 0xfffe), 5);
+	KUNIT_EXPECT_EQ(test, kite_en_ring_used(0, 0xf000), 0x1000);
 }
 
 static struct kunit_case kite_en_hw_cases[] = {
@@ -93,6 +131,8 @@ static struct kunit_case kite_en_hw_cases[] = {
 	KUNIT_CASE(kite_en_test_mac),
 	KUNIT_CASE(kite_en_test_fw_version),
 	KUNIT_CASE(kite_en_test_vectors),
+	KUNIT_CASE(kite_en_test_mac_to_regs),
+	KUNIT_CASE(kite_en_test_ring_used),
 	{}
 };
 
