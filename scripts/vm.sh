@@ -12,7 +12,8 @@
 #                               status, 124 on timeout, 125 on a kernel panic
 #   vm_monitor NAME COMMAND     send a command to the VM's QEMU monitor
 #
-# A guest asks the host for a monitor command (e.g. set_link) by writing it
+# A guest asks the host for a monitor command (set_link, or qom-set of the
+# Kite model's fault-injection properties) by writing it
 # to /kite-out/request; vm_wait runs it and creates /kite-out/request.done.
 #
 # SPEC for a network: dgram:LOCALPORT:REMOTEPORT (UDP on 127.0.0.1, one
@@ -141,7 +142,8 @@ vm_serve_requests() {
 	[ -f "$dir/request" ] || return 0
 	cmd=$(head -n 1 "$dir/request")
 	case $cmd in
-	"set_link "*) vm_monitor "$name" "$cmd" ;;
+	"set_link "* | "qom-set /machine/peripheral/kite0 fault-"*)
+		vm_monitor "$name" "$cmd" ;;
 	*) warn "$name: refusing monitor request '$cmd'" ;;
 	esac
 	rm -f "$dir/request"

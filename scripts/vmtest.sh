@@ -12,6 +12,8 @@
 #          4 MB TCP transfer compared by checksum, both ways
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
+#   rdma   one Kite VM: kite_ib's command channel and event queues, a
+#          device that stops answering commands
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -93,7 +95,14 @@ group_ethops() {
 	vm_outcome ethops "$st" ethops
 }
 
-KITE_VM_GROUPS=(bind wire eth ethops)
+group_rdma() {
+	local st=0
+	vm_start rdma "$VMLOGS/rdma" "$KITE_ROOT/scripts/guest/test-rdma.sh" --kite
+	vm_wait rdma "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome rdma "$st" rdma
+}
+
+KITE_VM_GROUPS=(bind wire eth ethops rdma)
 
 vmtest_run() {
 	local g

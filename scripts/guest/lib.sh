@@ -6,6 +6,8 @@ KITE_RESULTS=/kite-out/results.tap
 KITE_EN_KO=$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko
 KITE_IB_KO=$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko
 : >"$KITE_RESULTS"
+# kite_ib needs ib_core; there is no udev to load it on demand.
+modprobe -q ib_uverbs
 kite_failed=0
 
 # check NAME COMMAND...: run COMMAND, record whether it succeeded.
@@ -28,6 +30,8 @@ kite_bdf() { lspci -Dn -d 1ee7:4b01 | awk 'NR == 1 { print $1 }'; }
 # kernel_log_since MARK: the kernel log after the line containing MARK.
 kite_mark() { echo "kite-test: $1" >/dev/kmsg; }
 kernel_log_since() { dmesg | sed -n "/kite-test: $1\$/,\$p"; }
+# since_mark MARK REGEX: the kernel log after MARK matches REGEX.
+since_mark() { kernel_log_since "$1" | grep -qE "$2"; }
 
 # Kernel log lines that mean a driver bug.
 KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection|kmemleak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
@@ -59,7 +63,8 @@ peer_barrier() {
 }
 
 # host_monitor COMMAND: have the host run a QEMU monitor command for this
-# VM (only set_link is allowed) and wait for it, at most 20 s.
+# VM (set_link, or qom-set of kite0's fault-* properties) and wait for it,
+# at most 20 s.
 host_monitor() {
 	local i
 	rm -f /kite-out/request.done
@@ -95,3 +100,12 @@ wait_for() {
 
 # Deterministic test data: the same bytes in every VM.
 make_data() { seq 1 "$2" | head -c "$1"; }
+
+# Install the Kite modules into the guest's (overlay) module tree, so that
+# modprobe resolves kite_ib's dependency on kite_en as on a real host.
+kite_install_modules() {
+	local d=/lib/modules/$(uname -r)/updates/kite
+	mkdir -p "$d"
+	cp "$KITE_EN_KO" "$KITE_IB_KO" "$d/"
+	depmod -a
+}

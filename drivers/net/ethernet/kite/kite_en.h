@@ -130,6 +130,7 @@ struct kite_en_queue {
  * @rdma: the auxiliary device for the RDMA driver, NULL when absent
  * @roce_enabled: devlink enable_roce, applied at devlink reload
  * @link_up: last link state seen
+ * @removing: remove has started; reset requests are refused
  */
 struct kite_en_dev {
 	struct pci_dev *pdev;
@@ -159,6 +160,7 @@ struct kite_en_dev {
 	struct kite_aux_dev *rdma;
 	bool roce_enabled;
 	bool link_up;
+	bool removing;
 };
 
 static inline u32 kite_en_rd(struct kite_en_dev *en, u32 reg)

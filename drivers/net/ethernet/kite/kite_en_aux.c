@@ -188,7 +188,7 @@ int kite_en_request_reset(struct kite_aux_dev *kadev)
 {
 	struct kite_en_dev *en = pci_get_drvdata(kadev->pdev);
 
-	if (!en)
+	if (!en || READ_ONCE(en->removing))
 		return -ENODEV;
 	dev_warn(&en->pdev->dev, "reset requested by the RDMA driver\n");
 	queue_work(system_dfl_wq, &en->reset_work);

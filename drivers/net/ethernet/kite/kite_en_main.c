@@ -335,6 +335,8 @@ static void kite_en_remove(struct pci_dev *pdev)
 	struct kite_en_dev *en = pci_get_drvdata(pdev);
 
 	kite_en_devlink_unregister(en);
+	/* The RDMA driver's remove may ask for a reset: refuse it now. */
+	WRITE_ONCE(en->removing, true);
 	cancel_work_sync(&en->reset_work);
 	kite_en_events_off(en);
 	mutex_lock(&en->rdma_lock);

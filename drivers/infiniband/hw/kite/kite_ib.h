@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kite RoCEv2 RDMA driver: private definitions.
+ *
+ * File map:
+ *   kite_ib_main.c  auxiliary probe/remove, ib_device registration, device,
+ *                   port and GID verbs, hardware counters, restrack
+ *   kite_ib_cmd.c   the command channel client (cookies, waits, fatal)
+ *   kite_ib_eq.c    event queues, IRQ handlers, tasklets, async events
+ *   kite_ib_hwq.c   queue memory and page buffer lists (kernel and user)
+ *   kite_ib_cq.c    CQ verbs, poll_cq, req_notify_cq
+ *   kite_ib_qp.c    QP verbs, post_send, post_recv
+ *   kite_ib_mr.c    PD, MR and AH verbs
+ *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
+ *
+ * Copyright (c) 2026 Kite
+ */
+#ifndef _KITE_IB_H_
+#define _KITE_IB_H_
+
+#include <linux/completion.h>
+#include <linux/interrupt.h>
+#include <linux/kite/auxdev.h>
+#include <linux/kite/kite_hw.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/semaphore.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+struct ib_dmah;
+struct kite_ib_dev;
+
+/* ------------------------------------------------------------------ */
+/* Queue memory and page buffer lists (kite_ib_hwq.c)                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct kite_ib_dma_page - one 4 KiB page of coherent DMA memory
+ * @va: kernel address
+ * @dma: bus address
+ */
+struct kite_ib_dma_page {
+	void *va;
+	dma_addr_t dma;
+};
+
+/**
+ * struct kite_ib_page_ops - how the PBL builder gets its 4 KiB pages
+ * @alloc: allocate one zeroed page; return 0 or -ENOMEM
+ * @free: free a page @alloc returned
+ *
+ * The driver uses coherent DMA memory; the KUnit tests use fakes that can
+ * fail on demand.
+ */
+struct kite_ib_page_ops {
+	int (*alloc)(void *ctx, struct kite_ib_dma_page *page);
+	void (*free)(void *ctx, struct kite_ib_dma_page *page);
+};
+
+/**
+ * struct kite_ib_pbl - a page buffer list the device walks
+ * @level: KITE_PBL_LEVEL_0, _1 or _2
+ * @npages: number of data pages described
+ * @page_shift: log2 of the data page size
+ * @root: level 0: unused; level 1: the PTE page; level 2: the PDE page
+ * @ptes: level 2: the PTE pages, DIV_ROUND_UP(@npages, 512) of them
+ * @num_ptes: number of entries in @ptes
+ * @desc: what commands name: address (the data page at level 0, else
+ *	@root's), @npages and the level/page-shift configuration
+ */
+struct kite_ib_pbl {
+	unsigned int level;
+	u32 npages;
+	unsigned int page_shift;
+	struct kite_ib_dma_page root;
+	struct kite_ib_dma_page *ptes;
+	u32 num_ptes;
+	struct kite_pbl desc;
+};
+
+/**
+ * struct kite_ib_hwq - a ring of fixed-size entries in device-visible memory
+ * @depth: number of entries, a power of two
+ * @entry_shift: log2 of the entry size
+ * @pages: kernel queues: the 4 KiB coherent pages holding the ring
+ * @umem: user queues: the pinned user buffer
+ * @pbl: the page buffer list describing the ring
+ */
+struct kite_ib_hwq {
+	u32 depth;
+	unsigned int entry_shift;
+	struct kite_ib_dma_page *pages;
+	struct ib_umem *umem;
+	struct kite_ib_pbl pbl;
+};
+
+int kite_ib_pbl_level(u32 npages);
+int kite_ib_pbl_build(struct kite_ib_pbl *pbl, const dma_addr_t *addrs,
+		      u32 npages, unsigned int page_shift, bool queue,
+		      const struct kite_ib_page_ops *ops, void *ctx);
+void kite_ib_pbl_free(struct kite_ib_pbl *pbl,
+		      const struct kite_ib_page_ops *ops, void *ctx);
+int kite_ib_hwq_alloc(struct kite_ib_dev *dev, struct kite_ib_hwq *q,
+		      u32 depth, unsigned int entry_shift);
+int kite_ib_hwq_alloc_user(struct kite_ib_dev *dev, struct kite_ib_hwq *q,
+			   u64 va, u64 len, u32 depth,
+			   unsigned int entry_shift);
+void kite_ib_hwq_free(struct kite_ib_dev *dev, struct kite_ib_hwq *q);
+int kite_ib_hwq_alloc_pages(struct kite_ib_hwq *q, u32 depth,
+			    unsigned int entry_shift,
+			    const struct kite_ib_page_ops *ops, void *ctx);
+void kite_ib_hwq_free_pages(struct kite_ib_hwq *q,
+			    const struct kite_ib_page_ops *ops, void *ctx);
+void *kite_ib_hwq_entry(struct kite_ib_hwq *q, u32 index);
+int kite_ib_umem_pbl(struct kite_ib_dev *dev, struct ib_umem *umem,
+		     u64 iova, struct kite_ib_pbl *pbl);
+extern const struct kite_ib_page_ops kite_ib_dma_page_ops;
+
+/* ------------------------------------------------------------------ */
+/* Command channel (kite_ib_cmd.c)                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * enum kite_ib_cmdq_state - the command channel's state machine
+ * @KITE_CMDQ_DOWN: not set up, or torn down; commands fail with -ENODEV
+ * @KITE_CMDQ_POLLING: up; completions are polled (before EQ0 exists and
+ *	during teardown)
+ * @KITE_CMDQ_EVENTS: up; completions arrive as CMD_DONE EQEs on EQ0
+ * @KITE_CMDQ_FATAL: the device stopped answering or failed; commands fail
+ *	fast with -EIO, destroy commands succeed without the device
+ */
+enum kite_ib_cmdq_state {
+	KITE_CMDQ_DOWN,
+	KITE_CMDQ_POLLING,
+	KITE_CMDQ_EVENTS,
+	KITE_CMDQ_FATAL,
+};
+
+/**
+ * struct kite_ib_cmd - one command and its outcome
+ * @opcode: KITE_CMD_*
+ * @in: input, @in_len bytes (copied into the entry's payload)
+ * @in_len: at most KITE_CMD_PAYLOAD_SIZE
+ * @out: output buffer, @out_len bytes, or NULL
+ * @out_len: at most KITE_CMD_PAYLOAD_SIZE unless @out_dma is set
+ * @out_dma: bus address of a DMA output buffer of @out_len bytes (then
+ *	@out is not used), or 0
+ * @status: KITE_CMD_STATUS_CODE of the completion
+ * @syndrome: KITE_CMD_STATUS_SYNDROME of the completion
+ * @result: the completion's result word (object number, count)
+ */
+struct kite_ib_cmd {
+	u8 opcode;
+	const void *in;
+	u16 in_len;
+	void *out;
+	u16 out_len;
+	dma_addr_t out_dma;
+	u8 status;
+	u16 syndrome;
+	u32 result;
+};
+
+/* A command's cookie: its ring entry and a generation number. */
+#define KITE_IB_COOKIE_SLOT		GENMASK(7, 0)
+#define KITE_IB_COOKIE_GEN		GENMASK(31, 8)
+
+struct kite_ib_cmd_waiter;
+
+/**
+ * struct kite_ib_cmdq_ops - how the command channel reaches the device
+ * @ring_alloc: allocate @size bytes of zeroed, 4 KiB aligned memory the
+ *	device can read and write; store its bus address in @dma
+ * @ring_free: free what @ring_alloc returned
+ * @enable: program the ring's address and log2 depth and enable the
+ *	channel; 0 or a negative errno if the device refused
+ * @disable: disable the channel (the device forgets PI and CI)
+ * @doorbell: write the producer counter @pi; called with
+ *	&kite_ib_cmdq.lock held, after the entries are written
+ * @reset: ask for a device reset after a fatal error; any context
+ *
+ * The driver uses coherent DMA memory and the RDMA register block
+ * (kite_ib_cmdq_hw_ops); the KUnit tests use a fake device.
+ */
+struct kite_ib_cmdq_ops {
+	void *(*ring_alloc)(struct kite_ib_dev *dev, size_t size,
+			    dma_addr_t *dma);
+	void (*ring_free)(struct kite_ib_dev *dev, size_t size, void *ring,
+			  dma_addr_t dma);
+	int (*enable)(struct kite_ib_dev *dev, dma_addr_t dma,
+		      unsigned int log_depth);
+	void (*disable)(struct kite_ib_dev *dev);
+	void (*doorbell)(struct kite_ib_dev *dev, u32 pi);
+	void (*reset)(struct kite_ib_dev *dev);
+};
+
+extern const struct kite_ib_cmdq_ops kite_ib_cmdq_hw_ops;
+
+/**
+ * struct kite_ib_cmdq - the command channel
+ * @ops: device access (hardware, or a test fake)
+ * @ring: the command ring, @depth entries of coherent DMA memory
+ * @ring_dma: its bus address
+ * @depth: ring entries, a power of two
+ * @lock: protects @pi, @ci, @gen, @waiters, @cookies, @state and the ring
+ *	entries the driver owns; taken from process context and from the EQ0
+ *	tasklet (CMD_DONE), so always with interrupts disabled
+ * @slots: bounds the commands in flight to @depth; a permit is returned
+ *	when @ci passes the entry, so entries are reused in ring order
+ * @pi: next entry to post (free-running)
+ * @ci: entries given back by their submitters (free-running)
+ * @gen: generation counter mixed into cookies (KITE_IB_COOKIE_GEN)
+ * @waiters: per ring entry, the waiter registered for it or NULL
+ * @cookies: per ring entry, the cookie last posted in it
+ * @state: enum kite_ib_cmdq_state; written under @lock, read locklessly
+ *	with READ_ONCE() for fast-fail checks
+ * @timeout_ms: how long a command may take before the device is declared
+ *	dead
+ */
+struct kite_ib_cmdq {
+	const struct kite_ib_cmdq_ops *ops;
+	struct kite_cmd *ring;
+	dma_addr_t ring_dma;
+	u32 depth;
+	spinlock_t lock;	/* see @lock above */
+	struct semaphore slots;
+	u32 pi;
+	u32 ci;
+	u32 gen;
+	struct kite_ib_cmd_waiter **waiters;
+	u32 *cookies;
+	enum kite_ib_cmdq_state state;
+	unsigned int timeout_ms;
+};
+
+int kite_ib_cmdq_init(struct kite_ib_dev *dev);
+int kite_ib_cmdq_init_ops(struct kite_ib_dev *dev,
+			  const struct kite_ib_cmdq_ops *ops,
+			  unsigned int log_depth);
+void kite_ib_cmdq_set_state(struct kite_ib_dev *dev,
+			    enum kite_ib_cmdq_state state);
+void kite_ib_cmdq_destroy(struct kite_ib_dev *dev);
+int kite_ib_cmd_exec(struct kite_ib_dev *dev, struct kite_ib_cmd *cmd);
+int kite_ib_cmd_destroy(struct kite_ib_dev *dev, u8 opcode, u32 obj);
+void kite_ib_cmd_complete(struct kite_ib_dev *dev, u32 cookie, u32 status);
+int kite_ib_cmd_errno(u8 status);
+void kite_ib_cmd_fatal(struct kite_ib_dev *dev, const char *why);
+
+/* ------------------------------------------------------------------ */
+/* Event queues (kite_ib_eq.c)                                         */
+/* ------------------------------------------------------------------ */
+
+#define KITE_IB_EQ_LOG_DEPTH		10	/* 1024 EQEs per EQ */
+#define KITE_IB_EQ_BUDGET		64	/* EQEs per tasklet run */
+
+/**
+ * struct kite_ib_eq - an event queue and its interrupt
+ * @dev: the device
+ * @hwq: the EQE ring
+ * @eqn: the device's number (0: the control EQ)
+ * @ci: EQEs consumed (free-running)
+ * @vector: MSI-X vector index given to the device
+ * @irq: Linux IRQ number
+ * @tasklet: walks the EQEs; scheduled by the hard IRQ handler
+ * @name: IRQ name
+ */
+struct kite_ib_eq {
+	struct kite_ib_dev *dev;
+	struct kite_ib_hwq hwq;
+	u32 eqn;
+	u32 ci;
+	unsigned int vector;
+	int irq;
+	struct tasklet_struct tasklet;
+	char name[32];
+};
+
+int kite_ib_eqs_create(struct kite_ib_dev *dev);
+void kite_ib_eqs_destroy(struct kite_ib_dev *dev);
+struct kite_ib_eq *kite_ib_comp_eq(struct kite_ib_dev *dev, int comp_vector);
+bool kite_ib_eqe_valid(const struct kite_eqe *eqe, u32 ci,
+		       unsigned int log_depth);
+u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm);
+void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe);
+struct kite_ib_cq *kite_ib_cq_get(struct kite_ib_dev *dev, u32 cqn);
+void kite_ib_cq_put(struct kite_ib_cq *cq);
+struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev, u32 qpn);
+void kite_ib_qp_put(struct kite_ib_qp *qp);
+
+/* ------------------------------------------------------------------ */
+/* Verbs objects                                                       */
+/* ------------------------------------------------------------------ */
+
+struct kite_ib_ucontext {
+	struct ib_ucontext ibuc;
+	u32 uctx;
+	struct rdma_user_mmap_entry *db_entry;
+};
+
+struct kite_ib_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/**
+ * struct kite_ib_cq - a completion queue
+ * @ibcq: the core's CQ
+ * @hwq: the CQE ring (kernel or user memory)
+ * @cqn: the device's number
+ * @eq: the completion EQ it reports to
+ * @dbrec: kernel CQs: the doorbell record (coherent DMA)
+ * @dbrec_dma: its bus address
+ * @dbrec_umem: user CQs: the pinned page holding the doorbell record
+ * @ci: kernel CQs: CQEs consumed (free-running, 24 bits used)
+ * @arm_sn: the cmd_sn of the next arm request (2 bits)
+ * @lock: serialises poll_cq and req_notify_cq on a kernel CQ
+ * @refcount: EQ dispatch holds a reference while calling the handler
+ * @free: completed when the last reference is dropped
+ * @resize: kernel CQs being resized: the new ring until the RESIZE CQE
+ */
+struct kite_ib_cq {
+	struct ib_cq ibcq;
+	struct kite_ib_hwq hwq;
+	u32 cqn;
+	struct kite_ib_eq *eq;
+	struct kite_cq_dbrec *dbrec;
+	dma_addr_t dbrec_dma;
+	struct ib_umem *dbrec_umem;
+	u32 ci;
+	u8 arm_sn;
+	spinlock_t lock;	/* see @lock above */
+	refcount_t refcount;
+	struct completion free;
+	struct kite_ib_hwq *resize;
+};
+
+/**
+ * struct kite_ib_wq - a send or receive queue of a QP
+ * @hwq: the WQE ring
+ * @pi: WQEs posted (free-running, 16 bits sent to the device)
+ * @ci: WQEs completed
+ * @wr_id: kernel QPs: the wr_id of each posted WQE
+ * @opcode: kernel SQs: the ib_wc_opcode of each posted WQE
+ * @signaled: kernel SQs: whether each posted WQE asked for a completion
+ * @max_sge: SGEs a WQE can hold
+ * @lock: serialises posting on a kernel QP
+ */
+struct kite_ib_wq {
+	struct kite_ib_hwq hwq;
+	u32 pi;
+	u32 ci;
+	u64 *wr_id;
+	u8 *opcode;
+	unsigned long *signaled;
+	u32 max_sge;
+	spinlock_t lock;	/* see @lock above */
+};
+
+/**
+ * struct kite_ib_qp - a queue pair
+ * @ibqp: the core's QP
+ * @qpn: the device's number
+ * @type: KITE_QPT_*
+ * @sq: send queue
+ * @rq: receive queue
+ * @state: the state last set (the device enforces transitions)
+ * @max_inline: inline data a send WQE can hold
+ * @sq_sig_all: every send WQE is signalled
+ * @uctx: owning user context number, 0 for kernel QPs
+ * @refcount: EQ dispatch holds a reference while dispatching an event
+ * @free: completed when the last reference is dropped
+ */
+struct kite_ib_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	u32 type;
+	struct kite_ib_wq sq;
+	struct kite_ib_wq rq;
+	enum ib_qp_state state;
+	u32 max_inline;
+	bool sq_sig_all;
+	u32 uctx;
+	refcount_t refcount;
+	struct completion free;
+};
+
+/**
+ * struct kite_ib_mr - a memory region
+ * @ibmr: the core's MR
+ * @umem: user MRs: the pinned memory
+ * @pbl: the page buffer list given to the device (REG_MR)
+ * @frpl: fast-registration MRs: a level-1 PTE page map_mr_sg fills
+ * @max_pages: fast-registration MRs: capacity of @frpl
+ * @npages: fast-registration MRs: pages mapped by the last map_mr_sg
+ */
+struct kite_ib_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	struct kite_ib_pbl pbl;
+	struct kite_ib_dma_page frpl;
+	u32 max_pages;
+	u32 npages;
+};
+
+/**
+ * struct kite_ib_ah - an address handle: the address vector UD WQEs carry
+ * @ibah: the core's AH
+ * @av: the address vector, in the device's format
+ */
+struct kite_ib_ah {
+	struct ib_ah ibah;
+	struct kite_wqe_ud av;
+};
+
+/* ------------------------------------------------------------------ */
+/* The device                                                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct kite_ib_caps - QUERY_DEVICE, in CPU byte order
+ */
+struct kite_ib_caps {
+	u64 node_guid;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 fw_ver;
+	u32 hw_rev;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_sge_rd;
+	u32 max_inline;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_uctx;
+	u32 max_eq;
+	u32 max_eqe;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 max_fast_reg_pages;
+	u32 gid_tbl_len;
+	u32 features;
+	u16 max_cq_moderation_count;
+	u16 max_cq_moderation_period;
+	u32 local_ca_ack_delay;
+};
+
+/**
+ * struct kite_ib_dev - the RDMA side of one Kite function
+ * @ibdev: the core's device
+ * @kadev: what kite_en handed over; valid while bound
+ * @dmadev: the PCI function's device, for DMA mappings
+ * @regs: the RDMA register block
+ * @db: the kernel's doorbell page
+ * @caps: the device's capabilities
+ * @cmdq: the command channel
+ * @eqs: EQ0 (control) then the completion EQs
+ * @num_eqs: entries in @eqs
+ * @next_comp_eq: round-robin counter for CQs without a comp_vector
+ * @cq_xa: CQN to CQ, for EQE dispatch (lookups under RCU + refcount)
+ * @qp_xa: QPN to QP, likewise
+ * @port_state: IB_PORT_ACTIVE or IB_PORT_DOWN, from link events
+ * @running: probe completed and remove has not started; only then does a
+ *	device failure request a reset
+ * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
+ */
+struct kite_ib_dev {
+	struct ib_device ibdev;
+	struct kite_aux_dev *kadev;
+	struct device *dmadev;
+	void __iomem *regs;
+	void __iomem *db;
+	struct kite_ib_caps caps;
+	struct kite_ib_cmdq cmdq;
+	struct kite_ib_eq *eqs;
+	unsigned int num_eqs;
+	atomic_t next_comp_eq;
+	struct xarray cq_xa;
+	struct xarray qp_xa;
+	enum ib_port_state port_state;
+	bool running;
+	bool fatal;
+};
+
+static inline struct kite_ib_dev *to_kdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct kite_ib_dev, ibdev);
+}
+
+static inline struct kite_ib_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct kite_ib_cq, ibcq);
+}
+
+static inline struct kite_ib_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct kite_ib_qp, ibqp);
+}
+
+static inline struct kite_ib_pd *to_kpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct kite_ib_pd, ibpd);
+}
+
+static inline struct kite_ib_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kite_ib_mr, ibmr);
+}
+
+static inline struct kite_ib_ah *to_kah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct kite_ib_ah, ibah);
+}
+
+static inline struct kite_ib_ucontext *to_kuctx(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct kite_ib_ucontext, ibuc);
+}
+
+/* The device's context number for a verbs object's owner, 0 for kernel. */
+static inline u32 kite_ib_uctx_of(struct ib_udata *udata)
+{
+	struct kite_ib_ucontext *uc;
+
+	if (!udata)
+		return 0;
+	uc = rdma_udata_to_drv_context(udata, struct kite_ib_ucontext, ibuc);
+	return uc ? uc->uctx : 0;
+}
+
+/* Write a 64-bit doorbell to the kernel's doorbell page. */
+static inline void kite_ib_ring_db(struct kite_ib_dev *dev, u64 val)
+{
+	writeq(val, dev->db + KITE_DB_OFFSET);
+}
+
+static inline u32 kite_ib_rd(struct kite_ib_dev *dev, u32 reg)
+{
+	return readl(dev->regs + reg);
+}
+
+static inline void kite_ib_wr(struct kite_ib_dev *dev, u32 reg, u32 val)
+{
+	writel(val, dev->regs + reg);
+}
+
+/* kite_ib_cq.c */
+int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs);
+int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int kite_ib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
+int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int kite_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+enum ib_wc_status kite_ib_syndrome_to_wc_status(u8 syndrome);
+int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
+		      u64 wr_id, struct ib_qp *qp);
+bool kite_ib_cqe_valid(const struct kite_cqe *cqe, u32 ci,
+		       unsigned int log_depth);
+u32 kite_ib_cq_arm_word(u32 ci, u8 sn, bool solicited);
+u64 kite_ib_cq_arm_doorbell(u32 cqn, u8 sn, bool solicited);
+
+/* kite_ib_qp.c */
+int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		      struct ib_udata *udata);
+int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int attr_mask, struct ib_udata *udata);
+int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int attr_mask, struct ib_qp_init_attr *init_attr);
+int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+int kite_ib_build_send_wqe(void *wqe, size_t wqe_size,
+			   const struct ib_send_wr *wr, u16 idx, u32 qp_type,
+			   u32 max_inline, bool sig_all);
+int kite_ib_build_recv_wqe(void *wqe, size_t wqe_size,
+			   const struct ib_recv_wr *wr, u32 max_sge);
+int kite_ib_qp_attr_to_cmd(const struct ib_qp_attr *attr, int attr_mask,
+			   struct kite_cmd_modify_qp *cmd);
+
+/* kite_ib_mr.c */
+int kite_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 iova, int access,
+				  struct ib_dmah *dmah,
+				  struct ib_udata *udata);
+struct ib_mr *kite_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			       u32 max_num_sg);
+int kite_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+		      int sg_nents, unsigned int *sg_offset);
+int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		      struct ib_udata *udata);
+int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+u32 kite_ib_access_to_hw(int ib_access);
+
+/* kite_ib_uctx.c */
+int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
+int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* kite_ib_main.c */
+void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up);
+void kite_ib_dispatch_fatal(struct kite_ib_dev *dev);
+
+#endif /* _KITE_IB_H_ */

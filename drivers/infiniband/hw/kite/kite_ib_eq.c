@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kite RoCEv2 RDMA driver: event queues.
+ *
+ * EQ0, the control EQ, receives command completions and asynchronous
+ * events; the completion EQs receive the completion events of the CQs bound
+ * to them (Documentation/networking/device_drivers/ethernet/kite/
+ * prm_eq.rst). Each EQ has its own MSI-X vector, except when kite_en gave
+ * the RDMA driver a single vector: then all EQs share it.
+ *
+ * The hard IRQ handler only schedules the EQ's tasklet. The tasklet walks
+ * the valid EQEs (owner/phase rule), at most KITE_IB_EQ_BUDGET per run,
+ * then reports the consumer counter with a doorbell: with ARM when the EQ
+ * is drained, without ARM (and rescheduling itself) when the budget ran
+ * out. An EQ's tasklet never runs concurrently with itself, so the EQ's
+ * consumer counter needs no lock.
+ *
+ * Events name objects by number. CQs and QPs are looked up in the
+ * device's xarrays under RCU and pinned with a reference for the duration
+ * of the callback; their destroy paths unpublish them, drop the table's
+ * reference and wait for the last one (see kite_ib_cq_get()).
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <linux/bitfield.h>
+#include <linux/cpumask.h>
+#include <linux/device.h>
+#include <linux/interrupt.h>
+#include <linux/kite/auxdev.h>
+#include <linux/kite/kite_hw.h>
+#include <linux/log2.h>
+#include <linux/pci.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "kite_ib.h"
+
+static struct device *kite_ib_eq_log_dev(struct kite_ib_dev *dev)
+{
+	return &dev->kadev->adev.dev;
+}
+
+/**
+ * kite_ib_eqe_valid() - whether an EQE is new (the owner/phase rule)
+ * @eqe: the EQE in slot @ci mod 2^@log_depth
+ * @ci: the consumer counter (free-running)
+ * @log_depth: log2 of the EQ's depth
+ *
+ * The device writes owner 1 during the first pass over the ring, 0 during
+ * the second, and so on; zeroed memory is never valid. Reads only
+ * &kite_eqe.type_owner: the caller issues dma_rmb() before reading the
+ * rest of a valid EQE.
+ *
+ * Return: true if the EQE holds event number @ci.
+ */
+bool kite_ib_eqe_valid(const struct kite_eqe *eqe, u32 ci,
+		       unsigned int log_depth)
+{
+	u32 type_owner = le32_to_cpu(READ_ONCE(eqe->type_owner));
+	bool owner = FIELD_GET(KITE_EQE_OWNER, type_owner);
+
+	return owner == !((ci >> log_depth) & 1);
+}
+
+/**
+ * kite_ib_eq_doorbell() - the doorbell word reporting an EQ's consumer
+ *	counter
+ * @eqn: the EQ's number
+ * @ci: the consumer counter (sent modulo 2^16)
+ * @arm: also arm the EQ's interrupt
+ *
+ * Return: the 64-bit value to write to doorbell page 0.
+ */
+u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm)
+{
+	return FIELD_PREP(KITE_DB_OBJ, eqn) |
+	       FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_EQ) |
+	       FIELD_PREP(KITE_DB_EQ_CI, ci & FIELD_MAX(KITE_DB_EQ_CI)) |
+	       (arm ? KITE_DB_EQ_ARM : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Object lookup                                                       */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kite_ib_cq_get() - find a CQ by number and take a reference on it
+ * @dev: the device
+ * @cqn: a CQ number from the device (an EQE); validated here
+ *
+ * The CQ's create path stores it in @dev->cq_xa with &kite_ib_cq.refcount
+ * set to 1 (the table's reference) and &kite_ib_cq.free initialised. Its
+ * destroy path, after the device destroyed the CQ: xa_erase(), then
+ * synchronize_rcu() (no lookup can still hold the pointer without a
+ * reference), then kite_ib_cq_put() (the table's reference) and
+ * wait_for_completion(&cq->free) before the memory goes away.
+ *
+ * Context: any context.
+ * Return: the CQ with a reference the caller drops with kite_ib_cq_put(),
+ * or NULL if @cqn is out of range, unknown or being destroyed.
+ */
+struct kite_ib_cq *kite_ib_cq_get(struct kite_ib_dev *dev, u32 cqn)
+{
+	struct kite_ib_cq *cq;
+
+	if (!cqn || cqn > KITE_OBJ_MASK)
+		return NULL;
+	rcu_read_lock();
+	cq = xa_load(&dev->cq_xa, cqn);
+	if (cq && !refcount_inc_not_zero(&cq->refcount))
+		cq = NULL;
+	rcu_read_unlock();
+	return cq;
+}
+
+/**
+ * kite_ib_cq_put() - drop a reference taken on a CQ
+ * @cq: the CQ
+ *
+ * The last reference completes &kite_ib_cq.free.
+ *
+ * Context: any context.
+ */
+void kite_ib_cq_put(struct kite_ib_cq *cq)
+{
+	if (refcount_dec_and_test(&cq->refcount))
+		complete(&cq->free);
+}
+
+/**
+ * kite_ib_qp_get() - find a QP by number and take a reference on it
+ * @dev: the device
+ * @qpn: a QP number from the device (an EQE); validated here
+ *
+ * The same protocol as kite_ib_cq_get(), with @dev->qp_xa,
+ * &kite_ib_qp.refcount and &kite_ib_qp.free.
+ *
+ * Context: any context.
+ * Return: the QP with a reference the caller drops with kite_ib_qp_put(),
+ * or NULL if @qpn is out of range, unknown or being destroyed.
+ */
+struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev, u32 qpn)
+{
+	struct kite_ib_qp *qp;
+
+	if (!qpn || qpn > KITE_OBJ_MASK)
+		return NULL;
+	rcu_read_lock();
+	qp = xa_load(&dev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refcount))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * kite_ib_qp_put() - drop a reference taken on a QP
+ * @qp: the QP
+ *
+ * The last reference completes &kite_ib_qp.free.
+ *
+ * Context: any context.
+ */
+void kite_ib_qp_put(struct kite_ib_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refcount))
+		complete(&qp->free);
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                            */
+/* ------------------------------------------------------------------ */
+
+static void kite_ib_eq_completion(struct kite_ib_dev *dev, u32 cqn)
+{
+	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
+
+	if (!cq) {
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"completion event for unknown CQ %u\n", cqn);
+		return;
+	}
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	kite_ib_cq_put(cq);
+}
+
+static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
+{
+	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
+	struct ib_event ev;
+
+	if (!cq) {
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"error event for unknown CQ %u\n", cqn);
+		return;
+	}
+	dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
+			     "CQ %u entered the error state (%s)\n", cqn,
+			     data == KITE_CQ_ERR_OVERFLOW ? "overflow" :
+			     data == KITE_CQ_ERR_DMA ? "DMA error" : "unknown");
+	if (cq->ibcq.event_handler) {
+		ev.device = &dev->ibdev;
+		ev.element.cq = &cq->ibcq;
+		ev.event = IB_EVENT_CQ_ERR;
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	kite_ib_cq_put(cq);
+}
+
+static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
+				enum ib_event_type type)
+{
+	struct kite_ib_qp *qp = kite_ib_qp_get(dev, qpn);
+	struct ib_event ev;
+
+	if (!qp) {
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"event %d for unknown QP %u\n", type, qpn);
+		return;
+	}
+	if (qp->ibqp.event_handler) {
+		ev.device = &dev->ibdev;
+		ev.element.qp = &qp->ibqp;
+		ev.event = type;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+	kite_ib_qp_put(qp);
+}
+
+/**
+ * kite_ib_eq_dispatch() - act on one EQE
+ * @dev: the device
+ * @eqe: a valid EQE (the caller checked the owner bit and issued
+ *	dma_rmb())
+ *
+ * Completion events call the CQ's completion handler; CMD_DONE wakes the
+ * command's submitter; port events, CQ and QP errors and asynchronous
+ * events are reported to the RDMA core or the object's owner; a device
+ * fatal event makes the command channel FATAL. Objects are looked up by
+ * number, validated; events for unknown objects are dropped.
+ *
+ * Context: softirq (the EQ's tasklet).
+ */
+void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
+{
+	u32 type = FIELD_GET(KITE_EQE_TYPE, le32_to_cpu(eqe->type_owner));
+	u32 obj = le32_to_cpu(eqe->obj);
+	u32 data = le32_to_cpu(eqe->data);
+
+	switch (type) {
+	case KITE_EQE_COMPLETION:
+		kite_ib_eq_completion(dev, obj);
+		break;
+	case KITE_EQE_CMD_DONE:
+		kite_ib_cmd_complete(dev, obj, data);
+		break;
+	case KITE_EQE_PORT_ACTIVE:
+		kite_ib_dispatch_port_event(dev, true);
+		break;
+	case KITE_EQE_PORT_DOWN:
+		kite_ib_dispatch_port_event(dev, false);
+		break;
+	case KITE_EQE_CQ_ERROR:
+		kite_ib_eq_cq_error(dev, obj, data);
+		break;
+	case KITE_EQE_QP_FATAL:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_QP_FATAL);
+		break;
+	case KITE_EQE_QP_REQ_ERR:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_QP_REQ_ERR);
+		break;
+	case KITE_EQE_QP_ACCESS_ERR:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_QP_ACCESS_ERR);
+		break;
+	case KITE_EQE_QP_LAST_WQE:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_QP_LAST_WQE_REACHED);
+		break;
+	case KITE_EQE_QP_COMM_EST:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_COMM_EST);
+		break;
+	case KITE_EQE_SQ_DRAINED:
+		kite_ib_eq_qp_event(dev, obj, IB_EVENT_SQ_DRAINED);
+		break;
+	case KITE_EQE_EQ_OVERFLOW:
+		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
+				     "EQ %u overflowed: events were lost\n",
+				     obj);
+		/* Lost control events cannot be recovered (prm_eq.rst). */
+		if (obj == 0)
+			kite_ib_cmd_fatal(dev, "control EQ overflow");
+		break;
+	case KITE_EQE_DEVICE_FATAL:
+		dev_err(kite_ib_eq_log_dev(dev),
+			"device reported a fatal error, code 0x%02lx\n",
+			FIELD_GET(KITE_STATUS_FATAL_CODE, data));
+		kite_ib_cmd_fatal(dev, "fatal error event");
+		break;
+	default:
+		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
+				     "unknown event type 0x%02x (obj %u) ignored\n",
+				     type, obj);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Interrupts                                                          */
+/* ------------------------------------------------------------------ */
+
+static void kite_ib_eq_tasklet(struct tasklet_struct *t)
+{
+	struct kite_ib_eq *eq = from_tasklet(eq, t, tasklet);
+	struct kite_ib_dev *dev = eq->dev;
+	unsigned int log_depth = ilog2(eq->hwq.depth);
+	struct kite_eqe *eqe;
+	unsigned int done;
+
+	for (done = 0; done < KITE_IB_EQ_BUDGET; done++) {
+		eqe = kite_ib_hwq_entry(&eq->hwq, eq->ci);
+		if (!kite_ib_eqe_valid(eqe, eq->ci, log_depth))
+			break;
+		/* The EQE's body was written before its owner bit. */
+		dma_rmb();
+		kite_ib_eq_dispatch(dev, eqe);
+		eq->ci++;
+	}
+
+	if (done == KITE_IB_EQ_BUDGET) {
+		/* Give the space back, stay disarmed, come back for more. */
+		kite_ib_ring_db(dev, kite_ib_eq_doorbell(eq->eqn, eq->ci, false));
+		tasklet_schedule(&eq->tasklet);
+		return;
+	}
+	/* Drained: arming finds EQEs that arrived meanwhile (pi != ci). */
+	kite_ib_ring_db(dev, kite_ib_eq_doorbell(eq->eqn, eq->ci, true));
+}
+
+static irqreturn_t kite_ib_eq_irq(int irq, void *data)
+{
+	struct kite_ib_eq *eq = data;
+
+	tasklet_schedule(&eq->tasklet);
+	return IRQ_HANDLED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation and destruction                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Create EQ @index (0: the control EQ) on the RDMA driver's vector @vec:
+ * ring, CREATE_EQ, IRQ, then arm it. The EQ starts disarmed in the device,
+ * so no interrupt can come before its handler is installed.
+ */
+static int kite_ib_eq_create(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			     unsigned int index, unsigned int vec)
+{
+	struct kite_aux_dev *kadev = dev->kadev;
+	bool ctrl = index == 0;
+	struct kite_cmd_create_eq in = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_CREATE_EQ,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	int err;
+
+	eq->dev = dev;
+	eq->ci = 0;
+	eq->vector = kadev->first_vector + vec;
+	eq->irq = kadev->irqs[vec];
+	snprintf(eq->name, sizeof(eq->name), "kite_ib-eq%u@%s", index,
+		 pci_name(kadev->pdev));
+	tasklet_setup(&eq->tasklet, kite_ib_eq_tasklet);
+
+	/* Zeroed memory: no EQE is valid before the device writes one. */
+	err = kite_ib_hwq_alloc(dev, &eq->hwq, BIT(KITE_IB_EQ_LOG_DEPTH),
+				ilog2(KITE_EQE_SIZE));
+	if (err)
+		return err;
+
+	in.cfg = cpu_to_le32(FIELD_PREP(KITE_EQ_CFG_LOG_DEPTH,
+					KITE_IB_EQ_LOG_DEPTH) |
+			     FIELD_PREP(KITE_EQ_CFG_VECTOR, eq->vector) |
+			     (ctrl ? KITE_EQ_CFG_CTRL : 0));
+	in.pbl = eq->hwq.pbl.desc;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err) {
+		dev_err(kite_ib_eq_log_dev(dev), "CREATE_EQ %u failed: %d\n",
+			index, err);
+		goto err_free_ring;
+	}
+	eq->eqn = cmd.result;
+	if (eq->eqn > KITE_OBJ_MASK || (ctrl ? eq->eqn : !eq->eqn)) {
+		dev_err(kite_ib_eq_log_dev(dev),
+			"CREATE_EQ %u returned EQN %u\n", index, eq->eqn);
+		err = -EIO;
+		goto err_destroy_eq;
+	}
+
+	err = request_irq(eq->irq, kite_ib_eq_irq,
+			  kadev->num_vectors == 1 ? IRQF_SHARED : 0,
+			  eq->name, eq);
+	if (err) {
+		dev_err(kite_ib_eq_log_dev(dev),
+			"cannot request IRQ %d for EQ %u: %d\n", eq->irq,
+			eq->eqn, err);
+		goto err_destroy_eq;
+	}
+
+	kite_ib_ring_db(dev, kite_ib_eq_doorbell(eq->eqn, 0, true));
+	return 0;
+
+err_destroy_eq:
+	if (kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_EQ, eq->eqn))
+		return err;	/* the device may still write: leak the ring */
+err_free_ring:
+	kite_ib_hwq_free(dev, &eq->hwq);
+	return err;
+}
+
+static void kite_ib_eq_destroy(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
+{
+	int err;
+
+	/* Succeeds locally on a dead device. */
+	err = kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_EQ, eq->eqn);
+	if (err)
+		dev_err(kite_ib_eq_log_dev(dev),
+			"DESTROY_EQ %u failed (%d): leaking its ring\n",
+			eq->eqn, err);
+	/* No new interrupt after free_irq(), no tasklet after tasklet_kill(). */
+	free_irq(eq->irq, eq);
+	tasklet_kill(&eq->tasklet);
+	if (!err)
+		kite_ib_hwq_free(dev, &eq->hwq);
+}
+
+/**
+ * kite_ib_eqs_create() - create the control EQ and the completion EQs
+ * @dev: the device; its command channel must be in the POLLING state
+ *
+ * EQ0 goes on the RDMA driver's first vector; once it exists the command
+ * channel switches to EVENTS. Then min(online CPUs, vectors - 1) completion
+ * EQs (at least one), each on its own vector, or all on the first vector
+ * (a shared IRQ) when the RDMA driver has a single vector.
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno; on error nothing is left behind.
+ */
+int kite_ib_eqs_create(struct kite_ib_dev *dev)
+{
+	unsigned int nvec = dev->kadev->num_vectors;
+	unsigned int ncomp, i;
+	int err;
+
+	if (!nvec)
+		return -EINVAL;
+	ncomp = min(num_online_cpus(), max(1U, nvec - 1));
+
+	dev->eqs = kcalloc(1 + ncomp, sizeof(*dev->eqs), GFP_KERNEL);
+	if (!dev->eqs)
+		return -ENOMEM;
+	dev->num_eqs = 0;
+	atomic_set(&dev->next_comp_eq, 0);
+
+	err = kite_ib_eq_create(dev, &dev->eqs[0], 0, 0);
+	if (err)
+		goto err_free_eqs;
+	dev->num_eqs = 1;
+	kite_ib_cmdq_set_state(dev, KITE_CMDQ_EVENTS);
+
+	for (i = 1; i <= ncomp; i++) {
+		err = kite_ib_eq_create(dev, &dev->eqs[i], i, nvec > 1 ? i : 0);
+		if (err)
+			goto err_destroy_eqs;
+		dev->num_eqs++;
+	}
+	return 0;
+
+err_destroy_eqs:
+	kite_ib_eqs_destroy(dev);
+	return err;
+err_free_eqs:
+	kfree(dev->eqs);
+	dev->eqs = NULL;
+	return err;
+}
+
+/**
+ * kite_ib_eqs_destroy() - destroy every EQ
+ * @dev: the device
+ *
+ * Completion EQs first, then EQ0 after the command channel went back to
+ * POLLING. Works on a dead device (the destroy commands succeed locally).
+ * Safe to call when kite_ib_eqs_create() created none.
+ *
+ * Context: process context. No CQ may be bound to a completion EQ.
+ */
+void kite_ib_eqs_destroy(struct kite_ib_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->eqs)
+		return;
+	for (i = dev->num_eqs; i-- > 1;)
+		kite_ib_eq_destroy(dev, &dev->eqs[i]);
+	if (dev->num_eqs) {
+		kite_ib_cmdq_set_state(dev, KITE_CMDQ_POLLING);
+		kite_ib_eq_destroy(dev, &dev->eqs[0]);
+	}
+	kfree(dev->eqs);
+	dev->eqs = NULL;
+	dev->num_eqs = 0;
+}
+
+/**
+ * kite_ib_comp_eq() - the completion EQ for a CQ's completion vector
+ * @dev: the device
+ * @comp_vector: the verbs completion vector; a negative value, or one not
+ *	below the device's num_comp_vectors, picks an EQ round-robin
+ *
+ * Return: a completion EQ, or NULL if there is none.
+ */
+struct kite_ib_eq *kite_ib_comp_eq(struct kite_ib_dev *dev, int comp_vector)
+{
+	unsigned int ncomp, limit;
+
+	if (dev->num_eqs < 2)
+		return NULL;
+	ncomp = dev->num_eqs - 1;
+	limit = dev->ibdev.num_comp_vectors ?: ncomp;
+	if (comp_vector < 0 || comp_vector >= limit)
+		comp_vector = (unsigned int)atomic_inc_return(&dev->next_comp_eq);
+	return &dev->eqs[1 + (unsigned int)comp_vector % ncomp];
+}

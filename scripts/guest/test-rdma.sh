@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# VM test: kite_ib brings up the RDMA control path on the emulated device:
+# the command channel, QUERY_DEVICE, the control and completion event
+# queues with their interrupts; a device that stops answering commands
+# makes probe fail after the time-out instead of hanging, and the driver
+# binds again once the device answers.
+. "$KITE_ROOT/scripts/guest/lib.sh"
+
+aux=/sys/bus/auxiliary/devices/kite_en.rdma.0
+drv=/sys/bus/auxiliary/drivers/kite_ib.kite_ib
+kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
+# Interrupts counted on the kite_ib EQ vectors.
+eq_irqs() { awk '/kite_ib-eq/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts; }
+
+check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=1500"
+check "rdma: kite_ib bound" kite_ib_bound
+check "rdma: capabilities and event queues reported" bash -c \
+	"dmesg | grep -qE 'kite_ib.*bound to .*max 1024 QPs, 1024 CQs, 4096 MRs, 1024 PDs; 1 control \\+ [0-9]+ completion EQs'"
+check "rdma: control EQ vector registered" grep -q 'kite_ib-eq0' /proc/interrupts
+check "rdma: completion EQ vectors registered" grep -q 'kite_ib-eq1' /proc/interrupts
+# Commands after EQ0 exists complete through its interrupt.
+check "rdma: EQ0 interrupts delivered command completions" test "$(eq_irqs)" -gt 0
+
+check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
+check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
+check "rdma: bound again" kite_ib_bound
+
+kite_mark hang
+check "fault: device stops completing commands (qom-set fault-cmd-hang)" \
+	host_monitor "qom-set /machine/peripheral/kite0 fault-cmd-hang true"
+check "fault: unbind while the device hangs completes" \
+	bash -c "timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
+check "fault: the time-out is reported" since_mark hang 'kite_ib.*timed out'
+# The failed device keeps objects it could not destroy: kite_ib asks for a
+# reset, kite_en re-creates the RDMA device, and its probe fails cleanly.
+check "fault: remove of a failed device requests a reset" \
+	wait_for 10 since_mark hang 'kite_en.*reset requested by the RDMA driver'
+check "fault: the reset completes" wait_for 30 since_mark hang 'kite_en.*reset complete'
+check "fault: probe of the re-created device fails instead of hanging" \
+	wait_for 30 since_mark hang 'probe with driver kite_ib.kite_ib failed'
+resets=$(dmesg | grep -c 'reset requested by the RDMA driver')
+check "fault: a manual bind fails too" \
+	bash -c "! timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
+check "fault: no reset was requested for a device in probe" \
+	test "$(dmesg | grep -c 'reset requested by the RDMA driver')" = "$resets"
+check "fault: device answers again" host_monitor "qom-set /machine/peripheral/kite0 fault-cmd-hang false"
+check "fault: bind succeeds afterwards" bash -c "echo kite_en.rdma.0 >$drv/bind"
+check "fault: bound again" kite_ib_bound
+
+check "rdma: kite_ib and kite_en unload" bash -c "rmmod kite_ib && rmmod kite_en"
+check "dmesg: no warning, bug, oops or leak report" dmesg_clean
+finish
