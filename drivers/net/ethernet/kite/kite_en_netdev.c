@@ -11,12 +11,15 @@
 #include <linux/interrupt.h>
 #include <linux/pci.h>
 #include <linux/rtnetlink.h>
+#include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 
 #include "kite_en.h"
 
 #define KITE_EN_RX_HEADROOM	(NET_SKB_PAD + NET_IP_ALIGN)
+/* Stop a TX queue when fewer descriptors are free, wake it above WAKE. */
 #define KITE_EN_TX_STOP_THRESH	2
+#define KITE_EN_TX_WAKE_THRESH	16
 
 static struct kite_en_dev *kite_en_from_netdev(struct net_device *netdev)
 {
@@ -93,6 +96,13 @@ void kite_en_get_queue_stats(struct kite_en_queue *q, u64 *tx, u64 *rx)
 
 /* ---- TX ---- */
 
+/* Free TX descriptors; head is NAPI's, tail xmit's. */
+static unsigned int kite_en_tx_free(struct kite_en_queue *q)
+{
+	return q->en->tx_depth - kite_en_ring_used(READ_ONCE(q->tx_tail),
+						  READ_ONCE(q->tx_head));
+}
+
 static bool kite_en_tx_clean(struct kite_en_queue *q, int budget)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(q->en->netdev, q->index);
@@ -100,7 +110,7 @@ static bool kite_en_tx_clean(struct kite_en_queue *q, int budget)
 	unsigned int mask = q->en->tx_depth - 1;
 	unsigned int pkts = 0, bytes = 0;
 
-	while (q->tx_head != q->tx_tail) {
+	while (q->tx_head != READ_ONCE(q->tx_tail)) {
 		struct kite_eth_txd *d = &q->txd[q->tx_head & mask];
 		struct kite_en_txbuf *b = &q->txbuf[q->tx_head & mask];
 		u16 status = le16_to_cpu(READ_ONCE(d->status));
@@ -116,15 +126,13 @@ static bool kite_en_tx_clean(struct kite_en_queue *q, int budget)
 		bytes += b->skb->len;
 		napi_consume_skb(b->skb, budget);
 		b->skb = NULL;
-		q->tx_head++;
+		WRITE_ONCE(q->tx_head, q->tx_head + 1);
 	}
 	kite_en_stats_add(&q->tx_stats, pkts, bytes);
-	netdev_tx_completed_queue(txq, pkts, bytes);
-	if (pkts && netif_tx_queue_stopped(txq) &&
-	    q->en->tx_depth - kite_en_ring_used(q->tx_tail, q->tx_head) >
-	    KITE_EN_TX_STOP_THRESH)
-		netif_tx_wake_queue(txq);
-	return q->tx_head == q->tx_tail;
+	/* BQL completion, and a wake-up ordered against xmit's stop. */
+	netif_txq_completed_wake(txq, pkts, bytes, kite_en_tx_free(q),
+				 KITE_EN_TX_WAKE_THRESH);
+	return q->tx_head == READ_ONCE(q->tx_tail);
 }
 
 static netdev_tx_t kite_en_start_xmit(struct sk_buff *skb,
@@ -137,6 +145,11 @@ static netdev_tx_t kite_en_start_xmit(struct sk_buff *skb,
 	struct kite_eth_txd *d = &q->txd[idx];
 	dma_addr_t dma;
 
+	if (unlikely(!kite_en_tx_free(q))) {
+		/* The queue is stopped before this can happen. */
+		netif_tx_stop_queue(txq);
+		return NETDEV_TX_BUSY;
+	}
 	/* No NETIF_F_SG: the stack hands over linear skbs only. */
 	if (skb_put_padto(skb, ETH_ZLEN)) {
 		kite_en_stats_err(&q->tx_stats);
@@ -159,13 +172,12 @@ static netdev_tx_t kite_en_start_xmit(struct sk_buff *skb,
 	d->len = cpu_to_le16(skb->len);
 	d->flags = 0;
 	d->status = 0;
-	q->tx_tail++;
+	WRITE_ONCE(q->tx_tail, q->tx_tail + 1);
 	netdev_tx_sent_queue(txq, skb->len);
 	skb_tx_timestamp(skb);
 
-	if (en->tx_depth - kite_en_ring_used(q->tx_tail, q->tx_head) <=
-	    KITE_EN_TX_STOP_THRESH)
-		netif_tx_stop_queue(txq);
+	netif_txq_maybe_stop(txq, kite_en_tx_free(q), KITE_EN_TX_STOP_THRESH,
+			     KITE_EN_TX_WAKE_THRESH);
 	/* writel() orders the descriptor writes before the doorbell. */
 	if (!netdev_xmit_more() || netif_xmit_stopped(txq))
 		kite_en_q_wr(q, KITE_ETHQ_TX_TAIL, q->tx_tail);
@@ -258,7 +270,7 @@ static bool kite_en_queue_pending(struct kite_en_queue *q)
 {
 	struct kite_en_dev *en = q->en;
 
-	if (q->tx_head != q->tx_tail &&
+	if (q->tx_head != READ_ONCE(q->tx_tail) &&
 	    (le16_to_cpu(READ_ONCE(q->txd[q->tx_head & (en->tx_depth - 1)].status)) &
 	     KITE_ETH_DESC_DONE))
 		return true;
