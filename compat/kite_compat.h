@@ -50,6 +50,32 @@ kite_compat_devl_param_driverinit_value_set(struct devlink *devlink,
 #define devl_param_driverinit_value_set kite_compat_devl_param_driverinit_value_set
 #endif
 
+#ifndef KITE_HAVE_REG_USER_MR_DMAH
+#include <rdma/ib_verbs.h>
+/*
+ * Linux 6.17 added a DMA handle argument to reg_user_mr. The driver
+ * defines kite_ib_reg_user_mr() with it; this renames that definition and
+ * puts a wrapper with the old signature where the ops table names the
+ * function (a function-like macro is not expanded without parentheses).
+ */
+struct ib_dmah;
+struct ib_mr *kite_ib_reg_user_mr_dmah(struct ib_pd *pd, u64 start,
+				       u64 length, u64 iova, int access,
+				       struct ib_dmah *dmah,
+				       struct ib_udata *udata);
+static inline struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *pd, u64 start,
+						u64 length, u64 iova,
+						int access,
+						struct ib_udata *udata)
+{
+	return kite_ib_reg_user_mr_dmah(pd, start, length, iova, access, NULL,
+					udata);
+}
+
+#define kite_ib_reg_user_mr(pd, start, length, iova, access, dmah, udata) \
+	kite_ib_reg_user_mr_dmah(pd, start, length, iova, access, dmah, udata)
+#endif
+
 #ifdef KITE_HAVE_NS_IDENTIFIER
 /* Namespaces became string literals in Linux 6.13. */
 #undef EXPORT_SYMBOL_NS_GPL

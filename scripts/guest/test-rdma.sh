@@ -22,6 +22,32 @@ check "rdma: completion EQ vectors registered" grep -q 'kite_ib-eq1' /proc/inter
 # Commands after EQ0 exists complete through its interrupt.
 check "rdma: EQ0 interrupts delivered command completions" test "$(eq_irqs)" -gt 0
 
+# The RDMA device as the RDMA core and its tools see it.
+nic=$(kite_netdev)
+ip link set "$nic" up
+ip addr add 10.77.0.1/24 dev "$nic"
+ip addr add fd00:77::1/64 dev "$nic" nodad
+gids=/sys/class/infiniband/kite0/ports/1/gids
+check "ib: kite0 registered" test -d /sys/class/infiniband/kite0
+check "rdma link: kite0/1 ACTIVE, LINK_UP, on the netdev" wait_for 10 bash -c \
+	"rdma link show kite0/1 | grep -q 'state ACTIVE physical_state LINK_UP netdev $nic'"
+# The node GUID is the EUI-64 of the factory MAC (the netdev's, unchanged).
+IFS=: read -r m0 m1 m2 m3 m4 m5 <"/sys/class/net/$nic/address"
+guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m0 ^ 2)) "$m1" "$m2" "$m3" "$m4" "$m5")
+check "rdma dev: firmware and node GUID ($guid)" bash -c \
+	"rdma dev show kite0 | grep -q 'fw 1.0.0 node_guid $guid sys_image_guid $guid'"
+check "gids: IPv4 address in the GID table" wait_for 10 grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' $gids/*
+check "gids: IPv6 address in the GID table" wait_for 10 grep -q 'fd00:0077:0000:0000:0000:0000:0000:0001' $gids/*
+check "gids: RoCE v2 type" bash -c "grep -q 'RoCE v2' /sys/class/infiniband/kite0/ports/1/gid_attrs/types/*"
+check "rdma res: ib_mad's QP1 (GSI) is on the device" bash -c \
+	"rdma res show qp link kite0/1 | grep -q 'lqpn 1 .*type GSI'"
+check "rdma res: PDs and CQs present" bash -c \
+	"rdma res show pd dev kite0 | grep -q kite0 && rdma res show cq dev kite0 | grep -q kite0"
+check "ibv_devinfo -v: the provider opens kite0 (ucontext + doorbell page)" bash -c \
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'fw_ver:.*1.0.0'"
+check "ibv_devinfo: port active, RoCE GIDs listed" bash -c \
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'GID\\[.*10.77.0.1, RoCE v2'"
+
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "rdma: bound again" kite_ib_bound

@@ -14,6 +14,11 @@
 
 #include <linux/types.h>
 
+/*
+ * The fw_ver of a query_device response is the device's firmware version
+ * register: major in bits 31:24, minor in 23:16, patch in 15:0.
+ */
+
 /* Bumped on any incompatible change. */
 #define KITE_UVERBS_ABI_VERSION		1
 

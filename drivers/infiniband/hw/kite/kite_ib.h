@@ -568,6 +568,8 @@ bool kite_ib_cqe_valid(const struct kite_cqe *cqe, u32 ci,
 		       unsigned int log_depth);
 u32 kite_ib_cq_arm_word(u32 ci, u8 sn, bool solicited);
 u64 kite_ib_cq_arm_doorbell(u32 cqn, u8 sn, bool solicited);
+void kite_ib_cq_event(struct kite_ib_cq *cq);
+u64 kite_ib_cq_arm(struct kite_ib_cq *cq, bool solicited);
 
 /* kite_ib_qp.c */
 int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -581,6 +583,9 @@ int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
 int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
+int kite_ib_wq_stride(bool send, u32 type, u32 max_sge, u32 max_inline);
+u64 kite_ib_qp_db(u32 qpn, u32 type, u32 pi);
+bool kite_ib_wq_full(u32 pi, u32 ci, u32 depth);
 int kite_ib_build_send_wqe(void *wqe, size_t wqe_size,
 			   const struct ib_send_wr *wr, u16 idx, u32 qp_type,
 			   u32 max_inline, bool sig_all);

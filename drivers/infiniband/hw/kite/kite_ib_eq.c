@@ -180,6 +180,8 @@ static void kite_ib_eq_completion(struct kite_ib_dev *dev, u32 cqn)
 			"completion event for unknown CQ %u\n", cqn);
 		return;
 	}
+	/* The next arm must carry a new cmd_sn, or it is a duplicate. */
+	kite_ib_cq_event(cq);
 	if (cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	kite_ib_cq_put(cq);

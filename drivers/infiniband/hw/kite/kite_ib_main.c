@@ -7,9 +7,14 @@
  * Copyright (c) 2026 Kite
  */
 #include <linux/bitfield.h>
+#include <linux/if_vlan.h>
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/kite-abi.h>
 
 #include "kite_ib.h"
 
@@ -86,28 +91,278 @@ out_free:
 	return err;
 }
 
-/**
- * kite_ib_dispatch_port_event() - record a port state change
- * @dev: the device
- * @up: the link came up
- *
- * Context: any context.
- */
-void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up)
+static int kite_ib_query_device(struct ib_device *ibdev,
+				struct ib_device_attr *attr,
+				struct ib_udata *udata)
 {
-	dev->port_state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
-	dev_dbg(&dev->kadev->adev.dev, "port %s\n", up ? "active" : "down");
+	struct kite_ib_dev *dev = to_kdev(ibdev);
+	const struct kite_ib_caps *c = &dev->caps;
+
+	/* No driver data in either direction (7.x passes NULL at register). */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	/* The KITE_REG_FW_VER encoding; libkite formats it likewise. */
+	attr->fw_ver = c->fw_ver;
+	attr->sys_image_guid = dev->ibdev.node_guid;
+	attr->max_mr_size = c->max_mr_size;
+	attr->page_size_cap = c->page_size_cap;
+	attr->vendor_id = c->vendor_id;
+	attr->vendor_part_id = c->vendor_part_id;
+	attr->hw_ver = c->hw_rev;
+	attr->max_qp = c->max_qp;
+	attr->max_qp_wr = c->max_qp_wr;
+	if (c->features & KITE_FEAT_FAST_REG)
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_send_sge = c->max_send_sge;
+	attr->max_recv_sge = c->max_recv_sge;
+	attr->max_sge_rd = c->max_sge_rd;
+	attr->max_cq = c->max_cq;
+	attr->max_cqe = c->max_cqe;
+	attr->max_mr = c->max_mr;
+	attr->max_pd = c->max_pd;
+	attr->max_qp_rd_atom = c->max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
+	attr->max_res_rd_atom = c->max_qp * c->max_qp_rd_atom;
+	attr->atomic_cap = (c->features & KITE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
+							      IB_ATOMIC_NONE;
+	/* Address handles are software: bounded by memory only. */
+	attr->max_ah = INT_MAX;
+	attr->max_fast_reg_page_list_len = c->max_fast_reg_pages;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = c->local_ca_ack_delay;
+	attr->cq_caps.max_cq_moderation_count = c->max_cq_moderation_count;
+	attr->cq_caps.max_cq_moderation_period = c->max_cq_moderation_period;
+	return 0;
+}
+
+static int kite_ib_query_port(struct ib_device *ibdev, u32 port,
+			      struct ib_port_attr *attr)
+{
+	struct kite_ib_dev *dev = to_kdev(ibdev);
+	struct net_device *netdev = dev->kadev->netdev;
+	struct kite_cmd_query_port_out out = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_QUERY_PORT,
+		.out = &out,
+		.out_len = sizeof(out),
+	};
+	int err;
+
+	/* The core zeroed *attr. */
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	if (out.active_mtu < KITE_MTU_256 || out.active_mtu > KITE_MTU_4096 ||
+	    (out.state != KITE_PORT_STATE_ACTIVE &&
+	     out.state != KITE_PORT_STATE_DOWN)) {
+		dev_err_ratelimited(&dev->kadev->adev.dev,
+				    "device reports port state %u, MTU %u\n",
+				    out.state, out.active_mtu);
+		return -EIO;
+	}
+	if (out.state == KITE_PORT_STATE_ACTIVE && netif_running(netdev) &&
+	    netif_carrier_ok(netdev)) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = min_t(enum ib_mtu, out.active_mtu,
+				 iboe_get_mtu(READ_ONCE(netdev->mtu)));
+	attr->gid_tbl_len = dev->caps.gid_tbl_len;
+	attr->pkey_tbl_len = 1;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->ip_gids = true;
+	attr->max_msg_sz = 0x80000000;
+	attr->max_vl_num = 1;
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+static int kite_ib_get_port_immutable(struct ib_device *ibdev, u32 port,
+				      struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer kite_ib_get_link_layer(struct ib_device *ibdev,
+						   u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int kite_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			      u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int kite_ib_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct kite_ib_dev *dev = to_kdev(attr->device);
+	struct kite_cmd_add_gid in = {
+		.index = cpu_to_le32(attr->index),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_ADD_GID,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	u16 vlan = 0xffff;
+	int err;
+
+	switch (rdma_gid_attr_network_type(attr)) {
+	case RDMA_NETWORK_IPV4:
+		in.type = cpu_to_le32(KITE_NET_ROCE_V2_IPV4);
+		break;
+	case RDMA_NETWORK_IPV6:
+		in.type = cpu_to_le32(KITE_NET_ROCE_V2_IPV6);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	err = rdma_read_gid_l2_fields(attr, &vlan, in.mac);
+	if (err)
+		return err;
+	if (vlan < VLAN_N_VID)
+		in.vlan = cpu_to_le16(FIELD_PREP(KITE_VLAN_ID, vlan) |
+				      KITE_VLAN_VALID);
+	memcpy(in.gid, attr->gid.raw, sizeof(in.gid));
+	return kite_ib_cmd_exec(dev, &cmd);
+}
+
+static int kite_ib_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return kite_ib_cmd_destroy(to_kdev(attr->device), KITE_CMD_DEL_GID,
+				   attr->index);
+}
+
+static void kite_ib_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s",
+		 to_kdev(ibdev)->kadev->fw_version);
+}
+
+static const struct ib_device_ops kite_ib_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = KITE_UVERBS_ABI_VERSION,
+
+	.add_gid = kite_ib_add_gid,
+	.alloc_mr = kite_ib_alloc_mr,
+	.alloc_pd = kite_ib_alloc_pd,
+	.alloc_ucontext = kite_ib_alloc_ucontext,
+	.create_ah = kite_ib_create_ah,
+	.create_cq = kite_ib_create_cq,
+	.create_qp = kite_ib_create_qp,
+	.dealloc_pd = kite_ib_dealloc_pd,
+	.dealloc_ucontext = kite_ib_dealloc_ucontext,
+	.del_gid = kite_ib_del_gid,
+	.dereg_mr = kite_ib_dereg_mr,
+	.destroy_ah = kite_ib_destroy_ah,
+	.destroy_cq = kite_ib_destroy_cq,
+	.destroy_qp = kite_ib_destroy_qp,
+	.get_dev_fw_str = kite_ib_get_dev_fw_str,
+	.get_dma_mr = kite_ib_get_dma_mr,
+	.get_link_layer = kite_ib_get_link_layer,
+	.get_port_immutable = kite_ib_get_port_immutable,
+	.map_mr_sg = kite_ib_map_mr_sg,
+	.mmap = kite_ib_mmap,
+	.mmap_free = kite_ib_mmap_free,
+	.modify_cq = kite_ib_modify_cq,
+	.modify_qp = kite_ib_modify_qp,
+	.poll_cq = kite_ib_poll_cq,
+	.post_recv = kite_ib_post_recv,
+	.post_send = kite_ib_post_send,
+	.query_device = kite_ib_query_device,
+	.query_pkey = kite_ib_query_pkey,
+	.query_port = kite_ib_query_port,
+	.query_qp = kite_ib_query_qp,
+	.reg_user_mr = kite_ib_reg_user_mr,
+	.req_notify_cq = kite_ib_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, kite_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, kite_ib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, kite_ib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, kite_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ib_ucontext, ibuc),
+};
+
+static int kite_ib_register(struct kite_ib_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	int err;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = dev->num_eqs - 1;
+	ibdev->dev.parent = &dev->kadev->adev.dev;
+	ibdev->node_guid = cpu_to_be64(dev->caps.node_guid);
+	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
+	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
+	err = ib_device_set_netdev(ibdev, dev->kadev->netdev, 1);
+	if (err)
+		return err;
+	return ib_register_device(ibdev, "kite%d", dev->dmadev);
+}
+
+static void kite_ib_event_dispatch(struct kite_ib_dev *dev,
+				   enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	/* Only a registered device has listeners. */
+	if (!ib_device_try_get(&dev->ibdev))
+		return;
+	ib_dispatch_event(&ev);
+	ib_device_put(&dev->ibdev);
 }
 
 /**
- * kite_ib_dispatch_fatal() - record that the device failed
+ * kite_ib_dispatch_port_event() - the device reported a port state change
+ * @dev: the device
+ * @up: the link came up
+ *
+ * Context: any context (the EQ0 tasklet).
+ */
+void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up)
+{
+	WRITE_ONCE(dev->port_state, up ? IB_PORT_ACTIVE : IB_PORT_DOWN);
+	kite_ib_event_dispatch(dev, up ? IB_EVENT_PORT_ACTIVE :
+					 IB_EVENT_PORT_ERR);
+}
+
+/**
+ * kite_ib_dispatch_fatal() - tell the RDMA core that the device failed
  * @dev: the device
  *
  * Context: any context.
  */
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev)
 {
-	dev->fatal = true;
+	WRITE_ONCE(dev->fatal, true);
+	kite_ib_event_dispatch(dev, IB_EVENT_DEVICE_FATAL);
 }
 
 static int kite_ib_probe(struct auxiliary_device *adev,
@@ -152,14 +407,22 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 		goto err_destroy_cmdq;
 	}
 
+	err = kite_ib_register(dev);
+	if (err) {
+		dev_err(d, "cannot register the RDMA device: %d\n", err);
+		goto err_destroy_eqs;
+	}
 	WRITE_ONCE(dev->running, true);
-	dev_info(d, "bound to %s: interface %lu.%lu, firmware %s; max %u QPs, %u CQs, %u MRs, %u PDs; 1 control + %u completion EQs on %u MSI-X vectors\n",
-		 pci_name(kadev->pdev), FIELD_GET(KITE_HW_REV_MAJOR, kadev->hw_rev),
+	dev_info(d, "%s bound to %s: interface %lu.%lu, firmware %s; max %u QPs, %u CQs, %u MRs, %u PDs; 1 control + %u completion EQs on %u MSI-X vectors\n",
+		 dev_name(&dev->ibdev.dev), pci_name(kadev->pdev),
+		 FIELD_GET(KITE_HW_REV_MAJOR, kadev->hw_rev),
 		 FIELD_GET(KITE_HW_REV_MINOR, kadev->hw_rev), kadev->fw_version,
 		 dev->caps.max_qp, dev->caps.max_cq, dev->caps.max_mr,
 		 dev->caps.max_pd, dev->num_eqs - 1, kadev->num_vectors);
 	return 0;
 
+err_destroy_eqs:
+	kite_ib_eqs_destroy(dev);
 err_destroy_cmdq:
 	kite_ib_cmdq_destroy(dev);
 err_free_dev:
@@ -195,6 +458,7 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	struct kite_ib_dev *dev = auxiliary_get_drvdata(adev);
 
 	WRITE_ONCE(dev->running, false);
+	ib_unregister_device(&dev->ibdev);
 	kite_ib_eqs_destroy(dev);
 	/*
 	 * Objects a failed device could not destroy are still in it: have

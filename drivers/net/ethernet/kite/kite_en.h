@@ -131,6 +131,7 @@ struct kite_en_queue {
  * @roce_enabled: devlink enable_roce, applied at devlink reload
  * @link_up: last link state seen
  * @removing: remove has started; reset requests are refused
+ * @rings_up: the rings are allocated and enabled (RTNL)
  */
 struct kite_en_dev {
 	struct pci_dev *pdev;
@@ -161,6 +162,7 @@ struct kite_en_dev {
 	bool roce_enabled;
 	bool link_up;
 	bool removing;
+	bool rings_up;
 };
 
 static inline u32 kite_en_rd(struct kite_en_dev *en, u32 reg)

@@ -181,12 +181,10 @@ static int kite_en_resume_all(struct kite_en_dev *en)
 		return err;
 	kite_en_restore_config(en);
 	rtnl_lock();
+	/* Rings first: attaching wakes the TX queues of a running netdev. */
+	if (netif_running(en->netdev) && kite_en_rings_start(en))
+		dev_close(en->netdev);
 	netif_device_attach(en->netdev);
-	if (netif_running(en->netdev)) {
-		err = kite_en_rings_start(en);
-		if (err)
-			dev_close(en->netdev);
-	}
 	kite_en_update_link(en);
 	rtnl_unlock();
 	mutex_lock(&en->rdma_lock);

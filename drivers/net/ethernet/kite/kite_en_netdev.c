@@ -496,6 +496,7 @@ int kite_en_rings_start(struct kite_en_dev *en)
 		return err;
 	kite_en_wr(en, KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE |
 		   ((netdev->flags & IFF_PROMISC) ? KITE_ETH_CTRL_PROMISC : 0));
+	en->rings_up = true;
 	netif_tx_start_all_queues(netdev);
 	kite_en_update_link(en);
 	return 0;
@@ -505,10 +506,16 @@ int kite_en_rings_start(struct kite_en_dev *en)
  * kite_en_rings_stop() - disable and free the rings
  * @en: the device
  *
+ * Does nothing if the rings are not up (a restart failed).
+ *
  * Context: RTNL held.
  */
 void kite_en_rings_stop(struct kite_en_dev *en)
 {
+	/* A failed restart already freed everything. */
+	if (!en->rings_up)
+		return;
+	en->rings_up = false;
 	netif_tx_disable(en->netdev);
 	netif_carrier_off(en->netdev);
 	kite_en_wr(en, KITE_REG_ETH_CTRL, 0);

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Probe: ib_device_ops.reg_user_mr takes a struct ib_dmah (Linux 6.17+). */
+#include <linux/module.h>
+#include <rdma/ib_verbs.h>
+
+static struct ib_mr *kite_probe_reg(struct ib_pd *pd, u64 start, u64 length,
+				    u64 iova, int access, struct ib_dmah *dmah,
+				    struct ib_udata *udata)
+{
+	return NULL;
+}
+
+const struct ib_device_ops kite_probe_ops = {
+	.reg_user_mr = kite_probe_reg,
+};
+MODULE_LICENSE("GPL");

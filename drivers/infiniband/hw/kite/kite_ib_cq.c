@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kite RoCEv2 RDMA driver: completion queues.
+ *
+ * Kernel CQs only for now (Documentation/networking/device_drivers/
+ * ethernet/kite/prm_cq.rst). A CQ is a ring of 64-byte CQEs in coherent
+ * DMA memory, every slot initialised with opcode INVALID so that no slot
+ * looks valid whatever the pass, plus an 8-byte doorbell record through
+ * which the driver reports its consumer counter and arm requests.
+ *
+ * Depth: the requested number of CQEs rounded up to a power of two (at
+ * least 2). The device overflows only when depth CQEs are outstanding, so
+ * all of them are usable and ibcq->cqe = depth. A future resize verb must
+ * check itself that the old ring has a free slot for the RESIZE CQE.
+ *
+ * Arm sequence number: the device ignores an arm request whose cmd_sn
+ * equals the one of the arm that fired last. kite_ib_cq_event() advances
+ * &kite_ib_cq.arm_sn for every completion event, under &kite_ib_cq.lock;
+ * the EQ dispatch calls it before the CQ's comp_handler, so that an arm
+ * issued from (or after) the handler carries the new number.
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <linux/bitfield.h>
+#include <linux/dma-mapping.h>
+#include <linux/lockdep.h>
+#include <linux/log2.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "kite_ib.h"
+
+#define KITE_IB_CQE_SHIFT	6	/* 64-byte CQEs */
+#define KITE_IB_CQ_MIN_DEPTH	BIT(KITE_CQ_MIN_LOG_DEPTH)
+#define KITE_IB_CQ_MAX_DEPTH	BIT(KITE_CQ_MAX_LOG_DEPTH)
+
+static_assert(BIT(KITE_IB_CQE_SHIFT) == KITE_CQE_SIZE);
+
+/* ------------------------------------------------------------------ */
+/* Pure helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kite_ib_cqe_valid() - whether a CQE is new (owner rule and opcode)
+ * @cqe: the CQE in slot @ci mod 2^@log_depth
+ * @ci: the consumer counter (free-running, 24 bits)
+ * @log_depth: log2 of the CQ's depth
+ *
+ * The device writes owner ((pi >> log_depth) & 1) ^ 1 and never the
+ * opcode INVALID, with which the driver initialises every slot. Reads only
+ * &kite_cqe.op_own: the caller issues dma_rmb() before reading the rest.
+ *
+ * Return: true if the slot holds CQE number @ci.
+ */
+bool kite_ib_cqe_valid(const struct kite_cqe *cqe, u32 ci,
+		       unsigned int log_depth)
+{
+	u32 op_own = le32_to_cpu(READ_ONCE(cqe->op_own));
+	bool owner = op_own & KITE_CQE_OWNER;
+	bool expect = !((ci >> log_depth) & 1);
+
+	return owner == expect &&
+	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
+}
+
+/**
+ * kite_ib_syndrome_to_wc_status() - the work completion status of an error
+ * @syndrome: KITE_CQE_SYNDROME of an error CQE, KITE_SYND_*
+ *
+ * Return: the matching IB_WC_* status; IB_WC_GENERAL_ERR for a syndrome
+ * the driver does not know.
+ */
+enum ib_wc_status kite_ib_syndrome_to_wc_status(u8 syndrome)
+{
+	switch (syndrome) {
+	case KITE_SYND_LOCAL_LENGTH:
+		return IB_WC_LOC_LEN_ERR;
+	case KITE_SYND_LOCAL_QP_OP:
+		return IB_WC_LOC_QP_OP_ERR;
+	case KITE_SYND_LOCAL_PROT:
+		return IB_WC_LOC_PROT_ERR;
+	case KITE_SYND_WR_FLUSH:
+		return IB_WC_WR_FLUSH_ERR;
+	case KITE_SYND_MW_BIND:
+		return IB_WC_MW_BIND_ERR;
+	case KITE_SYND_BAD_RESP:
+		return IB_WC_BAD_RESP_ERR;
+	case KITE_SYND_LOCAL_ACCESS:
+		return IB_WC_LOC_ACCESS_ERR;
+	case KITE_SYND_REMOTE_INVAL_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case KITE_SYND_REMOTE_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case KITE_SYND_REMOTE_OP:
+		return IB_WC_REM_OP_ERR;
+	case KITE_SYND_RETRY_EXC:
+		return IB_WC_RETRY_EXC_ERR;
+	case KITE_SYND_RNR_RETRY_EXC:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	case KITE_SYND_ABORTED:
+		return IB_WC_REM_ABORT_ERR;
+	default:
+		return IB_WC_GENERAL_ERR;
+	}
+}
+
+/**
+ * kite_ib_cq_arm_word() - the doorbell record's arm word for an arm request
+ * @ci: the consumer counter when arming (taken modulo 2^24)
+ * @sn: the arm sequence number (taken modulo 4)
+ * @solicited: arm for the next solicited or error CQE instead of any CQE
+ *
+ * Return: the arm word in CPU byte order.
+ */
+u32 kite_ib_cq_arm_word(u32 ci, u8 sn, bool solicited)
+{
+	u32 cmd = solicited ? KITE_CQ_ARM_SOLICITED : KITE_CQ_ARM_NEXT;
+
+	return FIELD_PREP(KITE_CQ_DB_ARM_CI, ci & KITE_CQ_INDEX_MASK) |
+	       FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
+	       FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn & 3);
+}
+
+/**
+ * kite_ib_cq_arm_doorbell() - the CQ_ARM doorbell for an arm request
+ * @cqn: the CQ number
+ * @sn: the arm sequence number (taken modulo 4); as in the arm word
+ * @solicited: as in the arm word
+ *
+ * Return: the 64-bit doorbell word.
+ */
+u64 kite_ib_cq_arm_doorbell(u32 cqn, u8 sn, bool solicited)
+{
+	u64 cmd = solicited ? KITE_CQ_ARM_SOLICITED : KITE_CQ_ARM_NEXT;
+
+	return FIELD_PREP(KITE_DB_OBJ, (u64)(cqn & KITE_OBJ_MASK)) |
+	       FIELD_PREP(KITE_DB_TYPE, (u64)KITE_DB_TYPE_CQ_ARM) |
+	       FIELD_PREP(KITE_DB_CQ_CMD, cmd) |
+	       FIELD_PREP(KITE_DB_CQ_CMD_SN, (u64)(sn & 3));
+}
+
+/* The work completion opcode of a send WQE; -1 for an unknown one. */
+static int kite_ib_wqe_op_to_wc(u8 wqe_opcode)
+{
+	switch (wqe_opcode) {
+	case KITE_WQE_OP_SEND:
+	case KITE_WQE_OP_SEND_IMM:
+	case KITE_WQE_OP_SEND_INV:
+		return IB_WC_SEND;
+	case KITE_WQE_OP_RDMA_WRITE:
+	case KITE_WQE_OP_RDMA_WRITE_IMM:
+		return IB_WC_RDMA_WRITE;
+	case KITE_WQE_OP_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case KITE_WQE_OP_ATOMIC_CS:
+		return IB_WC_COMP_SWAP;
+	case KITE_WQE_OP_ATOMIC_FA:
+		return IB_WC_FETCH_ADD;
+	case KITE_WQE_OP_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case KITE_WQE_OP_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return -1;
+	}
+}
+
+/* UD and GSI receives: the sender's address. */
+static void kite_ib_cqe_to_wc_ud(const struct kite_cqe *cqe,
+				 struct ib_wc *wc, u16 flags)
+{
+	u16 vlan = le16_to_cpu(cqe->vlan);
+
+	wc->src_qp = le32_to_cpu(cqe->src_qpn) & KITE_OBJ_MASK;
+	memcpy(wc->smac, cqe->smac, ETH_ALEN);
+	wc->wc_flags |= IB_WC_WITH_SMAC;
+	if (flags & KITE_CQE_F_VLAN) {
+		wc->vlan_id = FIELD_GET(KITE_VLAN_ID, vlan);
+		wc->sl = FIELD_GET(KITE_VLAN_PCP, vlan);
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+	}
+	switch (FIELD_GET(KITE_CQE_F_L3, flags)) {
+	case KITE_NET_ROCE_V2_IPV4:
+		wc->network_hdr_type = RDMA_NETWORK_IPV4;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		break;
+	case KITE_NET_ROCE_V2_IPV6:
+		wc->network_hdr_type = RDMA_NETWORK_IPV6;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		break;
+	}
+}
+
+/**
+ * kite_ib_cqe_to_wc() - translate a valid CQE into a work completion
+ * @cqe: the CQE (already checked with kite_ib_cqe_valid(), after dma_rmb())
+ * @wc: the work completion; overwritten
+ * @wr_id: the work request's ID, from the QP's queue
+ * @qp: the QP the CQE names, or NULL
+ *
+ * Requester CQEs take their opcode from &kite_cqe.wqe_opcode; responder
+ * CQEs report IB_WC_RECV or IB_WC_RECV_RDMA_WITH_IMM with the immediate
+ * data or invalidated key; UD and GSI receives add the sender's QPN, MAC,
+ * VLAN and network header type. Error CQEs take their status from the
+ * syndrome, with the vendor syndrome in &ib_wc.vendor_err. RESIZE CQEs are
+ * not work completions: the caller handles them.
+ *
+ * Return: 0, or -EIO for an opcode (or a successful requester CQE's WQE
+ * opcode) the driver does not know; @wc is then not meaningful.
+ */
+int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
+		      u64 wr_id, struct ib_qp *qp)
+{
+	u32 op = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
+	u16 flags = le16_to_cpu(cqe->flags);
+	bool ud = qp && (qp->qp_type == IB_QPT_UD || qp->qp_type == IB_QPT_GSI);
+	u32 synd = le32_to_cpu(cqe->syndrome);
+	int wc_op;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->qp = qp;
+	wc->status = IB_WC_SUCCESS;
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+
+	switch (op) {
+	case KITE_CQE_OP_REQ:
+		wc_op = kite_ib_wqe_op_to_wc(cqe->wqe_opcode);
+		if (wc_op < 0)
+			return -EIO;
+		wc->opcode = wc_op;
+		return 0;
+	case KITE_CQE_OP_RESP_SEND:
+	case KITE_CQE_OP_RESP_SEND_IMM:
+	case KITE_CQE_OP_RESP_SEND_INV:
+		wc->opcode = IB_WC_RECV;
+		if (op == KITE_CQE_OP_RESP_SEND_IMM) {
+			wc->ex.imm_data = cqe->imm_data;
+			wc->wc_flags |= IB_WC_WITH_IMM;
+		} else if (op == KITE_CQE_OP_RESP_SEND_INV) {
+			wc->ex.invalidate_rkey = le32_to_cpu(cqe->inv_rkey);
+			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		}
+		if (flags & KITE_CQE_F_GRH)
+			wc->wc_flags |= IB_WC_GRH;
+		if (ud)
+			kite_ib_cqe_to_wc_ud(cqe, wc, flags);
+		return 0;
+	case KITE_CQE_OP_RESP_WRITE_IMM:
+		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc->ex.imm_data = cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		return 0;
+	case KITE_CQE_OP_REQ_ERR:
+		wc_op = kite_ib_wqe_op_to_wc(cqe->wqe_opcode);
+		wc->opcode = wc_op < 0 ? IB_WC_SEND : wc_op;
+		break;
+	case KITE_CQE_OP_RESP_ERR:
+		wc->opcode = IB_WC_RECV;
+		break;
+	default:
+		return -EIO;
+	}
+
+	/* Error CQEs carry no length. */
+	wc->byte_len = 0;
+	wc->status = kite_ib_syndrome_to_wc_status(FIELD_GET(KITE_CQE_SYNDROME,
+							     synd));
+	wc->vendor_err = FIELD_GET(KITE_CQE_VENDOR_SYNDROME, synd);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Verbs                                                               */
+/* ------------------------------------------------------------------ */
+
+static struct device *kite_ib_cq_log_dev(struct kite_ib_dev *dev)
+{
+	return &dev->ibdev.dev;
+}
+
+/* Make every slot of a new ring invalid whatever the pass. */
+static void kite_ib_cq_ring_init(struct kite_ib_hwq *q)
+{
+	__le32 invalid = cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
+						KITE_CQE_OP_INVALID));
+	struct kite_cqe *cqe;
+	u32 i;
+
+	for (i = 0; i < q->depth; i++) {
+		cqe = kite_ib_hwq_entry(q, i);
+		cqe->op_own = invalid;
+	}
+}
+
+/**
+ * kite_ib_create_cq() - create a kernel completion queue
+ * @ibcq: the core's CQ, embedded in &struct kite_ib_cq
+ * @attr: depth (&ib_cq_init_attr.cqe), completion vector; no flags
+ * @attrs: the uverbs bundle of a user CQ (not supported yet), else NULL
+ *
+ * The ring holds attr->cqe rounded up to a power of two (at least 2) CQEs,
+ * all usable: &ib_cq.cqe is set to that depth.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for a user CQ or flags; -EINVAL for a depth
+ * outside 1 .. max_cqe; -ENODEV without a completion EQ; -ENOMEM; or the
+ * errno of the CREATE_CQ command.
+ */
+int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	struct kite_cmd_create_cq in = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_CREATE_CQ,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	u32 depth, max_depth;
+	int err;
+
+	/* User CQs come in a later step. */
+	if (attrs)
+		return -EOPNOTSUPP;
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	max_depth = min_t(u32, dev->caps.max_cqe, KITE_IB_CQ_MAX_DEPTH);
+	if (!attr->cqe || attr->cqe > max_depth)
+		return -EINVAL;
+	depth = roundup_pow_of_two(max_t(u32, attr->cqe,
+					 KITE_IB_CQ_MIN_DEPTH));
+	if (depth > max_depth)
+		return -EINVAL;
+
+	cq->eq = kite_ib_comp_eq(dev, (int)attr->comp_vector);
+	if (!cq->eq)
+		return -ENODEV;
+	spin_lock_init(&cq->lock);
+	refcount_set(&cq->refcount, 1);
+	init_completion(&cq->free);
+	cq->ci = 0;
+	cq->arm_sn = 0;
+	cq->resize = NULL;
+
+	err = kite_ib_hwq_alloc(dev, &cq->hwq, depth, KITE_IB_CQE_SHIFT);
+	if (err)
+		return err;
+	kite_ib_cq_ring_init(&cq->hwq);
+
+	cq->dbrec = dma_alloc_coherent(dev->dmadev, sizeof(*cq->dbrec),
+				       &cq->dbrec_dma, GFP_KERNEL);
+	if (!cq->dbrec) {
+		err = -ENOMEM;
+		goto err_free_hwq;
+	}
+
+	in.cfg = cpu_to_le32(FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH, ilog2(depth)));
+	in.eqn = cpu_to_le32(cq->eq->eqn);
+	in.uctx = 0;
+	in.dbrec_addr = cpu_to_le64(cq->dbrec_dma);
+	in.pbl = cq->hwq.pbl.desc;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		goto err_free_dbrec;
+	cq->cqn = cmd.result;
+	if (!cq->cqn || cq->cqn > KITE_OBJ_MASK) {
+		dev_err(kite_ib_cq_log_dev(dev),
+			"CREATE_CQ returned bad CQN %u\n", cq->cqn);
+		err = -EIO;
+		goto err_free_dbrec;
+	}
+
+	err = xa_insert(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+
+	ibcq->cqe = depth;
+	return 0;
+
+err_destroy:
+	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
+err_free_dbrec:
+	dma_free_coherent(dev->dmadev, sizeof(*cq->dbrec), cq->dbrec,
+			  cq->dbrec_dma);
+	cq->dbrec = NULL;
+err_free_hwq:
+	kite_ib_hwq_free(dev, &cq->hwq);
+	return err;
+}
+
+/**
+ * kite_ib_destroy_cq() - destroy a completion queue
+ * @ibcq: the CQ
+ * @udata: user data for a user CQ, NULL for a kernel one
+ *
+ * DESTROY_CQ first (so that the device raises no more events for it; it
+ * succeeds locally on a FATAL or DOWN channel), then the protocol of
+ * kite_ib_cq_get(): unpublish, wait out RCU lookups, drop the table's
+ * reference and wait for the EQ dispatch to drop its own; then the
+ * memory goes.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or the errno of a DESTROY_CQ a working device refused (the
+ * CQ is then left intact).
+ */
+int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	int err;
+
+	err = kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
+	if (err)
+		return err;
+
+	xa_erase(&dev->cq_xa, cq->cqn);
+	synchronize_rcu();
+	kite_ib_cq_put(cq);
+	wait_for_completion(&cq->free);
+
+	if (cq->dbrec)
+		dma_free_coherent(dev->dmadev, sizeof(*cq->dbrec), cq->dbrec,
+				  cq->dbrec_dma);
+	cq->dbrec = NULL;
+	if (cq->dbrec_umem)
+		ib_umem_release(cq->dbrec_umem);
+	cq->dbrec_umem = NULL;
+	kite_ib_hwq_free(dev, &cq->hwq);
+	return 0;
+}
+
+/**
+ * kite_ib_modify_cq() - change a CQ's event moderation
+ * @ibcq: the CQ
+ * @count: CQEs per event, 0 for no count moderation
+ * @period: microseconds, 0 for no period moderation
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP if the device has no moderation; -EINVAL for
+ * values beyond the device's limits; or the errno of MODIFY_CQ.
+ */
+int kite_ib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	struct kite_cmd_modify_cq in = {
+		.cqn = cpu_to_le32(cq->cqn),
+		.mask = cpu_to_le32(KITE_MODIFY_CQ_MODERATION),
+		.mod_count = cpu_to_le16(count),
+		.mod_period = cpu_to_le16(period),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_MODIFY_CQ,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+
+	if (!(dev->caps.features & KITE_FEAT_CQ_MODERATION))
+		return -EOPNOTSUPP;
+	if (count > dev->caps.max_cq_moderation_count ||
+	    period > dev->caps.max_cq_moderation_period)
+		return -EINVAL;
+	return kite_ib_cmd_exec(dev, &cmd);
+}
+
+/**
+ * kite_ib_cq_event() - account for a completion event of a CQ
+ * @cq: the CQ, with a reference held (kite_ib_cq_get())
+ *
+ * Advances the arm sequence number (prm_cq.rst, "cmd_sn"): an arm request
+ * made after this carries a number the device has not fired with, and so
+ * is not taken for a duplicate. The EQ dispatch calls this for every
+ * KITE_EQE_COMPLETION, before the CQ's comp_handler.
+ *
+ * Context: any context.
+ */
+void kite_ib_cq_event(struct kite_ib_cq *cq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->arm_sn = (cq->arm_sn + 1) & 3;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
+ * Complete the WQE a CQE names: @idx is its 16-bit counter. Work requests
+ * complete in order on each queue (an SQ CQE also completes the unsignaled
+ * WQEs before it), so the queue's consumer counter moves past @idx.
+ * Called with &kite_ib_wq.lock held (inside &kite_ib_cq.lock), so that
+ * the counters are consistent with posting and with a QP reset.
+ * Returns false if @idx is not an outstanding WQE of @wq.
+ */
+static bool kite_ib_wq_complete(struct kite_ib_wq *wq, u16 idx, u64 *wr_id)
+{
+	u32 pi = wq->pi;
+	u32 ci = wq->ci;
+	u32 depth = wq->hwq.depth;
+	u32 outstanding = pi - ci;
+	u16 off = idx - (u16)ci;
+
+	if (!wq->wr_id || !depth || outstanding > depth || off >= outstanding)
+		return false;
+	*wr_id = wq->wr_id[idx & (depth - 1)];
+	WRITE_ONCE(wq->ci, ci + off + 1);
+	return true;
+}
+
+/* Which queue of @qp a CQE of opcode @op completes; NULL if neither. */
+static struct kite_ib_wq *kite_ib_cqe_wq(struct kite_ib_qp *qp, u32 op)
+{
+	switch (op) {
+	case KITE_CQE_OP_REQ:
+	case KITE_CQE_OP_REQ_ERR:
+		return &qp->sq;
+	case KITE_CQE_OP_RESP_SEND:
+	case KITE_CQE_OP_RESP_SEND_IMM:
+	case KITE_CQE_OP_RESP_SEND_INV:
+	case KITE_CQE_OP_RESP_WRITE_IMM:
+	case KITE_CQE_OP_RESP_ERR:
+		return &qp->rq;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Consume the CQE at cq->ci (valid, after dma_rmb()). Returns true if it
+ * filled @wc; false if it was skipped (with a warning).
+ */
+static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
+			     const struct kite_cqe *cqe, u32 op,
+			     struct ib_wc *wc)
+{
+	u32 qpn = le32_to_cpu(cqe->qpn) & KITE_OBJ_MASK;
+	u16 idx = le16_to_cpu(cqe->wqe_idx);
+	struct kite_ib_wq *wq;
+	struct kite_ib_qp *qp;
+	bool filled = false;
+	bool done;
+	u64 wr_id;
+
+	qp = kite_ib_qp_get(dev, qpn);
+	if (!qp) {
+		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
+				     "CQ %u: CQE for unknown QP %u skipped\n",
+				     cq->cqn, qpn);
+		return false;
+	}
+	wq = kite_ib_cqe_wq(qp, op);
+	if (!wq) {
+		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
+				     "CQ %u: CQE with unknown opcode %#x skipped\n",
+				     cq->cqn, op);
+		goto out;
+	}
+	spin_lock(&wq->lock);
+	done = kite_ib_wq_complete(wq, idx, &wr_id);
+	spin_unlock(&wq->lock);
+	if (!done) {
+		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
+				     "CQ %u: QP %u %s CQE for WQE %u not outstanding, skipped\n",
+				     cq->cqn, qpn, wq == &qp->sq ? "SQ" : "RQ",
+				     idx);
+		goto out;
+	}
+	if (kite_ib_cqe_to_wc(cqe, wc, wr_id, &qp->ibqp)) {
+		/* The WQE is done; tell its owner it failed. */
+		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
+				     "CQ %u: QP %u CQE with unknown WQE opcode %#x\n",
+				     cq->cqn, qpn, cqe->wqe_opcode);
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = wr_id;
+		wc->qp = &qp->ibqp;
+		wc->status = IB_WC_GENERAL_ERR;
+	}
+	filled = true;
+out:
+	kite_ib_qp_put(qp);
+	return filled;
+}
+
+/**
+ * kite_ib_poll_cq() - poll a kernel CQ for work completions
+ * @ibcq: the CQ
+ * @num_entries: the capacity of @wc
+ * @wc: the work completions
+ *
+ * Consumes valid CQEs at the consumer counter while @wc has room, then
+ * reports the counter in the doorbell record. CQEs for unknown QPs or for
+ * WQEs that are not outstanding are consumed and skipped with a warning.
+ * A RESIZE CQE switches to &kite_ib_cq.resize: the rings are swapped, so
+ * that the resize path frees the old ring from the structure it allocated,
+ * once it sees &kite_ib_cq.resize cleared under &kite_ib_cq.lock.
+ *
+ * Context: any context.
+ * Return: the number of work completions written.
+ */
+int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	struct kite_cqe *cqe;
+	unsigned long flags;
+	u32 start, op;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	start = cq->ci;
+	while (n < num_entries) {
+		cqe = kite_ib_hwq_entry(&cq->hwq, cq->ci);
+		if (!kite_ib_cqe_valid(cqe, cq->ci, ilog2(cq->hwq.depth)))
+			break;
+		dma_rmb();
+		op = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
+		if (op == KITE_CQE_OP_RESIZE) {
+			if (!cq->resize) {
+				dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
+						     "CQ %u: RESIZE CQE without a resize\n",
+						     cq->cqn);
+				break;
+			}
+			swap(cq->hwq, *cq->resize);
+			cq->resize = NULL;
+			continue;	/* ci is not advanced */
+		}
+		if (kite_ib_poll_one(dev, cq, cqe, op, &wc[n]))
+			n++;
+		cq->ci = (cq->ci + 1) & KITE_CQ_INDEX_MASK;
+	}
+	if (cq->ci != start) {
+		/* Done reading the CQEs before the device may reuse them. */
+		dma_mb();
+		WRITE_ONCE(cq->dbrec->ci,
+			   cpu_to_le32(cq->ci & KITE_CQ_DB_CI));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * kite_ib_cq_arm() - write an arm request into a CQ's doorbell record
+ * @cq: a kernel CQ, with &kite_ib_cq.lock held
+ * @solicited: arm for the next solicited or error CQE instead of any CQE
+ *
+ * Writes the arm word (consumer counter, command, current arm sequence
+ * number) and issues wmb(), so that the record is visible before the
+ * doorbell the caller then rings.
+ *
+ * Return: the CQ_ARM doorbell word, with the same command and number.
+ */
+u64 kite_ib_cq_arm(struct kite_ib_cq *cq, bool solicited)
+{
+	u8 sn = cq->arm_sn;
+
+	lockdep_assert_held(&cq->lock);
+	WRITE_ONCE(cq->dbrec->arm,
+		   cpu_to_le32(kite_ib_cq_arm_word(cq->ci, sn, solicited)));
+	/* The record before the doorbell that makes the device read it. */
+	wmb();
+	return kite_ib_cq_arm_doorbell(cq->cqn, sn, solicited);
+}
+
+/**
+ * kite_ib_req_notify_cq() - request a completion event
+ * @ibcq: the CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Writes the arm request into the doorbell record (kite_ib_cq_arm()), then
+ * rings the CQ_ARM doorbell. The device fires at once for CQEs beyond the
+ * consumer counter, so no event is lost.
+ *
+ * Context: any context.
+ * Return: 1 if IB_CQ_REPORT_MISSED_EVENTS was given and a CQE is already
+ * waiting, else 0.
+ */
+int kite_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	bool solicited = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED;
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	kite_ib_ring_db(dev, kite_ib_cq_arm(cq, solicited));
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    kite_ib_cqe_valid(kite_ib_hwq_entry(&cq->hwq, cq->ci), cq->ci,
+			      ilog2(cq->hwq.depth)))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kite RoCEv2 RDMA driver: protection domains, memory regions and address
+ * handles.
+ *
+ * Memory keys are (index << 8) | tag: the device picks the index, the
+ * driver the tag, which changes with every registration so that a stale
+ * key of a freed MR does not match its successor. Address handles are
+ * software only: UD work requests carry the address vector inline.
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <linux/atomic.h>
+#include <linux/bitfield.h>
+#include <linux/if_vlan.h>
+#include <linux/dma-mapping.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_umem.h>
+
+#include "kite_ib.h"
+
+/* Source of MR key tags. */
+static atomic_t kite_ib_key_tag = ATOMIC_INIT(0);
+
+static u32 kite_ib_next_tag(void)
+{
+	return atomic_inc_return(&kite_ib_key_tag) & KITE_MR_KEY_TAG;
+}
+
+/**
+ * kite_ib_alloc_pd() - allocate a protection domain on the device
+ * @ibpd: the core's PD, embedded in &struct kite_ib_pd
+ * @udata: user data for a user PD, NULL for a kernel one (no driver data)
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_cmd_obj in = {
+		.uctx = cpu_to_le32(kite_ib_uctx_of(udata)),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_ALLOC_PD,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	to_kpd(ibpd)->pdn = cmd.result;
+	return 0;
+}
+
+/**
+ * kite_ib_dealloc_pd() - free a protection domain
+ * @ibpd: the PD
+ * @udata: unused
+ *
+ * Return: 0, also when the device has failed.
+ */
+int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return kite_ib_cmd_destroy(to_kdev(ibpd->device), KITE_CMD_DEALLOC_PD,
+				   to_kpd(ibpd)->pdn);
+}
+
+/**
+ * kite_ib_access_ok() - check IB access flags the device can honour
+ * @access: IB_ACCESS_* flags
+ *
+ * Return: true if every flag is supported and remote write or atomic
+ * access comes with local write (IB rule the device enforces).
+ */
+static bool kite_ib_access_ok(int access)
+{
+	int ok = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
+
+	if (access & ~ok)
+		return false;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return true;
+}
+
+static int kite_ib_reg_mr_cmd(struct kite_ib_dev *dev, struct kite_ib_mr *mr,
+			      u32 pdn, int access, u32 flags, u32 uctx,
+			      u64 iova, u64 length)
+{
+	struct kite_cmd_reg_mr in = {
+		.pdn = cpu_to_le32(pdn),
+		.access = cpu_to_le32(kite_ib_access_to_hw(access)),
+		.flags = cpu_to_le32(flags |
+				     FIELD_PREP(KITE_MR_KEY_TAG, kite_ib_next_tag())),
+		.uctx = cpu_to_le32(uctx),
+		.iova = cpu_to_le64(iova),
+		.length = cpu_to_le64(length),
+		.pbl = mr->pbl.desc,
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_REG_MR,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	int err;
+
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	mr->ibmr.lkey = cmd.result;
+	mr->ibmr.rkey = cmd.result;
+	return 0;
+}
+
+/**
+ * kite_ib_get_dma_mr() - a memory region covering all of the bus space
+ * @ibpd: the PD
+ * @access: IB_ACCESS_* flags; kernel consumers only
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_ib_mr *mr;
+	int err;
+
+	if (!kite_ib_access_ok(access))
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access,
+				 KITE_MR_F_PHYS, 0, 0, U64_MAX);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/**
+ * kite_ib_reg_user_mr() - register user memory
+ * @ibpd: the PD
+ * @start: user virtual address
+ * @length: bytes
+ * @iova: the address the MR's users name it by
+ * @access: IB_ACCESS_* flags
+ * @dmah: DMA handle; not supported
+ * @udata: user data (no driver data)
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 iova, int access,
+				  struct ib_dmah *dmah,
+				  struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_ib_mr *mr;
+	int err;
+
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!kite_ib_access_ok(access) || !length ||
+	    length > dev->caps.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	if (udata && udata->inlen)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get_va(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free_mr;
+	}
+	err = kite_ib_umem_pbl(dev, mr->umem, iova, &mr->pbl);
+	if (err)
+		goto err_release_umem;
+	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access, 0,
+				 kite_ib_uctx_of(udata), iova, length);
+	if (err)
+		goto err_free_pbl;
+	return &mr->ibmr;
+
+err_free_pbl:
+	kite_ib_pbl_free(&mr->pbl, &kite_ib_dma_page_ops, dev);
+err_release_umem:
+	ib_umem_release(mr->umem);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/**
+ * kite_ib_alloc_mr() - a memory region for fast registration by WQE
+ * @ibpd: the PD
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: pages the MR can map, at most max_fast_reg_pages
+ *
+ * Return: the MR, invalid until a REG_MR work request, or an ERR_PTR().
+ */
+struct ib_mr *kite_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			       u32 max_num_sg)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_cmd_alloc_mr in = {
+		.pdn = cpu_to_le32(to_kpd(ibpd)->pdn),
+		.max_pages = cpu_to_le32(max_num_sg),
+		.flags = cpu_to_le32(FIELD_PREP(KITE_MR_KEY_TAG,
+						kite_ib_next_tag())),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_ALLOC_MR,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	struct kite_ib_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > dev->caps.max_fast_reg_pages ||
+	    max_num_sg > KITE_PBL_ENTRIES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	/* One PTE page: the level-1 list a REG_MR work request names. */
+	err = kite_ib_dma_page_ops.alloc(dev, &mr->frpl);
+	if (err)
+		goto err_free_mr;
+	mr->max_pages = max_num_sg;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		goto err_free_frpl;
+	mr->ibmr.lkey = cmd.result;
+	mr->ibmr.rkey = cmd.result;
+	return &mr->ibmr;
+
+err_free_frpl:
+	kite_ib_dma_page_ops.free(dev, &mr->frpl);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int kite_ib_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct kite_ib_mr *mr = to_kmr(ibmr);
+	__le64 *ptes = mr->frpl.va;
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	ptes[mr->npages++] = cpu_to_le64((addr & KITE_PTE_ADDR) | KITE_PTE_VALID);
+	return 0;
+}
+
+/**
+ * kite_ib_map_mr_sg() - fill a fast-registration MR's page list
+ * @ibmr: an MR from kite_ib_alloc_mr()
+ * @sg: the scatterlist
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry
+ *
+ * Return: the number of entries mapped.
+ */
+int kite_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+		      int sg_nents, unsigned int *sg_offset)
+{
+	struct kite_ib_mr *mr = to_kmr(ibmr);
+
+	if (!mr->frpl.va)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kite_ib_set_page);
+}
+
+/**
+ * kite_ib_dereg_mr() - deregister and free a memory region
+ * @ibmr: the MR
+ * @udata: unused
+ *
+ * Return: 0, also when the device has failed.
+ */
+int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibmr->device);
+	struct kite_ib_mr *mr = to_kmr(ibmr);
+	int err;
+
+	err = kite_ib_cmd_destroy(dev, KITE_CMD_DEREG_MR, ibmr->lkey);
+	if (err)
+		return err;
+	if (mr->frpl.va)
+		kite_ib_dma_page_ops.free(dev, &mr->frpl);
+	kite_ib_pbl_free(&mr->pbl, &kite_ib_dma_page_ops, dev);
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}
+
+/**
+ * kite_ib_create_ah() - build the address vector UD work requests carry
+ * @ibah: the core's AH, embedded in &struct kite_ib_ah
+ * @init_attr: the address
+ * @udata: user data (no driver data)
+ *
+ * Context: may be called in atomic context; does not sleep.
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		      struct ib_udata *udata)
+{
+	struct rdma_ah_attr *attr = init_attr->ah_attr;
+	struct kite_wqe_ud *av = &to_kah(ibah)->av;
+	const struct ib_global_route *grh;
+	u16 vlan = 0xffff;
+	int type;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(attr);
+	if (!grh->sgid_attr)
+		return -EINVAL;
+	type = rdma_gid_attr_network_type(grh->sgid_attr);
+	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
+		return -EOPNOTSUPP;
+	if (rdma_read_gid_l2_fields(grh->sgid_attr, &vlan, NULL))
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
+	if (vlan < VLAN_N_VID)
+		av->vlan = cpu_to_le16(FIELD_PREP(KITE_VLAN_ID, vlan) |
+				       FIELD_PREP(KITE_VLAN_PCP,
+						  rdma_ah_get_sl(attr)) |
+				       KITE_VLAN_VALID);
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->net_type = type == RDMA_NETWORK_IPV4 ? KITE_NET_ROCE_V2_IPV4 :
+						   KITE_NET_ROCE_V2_IPV6;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	return 0;
+}
+
+/**
+ * kite_ib_destroy_ah() - destroy an address handle
+ * @ibah: the AH
+ * @flags: RDMA_DESTROY_AH_SLEEPABLE or 0
+ *
+ * The address vector lives in the AH itself, which the core frees.
+ *
+ * Return: 0.
+ */
+int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}
