@@ -593,6 +593,8 @@ int kite_ib_build_recv_wqe(void *wqe, size_t wqe_size,
 			   const struct ib_recv_wr *wr, u32 max_sge);
 int kite_ib_qp_attr_to_cmd(const struct ib_qp_attr *attr, int attr_mask,
 			   struct kite_cmd_modify_qp *cmd);
+int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
+		      struct kite_cmd_modify_qp *cmd);
 
 /* kite_ib_mr.c */
 int kite_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

@@ -12,9 +12,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/bitfield.h>
-#include <linux/if_vlan.h>
 #include <linux/dma-mapping.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_umem.h>
 
 #include "kite_ib.h"
@@ -319,38 +317,23 @@ int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		      struct ib_udata *udata)
 {
-	struct rdma_ah_attr *attr = init_attr->ah_attr;
 	struct kite_wqe_ud *av = &to_kah(ibah)->av;
-	const struct ib_global_route *grh;
-	u16 vlan = 0xffff;
-	int type;
+	struct kite_cmd_modify_qp path = {};
+	int err;
 
-	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(attr);
-	if (!grh->sgid_attr)
-		return -EINVAL;
-	type = rdma_gid_attr_network_type(grh->sgid_attr);
-	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
-		return -EOPNOTSUPP;
-	if (rdma_read_gid_l2_fields(grh->sgid_attr, &vlan, NULL))
-		return -EINVAL;
-
+	/* The same translation as a connected QP's path. */
+	err = kite_ib_av_to_cmd(init_attr->ah_attr, &path);
+	if (err)
+		return err;
 	memset(av, 0, sizeof(*av));
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
-	if (vlan < VLAN_N_VID)
-		av->vlan = cpu_to_le16(FIELD_PREP(KITE_VLAN_ID, vlan) |
-				       FIELD_PREP(KITE_VLAN_PCP,
-						  rdma_ah_get_sl(attr)) |
-				       KITE_VLAN_VALID);
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->net_type = type == RDMA_NETWORK_IPV4 ? KITE_NET_ROCE_V2_IPV4 :
-						   KITE_NET_ROCE_V2_IPV6;
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	memcpy(av->dgid, path.dgid, sizeof(av->dgid));
+	memcpy(av->dmac, path.dmac, sizeof(av->dmac));
+	av->vlan = path.vlan;
+	av->sgid_index = path.sgid_index;
+	av->hop_limit = path.hop_limit;
+	av->traffic_class = path.traffic_class;
+	av->net_type = path.net_type;
+	av->flow_label = path.flow_label;
 	return 0;
 }
 

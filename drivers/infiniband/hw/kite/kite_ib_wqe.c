@@ -349,9 +349,18 @@ int kite_ib_build_recv_wqe(void *wqe, size_t wqe_size,
 	return 0;
 }
 
-/* The address vector of a RoCEv2 path: KITE_QP_ATTR_AV. */
-static int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
-			     struct kite_cmd_modify_qp *cmd)
+/**
+ * kite_ib_av_to_cmd() - translate a RoCEv2 address vector
+ * @ah: the address: RoCE, with a GRH and a source GID attribute
+ * @cmd: receives dgid, dmac, vlan, sgid_index, hop_limit, traffic_class,
+ *	net_type and flow_label (the KITE_QP_ATTR_AV fields); address handles
+ *	copy the same fields into their &struct kite_wqe_ud
+ *
+ * Return: 0, -EINVAL for an address the device cannot use, or the error
+ * of rdma_read_gid_l2_fields().
+ */
+int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
+		      struct kite_cmd_modify_qp *cmd)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid;
