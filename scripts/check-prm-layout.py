@@ -58,30 +58,14 @@ DEFAULT_DOCDIR = os.path.join(
     REPO, "Documentation/networking/device_drivers/ethernet/kite")
 DEFAULT_HEADER = os.path.join(REPO, "include/linux/kite/kite_hw.h")
 
-# The kernel helpers kite_hw.h uses, for a hosted C compiler (compare
-# qemu/hw/net/kite_kshim.h). Masks are computed in 64 bits.
+# The kernel helpers kite_hw.h uses, for a hosted C compiler: the same shim
+# as the model tests (qemu/tests/kite_test_shim.h), without its header.
 SHIM = r"""
-#include <assert.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-
-#define BIT(nr)			(1UL << (nr))
-#define BIT_ULL(nr)		(1ULL << (nr))
-#define GENMASK(h, l)		((~0UL << (l)) & (~0UL >> (8 * sizeof(long) - 1 - (h))))
-#define GENMASK_ULL(h, l)	((~0ULL << (l)) & (~0ULL >> (63 - (h))))
-
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef uint16_t __le16;
-typedef uint32_t __le32;
-typedef uint64_t __le64;
-typedef uint16_t __be16;
-typedef uint32_t __be32;
-typedef uint64_t __be64;
-"""
+#define KITE_SHIM_NO_HEADER
+#include "%s"
+""" % os.path.join(REPO, "qemu/tests/kite_test_shim.h")
 
 KINDS = {
     "struct": ("offset", "size", "field", "description"),
