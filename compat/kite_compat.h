@@ -76,6 +76,29 @@ static inline struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *pd, u64 start,
 	kite_ib_reg_user_mr_dmah(pd, start, length, iova, access, dmah, udata)
 #endif
 
+#ifndef KITE_HAVE_RESIZE_USER_CQ
+#include <rdma/ib_verbs.h>
+/*
+ * Linux 7.x calls the CQ resize op resize_user_cq (user CQs only, an
+ * unsigned size); older kernels call it resize_cq, with an int. As for
+ * reg_user_mr, the driver's definition is renamed and a wrapper with the
+ * old signature takes its name in the ops table.
+ */
+int kite_ib_resize_user_cq_uint(struct ib_cq *cq, unsigned int cqe,
+				struct ib_udata *udata);
+static inline int kite_ib_resize_user_cq(struct ib_cq *cq, int cqe,
+					 struct ib_udata *udata)
+{
+	if (cqe < 0)
+		return -EINVAL;
+	return kite_ib_resize_user_cq_uint(cq, cqe, udata);
+}
+
+#define kite_ib_resize_user_cq(cq, cqe, udata)				\
+	kite_ib_resize_user_cq_uint(cq, cqe, udata)
+#define resize_user_cq resize_cq
+#endif
+
 #ifdef KITE_HAVE_NS_IDENTIFIER
 /* Namespaces became string literals in Linux 6.13. */
 #undef EXPORT_SYMBOL_NS_GPL

@@ -43,6 +43,23 @@ check "rdma res: ib_mad's QP1 (GSI) is on the device" bash -c \
 	"rdma res show qp link kite0/1 | grep -q 'lqpn 1 .*type GSI'"
 check "rdma res: PDs and CQs present" bash -c \
 	"rdma res show pd dev kite0 | grep -q kite0 && rdma res show cq dev kite0 | grep -q kite0"
+# Driver details (restrack fill ops) and the device's own view (raw).
+check "rdma -dd res: CQ driver details (cqn, EQ, depth, PBL)" bash -c \
+	"rdma -dd res show cq dev kite0 | grep -qE 'drv_cqn [0-9]+ drv_eqn [0-9]+ drv_depth [0-9]+ .*drv_pbl_level [0-2] drv_pages [0-9]+ drv_page_size 0x'"
+check "rdma -dd res: QP1 driver details (SQ/RQ geometry)" bash -c \
+	"rdma -dd res show qp link kite0/1 lqpn 1 | grep -qE 'drv_sq_depth [0-9]+ drv_sq_wqe_size [0-9]+ .*drv_rq_depth [0-9]+'"
+# QUERY_QP output: QPN 1 as little-endian bytes (rdma prints each byte
+# in unpadded hex), then the mask. QP1 is the only QP.
+check "rdma -r res: raw device context of QP1 (QUERY_QP)" bash -c \
+	"rdma -r res show qp link kite0/1 | grep -qE '^link kite0/- 1000[0-9a-f]+'"
+# Hardware counters from QUERY_STATS; commands are counted by the device.
+fw_cmds() { rdma statistic show link kite0/1 | grep -oE 'fw_cmds [0-9]+' | awk '{ print $2 }'; }
+check "rdma statistic: hardware counters listed" bash -c \
+	"rdma statistic show link kite0/1 | grep -q 'roce_rx_pkts' && rdma statistic show link kite0/1 | grep -q 'tx_frames'"
+c1=$(fw_cmds)
+rdma -r res show qp link kite0/1 >/dev/null 2>&1
+c2=$(fw_cmds)
+check "rdma statistic: fw_cmds counts commands ($c1 -> $c2)" test "${c2:-0}" -gt "${c1:-0}"
 check "ibv_devinfo -v: the provider opens kite0 (ucontext + doorbell page)" bash -c \
 	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'fw_ver:.*1.0.0'"
 check "ibv_devinfo: port active, RoCE GIDs listed" bash -c \

@@ -35,4 +35,62 @@ struct kite_ib_alloc_ucontext_resp {
 	__aligned_u64 db_mmap_offset;
 };
 
+/*
+ * User CQs: the CQE ring and the doorbell record are in the process's
+ * memory (Documentation/networking/device_drivers/ethernet/kite/prm_cq.rst).
+ * The ring is 2^log_depth 64-byte CQEs, starts on a 4 KiB boundary and has
+ * every slot's op_own initialised to opcode INVALID. log_depth is chosen by
+ * the library, with 2^log_depth > the requested number of CQEs: one slot
+ * stays free for the CQE that marks a resize, so the CQ reports
+ * 2^log_depth - 1 usable CQEs.
+ */
+struct kite_ib_create_cq_req {
+	__aligned_u64 buf_addr;
+	/* struct kite_cq_dbrec (8 bytes, 8-byte aligned), zeroed */
+	__aligned_u64 dbrec_addr;
+	__u32 log_depth;
+	__u32 comp_mask;
+};
+
+struct kite_ib_create_cq_resp {
+	__u32 comp_mask;
+	/* The device's CQ number, for CQ_ARM doorbells. */
+	__u32 cqn;
+};
+
+/*
+ * Resize: a new ring as at creation. When the command returns, the device
+ * writes CQEs only to the new ring; the library consumes the old ring up to
+ * the RESIZE CQE, then carries on in the new one with the same counter.
+ */
+struct kite_ib_resize_cq_req {
+	__aligned_u64 buf_addr;
+	__u32 log_depth;
+	__u32 comp_mask;
+};
+
+/*
+ * User QPs: each work queue is 2^log_depth WQEs of 2^wqe_shift bytes in
+ * the process's memory, starting on a 4 KiB boundary. The library picks
+ * the geometry for the requested capacities (prm_qp.rst gives the WQE
+ * layouts); the driver checks it can hold them and reports the capacities
+ * it actually gives in the core's response. Doorbells go through the
+ * context's doorbell page.
+ */
+struct kite_ib_create_qp_req {
+	__aligned_u64 sq_buf_addr;
+	__aligned_u64 rq_buf_addr;
+	__u32 sq_log_depth;
+	__u32 sq_wqe_shift;
+	__u32 rq_log_depth;
+	__u32 rq_wqe_shift;
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+struct kite_ib_create_qp_resp {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
 #endif /* KITE_ABI_USER_H */

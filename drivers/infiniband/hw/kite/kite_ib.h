@@ -4,7 +4,7 @@
  *
  * File map:
  *   kite_ib_main.c  auxiliary probe/remove, ib_device registration, device,
- *                   port and GID verbs, hardware counters, restrack
+ *                   port and GID verbs
  *   kite_ib_cmd.c   the command channel client (cookies, waits, fatal)
  *   kite_ib_eq.c    event queues, IRQ handlers, tasklets, async events
  *   kite_ib_hwq.c   queue memory and page buffer lists (kernel and user)
@@ -12,6 +12,7 @@
  *   kite_ib_qp.c    QP verbs, post_send, post_recv
  *   kite_ib_mr.c    PD, MR and AH verbs
  *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
+ *   kite_ib_res.c   hardware counters, restrack driver details
  *
  * Copyright (c) 2026 Kite
  */
@@ -321,7 +322,7 @@ struct kite_ib_pd {
  * @lock: serialises poll_cq and req_notify_cq on a kernel CQ
  * @refcount: EQ dispatch holds a reference while calling the handler
  * @free: completed when the last reference is dropped
- * @resize: kernel CQs being resized: the new ring until the RESIZE CQE
+ * @resize_mutex: user CQs: serialises resizes, which replace @hwq
  */
 struct kite_ib_cq {
 	struct ib_cq ibcq;
@@ -336,7 +337,7 @@ struct kite_ib_cq {
 	spinlock_t lock;	/* see @lock above */
 	refcount_t refcount;
 	struct completion free;
-	struct kite_ib_hwq *resize;
+	struct mutex resize_mutex;	/* see @resize_mutex above */
 };
 
 /**
@@ -559,6 +560,8 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs);
 int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int kite_ib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
+int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+			   struct ib_udata *udata);
 int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int kite_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 enum ib_wc_status kite_ib_syndrome_to_wc_status(u8 syndrome);
@@ -615,10 +618,16 @@ int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
 u32 kite_ib_access_to_hw(int ib_access);
 
 /* kite_ib_uctx.c */
+int kite_ib_udata_req(struct ib_udata *udata, void *req, size_t len);
+int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len);
 int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
 int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* kite_ib_res.c */
+int kite_ib_stats_fill(const __le64 *out, u32 count, u64 *value);
+void kite_ib_set_res_ops(struct kite_ib_dev *dev);
 
 /* kite_ib_main.c */
 void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up);

@@ -2,16 +2,21 @@
 /*
  * Kite RoCEv2 RDMA driver: completion queues.
  *
- * Kernel CQs only for now (Documentation/networking/device_drivers/
- * ethernet/kite/prm_cq.rst). A CQ is a ring of 64-byte CQEs in coherent
- * DMA memory, every slot initialised with opcode INVALID so that no slot
- * looks valid whatever the pass, plus an 8-byte doorbell record through
- * which the driver reports its consumer counter and arm requests.
+ * Documentation/networking/device_drivers/ethernet/kite/prm_cq.rst. A CQ
+ * is a ring of 64-byte CQEs, every slot initialised with opcode INVALID so
+ * that no slot looks valid whatever the pass, plus an 8-byte doorbell
+ * record through which its consumer reports its counter and arm requests.
  *
- * Depth: the requested number of CQEs rounded up to a power of two (at
- * least 2). The device overflows only when depth CQEs are outstanding, so
- * all of them are usable and ibcq->cqe = depth. A future resize verb must
- * check itself that the old ring has a free slot for the RESIZE CQE.
+ * Kernel CQs live in coherent DMA memory. Depth: the requested number of
+ * CQEs rounded up to a power of two (at least 2). The device overflows
+ * only when depth CQEs are outstanding, so all of them are usable and
+ * ibcq->cqe = depth. The kernel has no resize verb (ib_resize_cq() is
+ * gone from the core), so kernel CQs are never resized.
+ *
+ * User CQs (for libkite) live in the process's memory, pinned with
+ * ib_umem; the library chooses a depth with a free slot for the RESIZE
+ * CQE, so ibcq->cqe = depth - 1, and can resize them
+ * (kite_ib_resize_user_cq()).
  *
  * Arm sequence number: the device ignores an arm request whose cmd_sn
  * equals the one of the arm that fired last. kite_ib_cq_event() advances
@@ -27,6 +32,7 @@
 #include <linux/log2.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <rdma/kite-abi.h>
 
 #include "kite_ib.h"
 
@@ -293,47 +299,10 @@ static void kite_ib_cq_ring_init(struct kite_ib_hwq *q)
 	}
 }
 
-/**
- * kite_ib_create_cq() - create a kernel completion queue
- * @ibcq: the core's CQ, embedded in &struct kite_ib_cq
- * @attr: depth (&ib_cq_init_attr.cqe), completion vector; no flags
- * @attrs: the uverbs bundle of a user CQ (not supported yet), else NULL
- *
- * The ring holds attr->cqe rounded up to a power of two (at least 2) CQEs,
- * all usable: &ib_cq.cqe is set to that depth.
- *
- * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a user CQ or flags; -EINVAL for a depth
- * outside 1 .. max_cqe; -ENODEV without a completion EQ; -ENOMEM; or the
- * errno of the CREATE_CQ command.
- */
-int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		      struct uverbs_attr_bundle *attrs)
+/* The EQ and the counters every new CQ starts with. */
+static int kite_ib_cq_init(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
+			   const struct ib_cq_init_attr *attr)
 {
-	struct kite_ib_dev *dev = to_kdev(ibcq->device);
-	struct kite_ib_cq *cq = to_kcq(ibcq);
-	struct kite_cmd_create_cq in = {};
-	struct kite_ib_cmd cmd = {
-		.opcode = KITE_CMD_CREATE_CQ,
-		.in = &in,
-		.in_len = sizeof(in),
-	};
-	u32 depth, max_depth;
-	int err;
-
-	/* User CQs come in a later step. */
-	if (attrs)
-		return -EOPNOTSUPP;
-	if (attr->flags)
-		return -EOPNOTSUPP;
-	max_depth = min_t(u32, dev->caps.max_cqe, KITE_IB_CQ_MAX_DEPTH);
-	if (!attr->cqe || attr->cqe > max_depth)
-		return -EINVAL;
-	depth = roundup_pow_of_two(max_t(u32, attr->cqe,
-					 KITE_IB_CQ_MIN_DEPTH));
-	if (depth > max_depth)
-		return -EINVAL;
-
 	cq->eq = kite_ib_comp_eq(dev, (int)attr->comp_vector);
 	if (!cq->eq)
 		return -ENODEV;
@@ -342,8 +311,203 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	init_completion(&cq->free);
 	cq->ci = 0;
 	cq->arm_sn = 0;
-	cq->resize = NULL;
+	mutex_init(&cq->resize_mutex);
+	return 0;
+}
 
+/*
+ * CREATE_CQ for a CQ whose ring and doorbell record are set up, then
+ * publication for EQ dispatch. On failure the device holds no CQ; the
+ * caller frees the memory.
+ */
+static int kite_ib_cq_create_hw(struct kite_ib_dev *dev,
+				struct kite_ib_cq *cq, u32 uctx,
+				dma_addr_t dbrec_dma)
+{
+	struct kite_cmd_create_cq in = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_CREATE_CQ,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	int err;
+
+	in.cfg = cpu_to_le32(FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH,
+					ilog2(cq->hwq.depth)));
+	in.eqn = cpu_to_le32(cq->eq->eqn);
+	in.uctx = cpu_to_le32(uctx);
+	in.dbrec_addr = cpu_to_le64(dbrec_dma);
+	in.pbl = cq->hwq.pbl.desc;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	cq->cqn = cmd.result;
+	if (!cq->cqn || cq->cqn > KITE_OBJ_MASK) {
+		dev_err(kite_ib_cq_log_dev(dev),
+			"CREATE_CQ returned bad CQN %u\n", cq->cqn);
+		return -EIO;
+	}
+
+	err = xa_insert(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	if (err) {
+		dev_err(kite_ib_cq_log_dev(dev), "CQN %u already in use (%d)\n",
+			cq->cqn, err);
+		kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
+		return err == -EBUSY ? -EIO : err;
+	}
+	return 0;
+}
+
+/*
+ * Pin the page holding a user CQ's doorbell record; its bus address goes
+ * to @dma.
+ */
+static int kite_ib_cq_pin_dbrec(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
+				u64 addr, dma_addr_t *dma)
+{
+	struct ib_umem *umem;
+
+	if (!addr || !IS_ALIGNED(addr, sizeof(struct kite_cq_dbrec)))
+		return -EINVAL;
+	umem = ib_umem_get_va(&dev->ibdev, addr, sizeof(struct kite_cq_dbrec),
+			      IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	/* An aligned 8-byte record never crosses a page: one DMA block. */
+	*dma = sg_dma_address(umem->sgt_append.sgt.sgl) +
+	       ib_umem_offset(umem);
+	cq->dbrec_umem = umem;
+	return 0;
+}
+
+/* A user ring's depth: 2^log_depth slots for @cqe CQEs plus a free one. */
+static int kite_ib_user_cq_depth(struct kite_ib_dev *dev, u32 log_depth,
+				 u32 cqe, u32 *depth)
+{
+	u32 max_depth = min_t(u32, dev->caps.max_cqe + 1,
+			      KITE_IB_CQ_MAX_DEPTH);
+
+	if (log_depth < KITE_CQ_MIN_LOG_DEPTH ||
+	    log_depth > KITE_CQ_MAX_LOG_DEPTH || BIT(log_depth) > max_depth ||
+	    BIT(log_depth) <= cqe)
+		return -EINVAL;
+	*depth = BIT(log_depth);
+	return 0;
+}
+
+static int kite_ib_create_user_cq(struct kite_ib_dev *dev,
+				  struct kite_ib_cq *cq,
+				  const struct ib_cq_init_attr *attr,
+				  struct ib_udata *udata)
+{
+	struct kite_ib_create_cq_resp resp = {};
+	struct kite_ib_create_cq_req req;
+	dma_addr_t dbrec_dma;
+	u32 depth;
+	int err;
+
+	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.comp_mask) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: unknown comp_mask %#x\n", req.comp_mask);
+		return -EOPNOTSUPP;
+	}
+	err = kite_ib_user_cq_depth(dev, req.log_depth, attr->cqe, &depth);
+	if (err) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: log_depth %u cannot hold %u CQEs\n",
+			req.log_depth, attr->cqe);
+		return err;
+	}
+	err = kite_ib_cq_init(dev, cq, attr);
+	if (err)
+		return err;
+	err = kite_ib_hwq_alloc_user(dev, &cq->hwq, req.buf_addr,
+				     (u64)depth << KITE_IB_CQE_SHIFT, depth,
+				     KITE_IB_CQE_SHIFT);
+	if (err) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: ring at %#llx unusable (%d)\n",
+			req.buf_addr, err);
+		return err;
+	}
+	err = kite_ib_cq_pin_dbrec(dev, cq, req.dbrec_addr, &dbrec_dma);
+	if (err) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: doorbell record at %#llx unusable (%d)\n",
+			req.dbrec_addr, err);
+		goto err_free_hwq;
+	}
+	err = kite_ib_cq_create_hw(dev, cq, kite_ib_uctx_of(udata),
+				   dbrec_dma);
+	if (err)
+		goto err_unpin_dbrec;
+
+	resp.cqn = cq->cqn;
+	err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_destroy;
+	cq->ibcq.cqe = depth - 1;
+	return 0;
+
+err_destroy:
+	xa_erase(&dev->cq_xa, cq->cqn);
+	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
+err_unpin_dbrec:
+	ib_umem_release(cq->dbrec_umem);
+	cq->dbrec_umem = NULL;
+err_free_hwq:
+	kite_ib_hwq_free(dev, &cq->hwq);
+	return err;
+}
+
+/**
+ * kite_ib_create_cq() - create a completion queue
+ * @ibcq: the core's CQ, embedded in &struct kite_ib_cq
+ * @attr: depth (&ib_cq_init_attr.cqe), completion vector; no flags
+ * @attrs: the uverbs bundle of a user CQ (struct kite_ib_create_cq_req in
+ *	its driver data), NULL for a kernel CQ
+ *
+ * A kernel CQ's ring holds attr->cqe rounded up to a power of two (at
+ * least 2) CQEs in coherent DMA memory, all usable: &ib_cq.cqe is set to
+ * that depth. A user CQ's ring and doorbell record are the library's
+ * (struct kite_ib_create_cq_req); one slot stays free for a resize.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for flags or unknown request bits; -EINVAL for
+ * a depth outside 1 .. max_cqe or an unusable user buffer; -ENODEV without
+ * a completion EQ; -ENOMEM; -EFAULT; or the errno of CREATE_CQ.
+ */
+int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	u32 depth, max_depth;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	max_depth = min_t(u32, dev->caps.max_cqe, KITE_IB_CQ_MAX_DEPTH);
+	if (!attr->cqe || attr->cqe > max_depth) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: %u CQEs, the device has 1 .. %u\n",
+			attr->cqe, max_depth);
+		return -EINVAL;
+	}
+	if (attrs)
+		return kite_ib_create_user_cq(dev, cq, attr,
+					      &attrs->driver_udata);
+
+	depth = roundup_pow_of_two(max_t(u32, attr->cqe,
+					 KITE_IB_CQ_MIN_DEPTH));
+	if (depth > max_depth)
+		return -EINVAL;
+	err = kite_ib_cq_init(dev, cq, attr);
+	if (err)
+		return err;
 	err = kite_ib_hwq_alloc(dev, &cq->hwq, depth, KITE_IB_CQE_SHIFT);
 	if (err)
 		return err;
@@ -355,32 +519,12 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		err = -ENOMEM;
 		goto err_free_hwq;
 	}
-
-	in.cfg = cpu_to_le32(FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH, ilog2(depth)));
-	in.eqn = cpu_to_le32(cq->eq->eqn);
-	in.uctx = 0;
-	in.dbrec_addr = cpu_to_le64(cq->dbrec_dma);
-	in.pbl = cq->hwq.pbl.desc;
-	err = kite_ib_cmd_exec(dev, &cmd);
+	err = kite_ib_cq_create_hw(dev, cq, 0, cq->dbrec_dma);
 	if (err)
 		goto err_free_dbrec;
-	cq->cqn = cmd.result;
-	if (!cq->cqn || cq->cqn > KITE_OBJ_MASK) {
-		dev_err(kite_ib_cq_log_dev(dev),
-			"CREATE_CQ returned bad CQN %u\n", cq->cqn);
-		err = -EIO;
-		goto err_free_dbrec;
-	}
-
-	err = xa_insert(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
-	if (err)
-		goto err_destroy;
-
 	ibcq->cqe = depth;
 	return 0;
 
-err_destroy:
-	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
 err_free_dbrec:
 	dma_free_coherent(dev->dmadev, sizeof(*cq->dbrec), cq->dbrec,
 			  cq->dbrec_dma);
@@ -429,6 +573,88 @@ int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	cq->dbrec_umem = NULL;
 	kite_ib_hwq_free(dev, &cq->hwq);
 	return 0;
+}
+
+/**
+ * kite_ib_resize_user_cq() - move a user CQ to a new ring
+ * @ibcq: the CQ
+ * @cqe: CQEs the new ring must hold
+ * @udata: struct kite_ib_resize_cq_req: the new ring, set up like the
+ *	first (prm_cq.rst, "Resize")
+ *
+ * Pins the new ring and issues MODIFY_CQ with KITE_MODIFY_CQ_RESIZE. The
+ * device stops using the old ring when the command completes, so the old
+ * ring is unpinned then; the library still reads it up to the RESIZE CQE.
+ * A CQ holding more unconsumed CQEs than the new ring takes is refused by
+ * the device (-EINVAL) and left unchanged.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for a kernel CQ, a device without resize or
+ * unknown request bits; -EINVAL for a bad size or buffer; -ENOMEM;
+ * -EFAULT; or the errno of MODIFY_CQ.
+ */
+int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+			   struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibcq->device);
+	struct kite_ib_cq *cq = to_kcq(ibcq);
+	struct kite_ib_resize_cq_req req;
+	struct kite_cmd_modify_cq in = {
+		.cqn = cpu_to_le32(cq->cqn),
+		.mask = cpu_to_le32(KITE_MODIFY_CQ_RESIZE),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_MODIFY_CQ,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	struct kite_ib_hwq new;
+	u32 depth;
+	int err;
+
+	if (!udata || !cq->dbrec_umem)
+		return -EOPNOTSUPP;
+	if (!(dev->caps.features & KITE_FEAT_CQ_RESIZE))
+		return -EOPNOTSUPP;
+	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.comp_mask)
+		return -EOPNOTSUPP;
+	if (!cqe || cqe > dev->caps.max_cqe)
+		return -EINVAL;
+	err = kite_ib_user_cq_depth(dev, req.log_depth, cqe, &depth);
+	if (err) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"resize CQ %u: log_depth %u cannot hold %u CQEs\n",
+			cq->cqn, req.log_depth, cqe);
+		return err;
+	}
+
+	mutex_lock(&cq->resize_mutex);
+	err = kite_ib_hwq_alloc_user(dev, &new, req.buf_addr,
+				     (u64)depth << KITE_IB_CQE_SHIFT, depth,
+				     KITE_IB_CQE_SHIFT);
+	if (err) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"resize CQ %u: ring at %#llx unusable (%d)\n",
+			cq->cqn, req.buf_addr, err);
+		goto out_unlock;
+	}
+	in.cfg = cpu_to_le32(FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH,
+					req.log_depth));
+	in.pbl = new.pbl.desc;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err) {
+		kite_ib_hwq_free(dev, &new);
+		goto out_unlock;
+	}
+	swap(cq->hwq, new);
+	kite_ib_hwq_free(dev, &new);
+	ibcq->cqe = depth - 1;
+out_unlock:
+	mutex_unlock(&cq->resize_mutex);
+	return err;
 }
 
 /**
@@ -591,9 +817,7 @@ out:
  * Consumes valid CQEs at the consumer counter while @wc has room, then
  * reports the counter in the doorbell record. CQEs for unknown QPs or for
  * WQEs that are not outstanding are consumed and skipped with a warning.
- * A RESIZE CQE switches to &kite_ib_cq.resize: the rings are swapped, so
- * that the resize path frees the old ring from the structure it allocated,
- * once it sees &kite_ib_cq.resize cleared under &kite_ib_cq.lock.
+ * Polling stops at a RESIZE CQE, which a kernel CQ never asks for.
  *
  * Context: any context.
  * Return: the number of work completions written.
@@ -616,15 +840,15 @@ int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		dma_rmb();
 		op = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
 		if (op == KITE_CQE_OP_RESIZE) {
-			if (!cq->resize) {
-				dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
-						     "CQ %u: RESIZE CQE without a resize\n",
-						     cq->cqn);
-				break;
-			}
-			swap(cq->hwq, *cq->resize);
-			cq->resize = NULL;
-			continue;	/* ci is not advanced */
+			/*
+			 * Kernel CQs are never resized, and a RESIZE CQE does
+			 * not count: the device is confused. Stop here rather
+			 * than lose track of its counter.
+			 */
+			dev_err_ratelimited(kite_ib_cq_log_dev(dev),
+					    "CQ %u: RESIZE CQE at %u but no resize was asked for\n",
+					    cq->cqn, cq->ci);
+			break;
 		}
 		if (kite_ib_poll_one(dev, cq, cqe, op, &wc[n]))
 			n++;

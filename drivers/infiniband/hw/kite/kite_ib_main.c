@@ -297,6 +297,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.query_qp = kite_ib_query_qp,
 	.reg_user_mr = kite_ib_reg_user_mr,
 	.req_notify_cq = kite_ib_req_notify_cq,
+	.resize_user_cq = kite_ib_resize_user_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, kite_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_ib_cq, ibcq),
@@ -317,6 +318,7 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	ibdev->node_guid = cpu_to_be64(dev->caps.node_guid);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
+	kite_ib_set_res_ops(dev);
 	err = ib_device_set_netdev(ibdev, dev->kadev->netdev, 1);
 	if (err)
 		return err;

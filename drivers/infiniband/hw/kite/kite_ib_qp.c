@@ -2,9 +2,10 @@
 /*
  * Kite RoCEv2 RDMA driver: queue pair verbs, post_send and post_recv.
  *
- * Kernel QPs only for now: the send and receive queues are rings of
- * fixed-stride WQEs in coherent DMA memory (kite_ib_hwq_alloc()); the
- * WQEs themselves are built by the pure builders of kite_ib_wqe.c. A QP
+ * The send and receive queues are rings of fixed-stride WQEs: in coherent
+ * DMA memory for kernel QPs (kite_ib_hwq_alloc()), whose WQEs are built by
+ * the pure builders of kite_ib_wqe.c; in the library's memory, pinned
+ * with ib_umem, for user QPs (kite_ib_hwq_alloc_user()). A QP
  * is published in &kite_ib_dev.qp_xa for EQE dispatch and withdrawn with
  * the protocol described at kite_ib_cq_get().
  *
@@ -18,6 +19,8 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+
+#include <rdma/kite-abi.h>
 
 #include "kite_ib.h"
 
@@ -226,45 +229,13 @@ static u32 kite_ib_sq_room(u32 type, int stride)
 	return stride - kite_ib_sq_fixed_size(type);
 }
 
-/**
- * kite_ib_create_qp() - create a kernel QP
- * @ibqp: the core's QP, with its PD set
- * @attr: the requested type, CQs and capacities; on success the actual
- *	capacities are written back into @attr->cap
- * @udata: user QPs are not supported yet (must be NULL)
- *
- * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for user QPs, other types, create flags or SRQs;
- * -EINVAL for capacities beyond the device's; -ENOMEM; or the errno of
- * CREATE_QP.
- */
-int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-		      struct ib_udata *udata)
+/* A kernel QP's queues, sized for @cap. */
+static int kite_ib_qp_alloc_kernel(struct kite_ib_dev *dev,
+				   struct kite_ib_qp *qp,
+				   const struct ib_qp_cap *cap)
 {
-	struct kite_ib_dev *dev = to_kdev(ibqp->device);
-	struct kite_ib_qp *qp = to_kqp(ibqp);
-	struct ib_qp_cap *cap = &attr->cap;
-	struct kite_cmd_create_qp in = {};
-	struct kite_ib_cmd cmd = {
-		.opcode = KITE_CMD_CREATE_QP,
-		.in = &in,
-		.in_len = sizeof(in),
-	};
 	int sq_stride, rq_stride, err;
-	u32 sq_depth, rq_depth, room;
-
-	if (udata)
-		return -EOPNOTSUPP;
-	err = kite_ib_qp_type(attr->qp_type, &qp->type);
-	if (err)
-		return err;
-	if (attr->create_flags || attr->srq || attr->xrcd)
-		return -EOPNOTSUPP;
-	if (!attr->send_cq || !attr->recv_cq)
-		return -EINVAL;
-	err = kite_ib_check_caps(dev, cap);
-	if (err)
-		return err;
+	u32 sq_depth, rq_depth;
 
 	sq_depth = kite_ib_wq_depth(cap->max_send_wr);
 	rq_depth = kite_ib_wq_depth(cap->max_recv_wr);
@@ -278,30 +249,147 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			cap->max_recv_sge, cap->max_inline_data);
 		return -EINVAL;
 	}
-
-	/* What the strides hold, within what the device allows. */
-	room = kite_ib_sq_room(qp->type, sq_stride);
-	qp->sq.max_sge = min_t(u32, room / sizeof(struct kite_wqe_sge),
-			       dev->caps.max_send_sge);
-	qp->sq.max_sge = min_t(u32, qp->sq.max_sge, KITE_MAX_SGE);
-	qp->max_inline = min_t(u32, room, dev->caps.max_inline);
-	qp->rq.max_sge = min_t(u32, (rq_stride - sizeof(struct kite_wqe_recv)) /
-				    sizeof(struct kite_wqe_sge),
-			       dev->caps.max_recv_sge);
-	qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
-	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->uctx = 0;
-	qp->state = IB_QPS_RESET;
-	/* Separate lock classes: kite_ib_qp_set_state() nests RQ in SQ. */
-	spin_lock_init(&qp->sq.lock);
-	spin_lock_init(&qp->rq.lock);
-
 	err = kite_ib_wq_alloc(dev, &qp->sq, sq_depth, sq_stride, true);
 	if (err)
 		return err;
 	err = kite_ib_wq_alloc(dev, &qp->rq, rq_depth, rq_stride, false);
 	if (err)
-		goto err_free_sq;
+		kite_ib_wq_free(dev, &qp->sq);
+	return err;
+}
+
+/*
+ * One queue of a user QP: the library's geometry must hold what was asked
+ * for (@wr work requests, @need bytes per WQE) within the device's limits.
+ */
+static int kite_ib_user_wq(struct kite_ib_dev *dev, struct kite_ib_wq *wq,
+			   const char *name, u64 addr, u32 log_depth,
+			   u32 wqe_shift, u32 wr, int need)
+{
+	int err;
+
+	if (need < 0 || !log_depth || log_depth > KITE_WQ_MAX_LOG_DEPTH ||
+	    BIT(log_depth) < wr || wqe_shift < KITE_WQE_MIN_SHIFT ||
+	    wqe_shift > KITE_WQE_MAX_SHIFT || BIT(wqe_shift) < need) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"%s: 2^%u WQEs of 2^%u bytes cannot hold %u WQEs of %d bytes\n",
+			name, log_depth, wqe_shift, wr, need);
+		return -EINVAL;
+	}
+	err = kite_ib_hwq_alloc_user(dev, &wq->hwq, addr,
+				     (u64)BIT(wqe_shift) << log_depth,
+				     BIT(log_depth), wqe_shift);
+	if (err)
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"%s: ring at %#llx unusable (%d)\n", name, addr, err);
+	return err;
+}
+
+/* A user QP's queues, in the library's buffers (kite_ib_create_qp_req). */
+static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
+				 struct kite_ib_qp *qp,
+				 const struct ib_qp_cap *cap,
+				 struct ib_udata *udata)
+{
+	struct kite_ib_create_qp_req req;
+	int err;
+
+	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.comp_mask || req.reserved) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"create QP: unknown comp_mask %#x or reserved %#x\n",
+			req.comp_mask, req.reserved);
+		return -EOPNOTSUPP;
+	}
+	err = kite_ib_user_wq(dev, &qp->sq, "create QP SQ", req.sq_buf_addr,
+			      req.sq_log_depth, req.sq_wqe_shift,
+			      cap->max_send_wr,
+			      kite_ib_wq_stride(true, qp->type,
+						cap->max_send_sge,
+						cap->max_inline_data));
+	if (err)
+		return err;
+	err = kite_ib_user_wq(dev, &qp->rq, "create QP RQ", req.rq_buf_addr,
+			      req.rq_log_depth, req.rq_wqe_shift,
+			      cap->max_recv_wr,
+			      kite_ib_wq_stride(false, qp->type,
+						cap->max_recv_sge, 0));
+	if (err)
+		kite_ib_hwq_free(dev, &qp->sq.hwq);
+	return err;
+}
+
+/**
+ * kite_ib_create_qp() - create a QP
+ * @ibqp: the core's QP, with its PD set
+ * @attr: the requested type, CQs and capacities; on success the actual
+ *	capacities are written back into @attr->cap
+ * @udata: for a user QP, struct kite_ib_create_qp_req in and
+ *	struct kite_ib_create_qp_resp out; NULL for a kernel QP
+ *
+ * A kernel QP's queues are sized here, in coherent DMA memory; a user
+ * QP's are the library's, checked against the capacities asked for.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for other types, create flags, SRQs or unknown
+ * request bits; -EINVAL for capacities beyond the device's or a user
+ * geometry that cannot hold them; -ENOMEM; -EFAULT; or the errno of
+ * CREATE_QP.
+ */
+int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		      struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibqp->device);
+	struct kite_ib_create_qp_resp resp = {};
+	struct kite_ib_qp *qp = to_kqp(ibqp);
+	struct ib_qp_cap *cap = &attr->cap;
+	struct kite_cmd_create_qp in = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_CREATE_QP,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	u32 room;
+	int err;
+
+	err = kite_ib_qp_type(attr->qp_type, &qp->type);
+	if (err)
+		return err;
+	if (attr->create_flags || attr->srq || attr->xrcd ||
+	    (udata && qp->type == KITE_QPT_GSI))
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	err = kite_ib_check_caps(dev, cap);
+	if (err)
+		return err;
+
+	/* Separate lock classes: kite_ib_qp_set_state() nests RQ in SQ. */
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+	if (udata)
+		err = kite_ib_qp_alloc_user(dev, qp, cap, udata);
+	else
+		err = kite_ib_qp_alloc_kernel(dev, qp, cap);
+	if (err)
+		return err;
+
+	/* What the strides hold, within what the device allows. */
+	room = kite_ib_sq_room(qp->type, BIT(qp->sq.hwq.entry_shift));
+	qp->sq.max_sge = min_t(u32, room / sizeof(struct kite_wqe_sge),
+			       dev->caps.max_send_sge);
+	qp->sq.max_sge = min_t(u32, qp->sq.max_sge, KITE_MAX_SGE);
+	qp->max_inline = min_t(u32, room, dev->caps.max_inline);
+	qp->rq.max_sge = min_t(u32, (BIT(qp->rq.hwq.entry_shift) -
+				     sizeof(struct kite_wqe_recv)) /
+				    sizeof(struct kite_wqe_sge),
+			       dev->caps.max_recv_sge);
+	qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
+	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->uctx = kite_ib_uctx_of(udata);
+	qp->state = IB_QPS_RESET;
 
 	in.type = cpu_to_le32(qp->type);
 	in.flags = cpu_to_le32(qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0);
@@ -315,7 +403,7 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	in.rq_pbl = qp->rq.hwq.pbl.desc;
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
-		goto err_free_rq;
+		goto err_free_wqs;
 
 	qp->qpn = cmd.result;
 	if (!kite_ib_qpn_ok(qp->type, qp->qpn)) {
@@ -338,19 +426,25 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		err = err == -EBUSY ? -EIO : err;
 		goto err_destroy_qp;
 	}
+	if (udata) {
+		err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_unpublish;
+	}
 
-	cap->max_send_wr = sq_depth;
-	cap->max_recv_wr = rq_depth;
+	cap->max_send_wr = qp->sq.hwq.depth;
+	cap->max_recv_wr = qp->rq.hwq.depth;
 	cap->max_send_sge = qp->sq.max_sge;
 	cap->max_recv_sge = qp->rq.max_sge;
 	cap->max_inline_data = qp->max_inline;
 	return 0;
 
+err_unpublish:
+	xa_erase(&dev->qp_xa, qp->qpn);
 err_destroy_qp:
 	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_QP, qp->qpn);
-err_free_rq:
+err_free_wqs:
 	kite_ib_wq_free(dev, &qp->rq);
-err_free_sq:
 	kite_ib_wq_free(dev, &qp->sq);
 	return err;
 }
@@ -358,7 +452,7 @@ err_free_sq:
 /**
  * kite_ib_destroy_qp() - destroy a QP
  * @ibqp: the QP
- * @udata: unused (kernel QPs only)
+ * @udata: unused
  *
  * Destroys the QP in the device, withdraws it from EQE dispatch and waits
  * for dispatchers still holding a reference before freeing its queues.
@@ -422,8 +516,11 @@ static void kite_ib_qp_set_state(struct kite_ib_qp *qp,
 	spin_unlock(&qp->rq.lock);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 
-	/* Nothing can be posted in RESET: zero the rings unlocked. */
-	if (state == IB_QPS_RESET) {
+	/*
+	 * Nothing can be posted in RESET: zero a kernel QP's rings unlocked
+	 * (a user QP's library resets its own).
+	 */
+	if (state == IB_QPS_RESET && !qp->uctx) {
 		kite_ib_hwq_zero(&qp->sq.hwq);
 		kite_ib_hwq_zero(&qp->rq.hwq);
 		bitmap_zero(qp->sq.signaled, qp->sq.hwq.depth);

@@ -28,6 +28,43 @@ to_kite_mmap_entry(struct rdma_user_mmap_entry *entry)
 }
 
 /**
+ * kite_ib_udata_req() - copy a driver request from user space
+ * @udata: the command's driver data
+ * @req: where to copy it
+ * @len: the size of the request this driver knows
+ *
+ * A shorter request is refused; a longer one (from a newer library) is
+ * accepted only if the bytes this driver does not know are zero.
+ *
+ * Return: 0; -EINVAL if @udata is shorter than @len; -EOPNOTSUPP if the
+ * extra bytes are not zero; -EFAULT.
+ */
+int kite_ib_udata_req(struct ib_udata *udata, void *req, size_t len)
+{
+	if (udata->inlen < len)
+		return -EINVAL;
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EOPNOTSUPP;
+	return ib_copy_from_udata(req, udata, len);
+}
+
+/**
+ * kite_ib_udata_resp() - copy a driver response to user space
+ * @udata: the command's driver data
+ * @resp: the response
+ * @len: its size
+ *
+ * An older library's shorter buffer gets the leading part.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	return ib_copy_to_udata(udata, resp, min(udata->outlen, len));
+}
+
+/**
  * kite_ib_alloc_ucontext() - create a user context and its doorbell page
  * @ibuc: the core's context, embedded in &struct kite_ib_ucontext
  * @udata: struct kite_ib_alloc_ucontext_req in, _resp out
@@ -47,13 +84,9 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	/* A doorbell page must be exactly one CPU page to be mapped alone. */
 	if (PAGE_SIZE != KITE_DB_PAGE_SIZE)
 		return -EOPNOTSUPP;
-	if (udata->inlen < sizeof(req) || udata->outlen < sizeof(resp))
+	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (udata->inlen > sizeof(req) &&
-	    !ib_is_udata_cleared(udata, sizeof(req),
-				 udata->inlen - sizeof(req)))
-		return -EOPNOTSUPP;
-	err = ib_copy_from_udata(&req, udata, sizeof(req));
+	err = kite_ib_udata_req(udata, &req, sizeof(req));
 	if (err)
 		return err;
 	if (req.comp_mask || req.reserved)
@@ -87,7 +120,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 
 	resp.db_page_size = KITE_DB_PAGE_SIZE;
 	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
-	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_remove_entry;
 	return 0;
