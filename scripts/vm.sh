@@ -35,6 +35,7 @@ vm_prepare() {
 	"$KITE_ROOT/scripts/build-qemu.sh" >/dev/null
 	KITE_MODDIR=$("$KITE_ROOT/scripts/build-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
 	KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver")
+	KITE_TOOLS=$("$KITE_ROOT/scripts/build-tools.sh" | tail -n 1)
 	[ -x "$KITE_QEMU" ] || die "QEMU not built"
 	[ -f "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" ] || die "modules not built"
 }
@@ -69,7 +70,8 @@ vm_start() {
 	{
 		printf 'export KITE_ROOT=%q KITE_CACHE=%q KITE_VM_NAME=%q\n' "$KITE_ROOT" "$KITE_CACHE" "$name"
 		printf 'export KITE_GUEST_SCRIPT=%q KITE_INTERACTIVE=%q\n' "$script" "$interactive"
-		printf 'export KITE_MODDIR=%q KITE_RDMA_CORE=%q\n' "$KITE_MODDIR" "$KITE_RDMA_CORE"
+		printf 'export KITE_MODDIR=%q KITE_RDMA_CORE=%q KITE_TOOLS=%q\n' \
+			"$KITE_MODDIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 

@@ -12,7 +12,8 @@
 #          4 MB TCP transfer compared by checksum, both ways
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
-#   rdma   one Kite VM: kite_ib's command channel and event queues, a
+#   rdma   one Kite VM: kite_ib's command channel and event queues, the
+#          RDMA device in the tools, user CQs/QPs through the uverbs ABI, a
 #          device that stops answering commands
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.

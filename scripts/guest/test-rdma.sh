@@ -65,6 +65,17 @@ check "ibv_devinfo -v: the provider opens kite0 (ucontext + doorbell page)" bash
 check "ibv_devinfo: port active, RoCE GIDs listed" bash -c \
 	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'GID\\[.*10.77.0.1, RoCE v2'"
 
+# User CQs and QPs through the uverbs ABI, good and bad requests.
+uverbs_out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_uverbs_test" kite0 2>&1)
+echo "$uverbs_out" >/kite-out/uverbs.log
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) check "uverbs: ${line#ok - }" true ;;
+	"not ok - "*) check "uverbs: ${line#not ok - }" false ;;
+	esac
+done <<<"$uverbs_out"
+check "uverbs: the test program ran to its summary" bash -c "grep -q ' passed, 0 failed' <<<\"\$1\"" _ "$uverbs_out"
+
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "rdma: bound again" kite_ib_bound

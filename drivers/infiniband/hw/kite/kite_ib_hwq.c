@@ -420,8 +420,9 @@ static int kite_ib_umem_build(struct kite_ib_dev *dev, struct ib_umem *umem,
  * page larger than itself (level 0). Free it with
  * kite_ib_hwq_free() once the device has destroyed the queue.
  *
- * Return: 0, -EINVAL for a bad geometry or a buffer the device cannot
- * map as a queue, -E2BIG, or an error from pinning the memory.
+ * Return: 0, -EINVAL for a bad geometry, a NULL or misaligned @va or a
+ * buffer the device cannot map as a queue, -E2BIG, or an error from
+ * pinning the memory.
  */
 int kite_ib_hwq_alloc_user(struct kite_ib_dev *dev, struct kite_ib_hwq *q,
 			   u64 va, u64 len, u32 depth,
@@ -434,7 +435,8 @@ int kite_ib_hwq_alloc_user(struct kite_ib_dev *dev, struct kite_ib_hwq *q,
 	ret = kite_ib_hwq_check(depth, entry_shift);
 	if (ret)
 		return ret;
-	if (len != (u64)depth << entry_shift)
+	if (len != (u64)depth << entry_shift || !va ||
+	    !IS_ALIGNED(va, KITE_PBL_PAGE_SIZE))
 		return -EINVAL;
 
 	umem = ib_umem_get_va(&dev->ibdev, va, len, IB_ACCESS_LOCAL_WRITE);

@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Build the user-space test programs of tools/testing/kite against the
+# in-place rdma-core build (scripts/build-rdma-core.sh), into
+# $KITE_CACHE/build/tools. Prints that directory as its last line.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RC=$("$KITE_ROOT/scripts/build-rdma-core.sh" | tail -n 1)
+OUT=$KITE_CACHE/build/tools
+SRC=$KITE_ROOT/tools/testing/kite
+mkdir -p "$OUT"
+
+# Programs linked with libibverbs (the uverbs command helpers included).
+for prog in kite_uverbs_test; do
+	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ] ||
+		[ "$KITE_ROOT/include/uapi/rdma/kite-abi.h" -nt "$OUT/$prog" ]; then
+		gcc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+			-I"$RC/include" -I"$KITE_ROOT/include/uapi" \
+			-o "$OUT/$prog" "$SRC/$prog.c" \
+			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -libverbs
+	fi
+done
+echo "$OUT"

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kite_uverbs_test: kite_ib's user-object ABI from user space.
+ *
+ * Creates, resizes and destroys user CQs and creates, modifies, queries and
+ * destroys user QPs on a Kite device through the uverbs commands, with the
+ * driver data of include/uapi/rdma/kite-abi.h built here, so that each
+ * field can also be given a bad value: every bad request must fail with
+ * the errno the driver documents and leave nothing behind.
+ *
+ * Output: one line per check, "ok - <what>" or "not ok - <what>: <why>";
+ * the exit status is the number of failed checks (at most 100).
+ *
+ * usage: kite_uverbs_test [DEVICE]        (default: kite0)
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/verbs.h>
+#include <rdma/kite-abi.h>
+
+#define CQE_SIZE	64	/* prm_cq.rst: 64-byte CQEs */
+#define CQE_OP_INVALID	0xf	/* prm_cq.rst: opcode INVALID, op_own 7:4 */
+#define RING_ALIGN	4096
+
+static int failed;
+static int passed;
+
+static void report(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(ok ? "ok - " : "not ok - ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* The request as the kernel sees it: core command, then driver data. */
+struct cq_cmd {
+	struct ibv_create_cq ibv_cmd;
+	struct kite_ib_create_cq_req drv;
+	uint8_t extra[8];	/* trailing bytes a newer library could send */
+};
+
+struct cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct kite_ib_create_cq_resp drv;
+};
+
+struct resize_cmd {
+	struct ibv_resize_cq ibv_cmd;
+	struct kite_ib_resize_cq_req drv;
+};
+
+struct qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct kite_ib_create_qp_req drv;
+};
+
+struct qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct kite_ib_create_qp_resp drv;
+};
+
+/* A ring of @size bytes, 4 KiB aligned, every CQE slot marked INVALID. */
+static void *ring_alloc(size_t size)
+{
+	void *p;
+	size_t i;
+
+	if (posix_memalign(&p, RING_ALIGN, size))
+		return NULL;
+	memset(p, 0, size);
+	for (i = 0; i + CQE_SIZE <= size; i += CQE_SIZE)
+		((uint32_t *)((char *)p + i))[0] = CQE_OP_INVALID << 4;
+	return p;
+}
+
+struct ucq {
+	struct ibv_cq cq;
+	void *buf;
+	uint64_t *dbrec;
+	uint32_t cqn;
+};
+
+/*
+ * Create a CQ of @cqe entries with 2^@log_depth slots; @tweak may spoil
+ * the request. Returns 0 or the errno.
+ */
+static int cq_create(struct ibv_context *ctx, struct ucq *c, int cqe,
+		     unsigned int log_depth,
+		     void (*tweak)(struct cq_cmd *cmd, size_t *len))
+{
+	struct cq_resp resp = {};
+	struct cq_cmd cmd = {};
+	size_t len = sizeof(cmd) - sizeof(cmd.extra);
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->buf = ring_alloc(((size_t)CQE_SIZE << (log_depth > 20 ? 1 : log_depth)));
+	if (posix_memalign((void **)&c->dbrec, 64, 64))
+		c->dbrec = NULL;
+	if (!c->buf || !c->dbrec)
+		return ENOMEM;
+	*c->dbrec = 0;
+	cmd.drv.buf_addr = (uintptr_t)c->buf;
+	cmd.drv.dbrec_addr = (uintptr_t)c->dbrec;
+	cmd.drv.log_depth = log_depth;
+	if (tweak)
+		tweak(&cmd, &len);
+	ret = ibv_cmd_create_cq(ctx, cqe, NULL, 0, &c->cq, &cmd.ibv_cmd, len,
+				&resp.ibv_resp, sizeof(resp));
+	if (!ret)
+		c->cqn = resp.drv.cqn;
+	return ret;
+}
+
+static void cq_free(struct ucq *c)
+{
+	free(c->buf);
+	free(c->dbrec);
+	c->buf = NULL;
+	c->dbrec = NULL;
+}
+
+/* The request is bad: creation must fail with @want. */
+static void cq_bad(struct ibv_context *ctx, const char *what, int want,
+		   int cqe, unsigned int log_depth,
+		   void (*tweak)(struct cq_cmd *cmd, size_t *len))
+{
+	struct ucq c;
+	int ret;
+
+	ret = cq_create(ctx, &c, cqe, log_depth, tweak);
+	if (!ret) {
+		report(0, "create CQ with %s: accepted (CQN %u)", what, c.cqn);
+		ibv_cmd_destroy_cq(&c.cq);
+	} else {
+		report(ret == want, "create CQ with %s: %s (want %s)", what,
+		       strerror(ret), strerror(want));
+	}
+	cq_free(&c);
+}
+
+static void tw_comp_mask(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.comp_mask = 1;
+}
+
+static void tw_extra_nonzero(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->extra[3] = 1;
+	*len = sizeof(*cmd);
+}
+
+static void tw_extra_zero(struct cq_cmd *cmd, size_t *len)
+{
+	*len = sizeof(*cmd);
+}
+
+static void tw_short(struct cq_cmd *cmd, size_t *len)
+{
+	*len = sizeof(cmd->ibv_cmd) + sizeof(cmd->drv) - 8;
+}
+
+static void tw_buf_misaligned(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.buf_addr += CQE_SIZE;
+}
+
+static void tw_buf_unmapped(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.buf_addr = 0x1000;
+}
+
+static void tw_dbrec_misaligned(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.dbrec_addr += 4;
+}
+
+static void tw_dbrec_null(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.dbrec_addr = 0;
+}
+
+static void *ro_page;
+
+static void tw_buf_readonly(struct cq_cmd *cmd, size_t *len)
+{
+	cmd->drv.buf_addr = (uintptr_t)ro_page;
+}
+
+static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
+{
+	struct ib_uverbs_resize_cq_resp rresp = {};
+	struct resize_cmd rcmd = {};
+	struct ucq c;
+	void *nbuf;
+	int ret;
+
+	ret = cq_create(ctx, &c, 100, 7, NULL);
+	report(!ret && c.cqn, "create CQ of 100 CQEs in 128 slots: %s, CQN %u",
+	       strerror(ret), c.cqn);
+	if (ret) {
+		cq_free(&c);
+		return;
+	}
+	report(c.cq.cqe == 127, "CQ reports 127 usable CQEs (one slot for resize): %d",
+	       c.cq.cqe);
+
+	/* Resize to 512 slots. */
+	nbuf = ring_alloc((size_t)CQE_SIZE << 9);
+	rcmd.drv.buf_addr = (uintptr_t)nbuf;
+	rcmd.drv.log_depth = 9;
+	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
+				&rresp, sizeof(rresp));
+	report(!ret && c.cq.cqe == 511, "resize CQ to 500 CQEs in 512 slots: %s, cqe %d",
+	       strerror(ret), c.cq.cqe);
+	if (!ret) {
+		free(c.buf);
+		c.buf = nbuf;
+	} else {
+		free(nbuf);
+	}
+
+	/* Resizes that cannot work leave the CQ as it is. */
+	rcmd.drv.log_depth = 8;
+	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
+				&rresp, sizeof(rresp));
+	report(ret == EINVAL, "resize to 500 CQEs in 256 slots: %s (want EINVAL)",
+	       strerror(ret));
+	rcmd.drv.log_depth = 9;
+	rcmd.drv.comp_mask = 4;
+	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
+				&rresp, sizeof(rresp));
+	report(ret == EOPNOTSUPP, "resize with unknown comp_mask: %s (want EOPNOTSUPP)",
+	       strerror(ret));
+	rcmd.drv.comp_mask = 0;
+	rcmd.drv.buf_addr = 0x2000;
+	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
+				&rresp, sizeof(rresp));
+	report(ret == EFAULT, "resize to an unmapped ring: %s (want EFAULT)",
+	       strerror(ret));
+	report(c.cq.cqe == 511, "the CQ is unchanged after failed resizes: cqe %d",
+	       c.cq.cqe);
+
+	ret = ibv_cmd_destroy_cq(&c.cq);
+	report(!ret, "destroy CQ: %s", strerror(ret));
+	cq_free(&c);
+
+	cq_bad(ctx, "an unknown comp_mask bit", EOPNOTSUPP, 100, 7,
+	       tw_comp_mask);
+	cq_bad(ctx, "non-zero bytes after the request", EOPNOTSUPP, 100, 7,
+	       tw_extra_nonzero);
+	cq_bad(ctx, "a short request", EINVAL, 100, 7, tw_short);
+	cq_bad(ctx, "log_depth 0", EINVAL, 1, 0, NULL);
+	cq_bad(ctx, "log_depth 17", EINVAL, 100, 17, NULL);
+	cq_bad(ctx, "128 slots for 128 CQEs (no free slot)", EINVAL, 128, 7,
+	       NULL);
+	cq_bad(ctx, "more CQEs than max_cqe", EINVAL, da->max_cqe + 1, 17,
+	       NULL);
+	cq_bad(ctx, "a ring not 4 KiB aligned", EINVAL, 100, 7,
+	       tw_buf_misaligned);
+	cq_bad(ctx, "an unmapped ring", EFAULT, 100, 7, tw_buf_unmapped);
+	cq_bad(ctx, "a read-only ring", EFAULT, 32, 6, tw_buf_readonly);
+	cq_bad(ctx, "a misaligned doorbell record", EINVAL, 100, 7,
+	       tw_dbrec_misaligned);
+	cq_bad(ctx, "no doorbell record", EINVAL, 100, 7, tw_dbrec_null);
+
+	/* A longer request from a newer library is fine if zero-filled. */
+	ret = cq_create(ctx, &c, 100, 7, tw_extra_zero);
+	report(!ret, "create CQ with zeroed bytes after the request: %s",
+	       strerror(ret));
+	if (!ret)
+		ibv_cmd_destroy_cq(&c.cq);
+	cq_free(&c);
+}
+
+struct uqp {
+	struct ibv_qp qp;
+	void *sq;
+	void *rq;
+};
+
+struct qp_geom {
+	unsigned int sq_log, sq_shift, rq_log, rq_shift;
+	uint32_t comp_mask, reserved;
+	int null_sq;
+};
+
+static int qp_create(struct ibv_pd *pd, struct ibv_cq *cq, struct uqp *q,
+		     enum ibv_qp_type type, const struct ibv_qp_cap *cap,
+		     const struct qp_geom *g)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = *cap,
+		.qp_type = type,
+	};
+	struct qp_resp resp = {};
+	struct qp_cmd cmd = {};
+	unsigned int sq_log = g->sq_log > 16 ? 1 : g->sq_log;
+	unsigned int rq_log = g->rq_log > 16 ? 1 : g->rq_log;
+	unsigned int sq_shift = g->sq_shift > 12 ? 6 : g->sq_shift;
+	unsigned int rq_shift = g->rq_shift > 12 ? 6 : g->rq_shift;
+
+	memset(q, 0, sizeof(*q));
+	if (posix_memalign(&q->sq, RING_ALIGN,
+			   ((size_t)1 << sq_log << sq_shift) + RING_ALIGN) ||
+	    posix_memalign(&q->rq, RING_ALIGN,
+			   ((size_t)1 << rq_log << rq_shift) + RING_ALIGN))
+		return ENOMEM;
+	cmd.drv.sq_buf_addr = g->null_sq ? 0 : (uintptr_t)q->sq;
+	cmd.drv.rq_buf_addr = (uintptr_t)q->rq;
+	cmd.drv.sq_log_depth = g->sq_log;
+	cmd.drv.sq_wqe_shift = g->sq_shift;
+	cmd.drv.rq_log_depth = g->rq_log;
+	cmd.drv.rq_wqe_shift = g->rq_shift;
+	cmd.drv.comp_mask = g->comp_mask;
+	cmd.drv.reserved = g->reserved;
+	return ibv_cmd_create_qp(pd, &q->qp, &attr, &cmd.ibv_cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+}
+
+static void qp_free(struct uqp *q)
+{
+	free(q->sq);
+	free(q->rq);
+}
+
+static void qp_bad(struct ibv_pd *pd, struct ibv_cq *cq, const char *what,
+		   int want, const struct ibv_qp_cap *cap,
+		   const struct qp_geom *g)
+{
+	struct uqp q;
+	int ret;
+
+	ret = qp_create(pd, cq, &q, IBV_QPT_RC, cap, g);
+	if (!ret) {
+		report(0, "create QP with %s: accepted (QPN %u)", what,
+		       q.qp.qp_num);
+		ibv_cmd_destroy_qp(&q.qp);
+	} else {
+		report(ret == want, "create QP with %s: %s (want %s)", what,
+		       strerror(ret), strerror(want));
+	}
+	qp_free(&q);
+}
+
+static int qp_modify(struct uqp *q, struct ibv_qp_attr *attr, int mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(&q->qp, attr, mask, &cmd, sizeof(cmd));
+}
+
+static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
+{
+	/* RC send WQE: 16 control + 40 opcode segments + 2 SGEs = 88 -> 128. */
+	const struct ibv_qp_cap cap = {
+		.max_send_wr = 16, .max_recv_wr = 16,
+		.max_send_sge = 2, .max_recv_sge = 2,
+	};
+	const struct qp_geom good = {
+		.sq_log = 4, .sq_shift = 7, .rq_log = 4, .rq_shift = 6,
+	};
+	struct ibv_qp_init_attr init = {};
+	struct ib_uverbs_alloc_pd_resp presp;
+	struct ibv_alloc_pd pcmd;
+	struct ibv_qp_attr attr;
+	struct qp_geom g;
+	struct ibv_pd pd = {};
+	struct ucq c;
+	struct uqp q;
+	int ret;
+
+	ret = ibv_cmd_alloc_pd(ctx, &pd, &pcmd, sizeof(pcmd), &presp,
+			       sizeof(presp));
+	report(!ret, "allocate PD: %s", strerror(ret));
+	if (ret)
+		return;
+	ret = cq_create(ctx, &c, 100, 7, NULL);
+	report(!ret, "create CQ for the QPs: %s", strerror(ret));
+	if (ret)
+		goto out_pd;
+
+	ret = qp_create(&pd, &c.cq, &q, IBV_QPT_RC, &cap, &good);
+	report(!ret && q.qp.qp_num > 1, "create RC QP (SQ 16 x 128 B, RQ 16 x 64 B): %s, QPN %u",
+	       strerror(ret), q.qp.qp_num);
+	if (!ret) {
+		memset(&attr, 0, sizeof(attr));
+		attr.qp_state = IBV_QPS_RTS;
+		ret = qp_modify(&q, &attr, IBV_QP_STATE);
+		report(ret == EINVAL, "RESET -> RTS refused: %s (want EINVAL)",
+		       strerror(ret));
+		memset(&attr, 0, sizeof(attr));
+		attr.qp_state = IBV_QPS_INIT;
+		attr.port_num = 1;
+		attr.pkey_index = 0;
+		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ;
+		ret = qp_modify(&q, &attr, IBV_QP_STATE | IBV_QP_PORT |
+				IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
+		report(!ret, "RESET -> INIT: %s", strerror(ret));
+		attr.qp_state = IBV_QPS_INIT;
+		attr.port_num = 2;
+		ret = qp_modify(&q, &attr, IBV_QP_STATE | IBV_QP_PORT);
+		report(ret == EINVAL, "INIT -> INIT on port 2 refused: %s (want EINVAL)",
+		       strerror(ret));
+		memset(&attr, 0, sizeof(attr));
+		{
+			struct ibv_query_qp qcmd;
+
+			ret = ibv_cmd_query_qp(&q.qp, &attr, IBV_QP_STATE,
+					       &init, &qcmd, sizeof(qcmd));
+		}
+		report(!ret && attr.qp_state == IBV_QPS_INIT,
+		       "query QP: %s, state %d (want INIT)", strerror(ret),
+		       attr.qp_state);
+		ret = ibv_cmd_destroy_qp(&q.qp);
+		report(!ret, "destroy QP: %s", strerror(ret));
+	}
+	qp_free(&q);
+
+	ret = qp_create(&pd, &c.cq, &q, IBV_QPT_UD, &cap, &good);
+	report(!ret, "create UD QP: %s", strerror(ret));
+	if (!ret)
+		ibv_cmd_destroy_qp(&q.qp);
+	qp_free(&q);
+
+	g = good;
+	g.comp_mask = 1;
+	qp_bad(&pd, &c.cq, "an unknown comp_mask bit", EOPNOTSUPP, &cap, &g);
+	g = good;
+	g.reserved = 1;
+	qp_bad(&pd, &c.cq, "a non-zero reserved field", EOPNOTSUPP, &cap, &g);
+	g = good;
+	g.sq_shift = 6;
+	qp_bad(&pd, &c.cq, "64-byte send WQEs for 2 SGEs", EINVAL, &cap, &g);
+	g = good;
+	g.sq_shift = 11;
+	qp_bad(&pd, &c.cq, "2 KiB send WQEs (beyond the largest)", EINVAL,
+	       &cap, &g);
+	g = good;
+	g.rq_shift = 5;
+	qp_bad(&pd, &c.cq, "32-byte receive WQEs", EINVAL, &cap, &g);
+	g = good;
+	g.sq_log = 3;
+	qp_bad(&pd, &c.cq, "8 send WQEs for 16 work requests", EINVAL, &cap,
+	       &g);
+	g = good;
+	g.rq_log = 13;
+	qp_bad(&pd, &c.cq, "2^13 receive WQEs", EINVAL, &cap, &g);
+	g = good;
+	g.sq_log = 0;
+	qp_bad(&pd, &c.cq, "sq_log_depth 0", EINVAL, &cap, &g);
+	g = good;
+	g.null_sq = 1;
+	qp_bad(&pd, &c.cq, "no send queue buffer", EINVAL, &cap, &g);
+	{
+		struct ibv_qp_cap big = cap;
+
+		big.max_send_wr = da->max_qp_wr + 1;
+		qp_bad(&pd, &c.cq, "more work requests than max_qp_wr", EINVAL,
+		       &big, &good);
+		big = cap;
+		big.max_send_sge = da->max_sge + 1;
+		qp_bad(&pd, &c.cq, "more SGEs than max_sge", EINVAL, &big,
+		       &good);
+	}
+
+	ret = ibv_cmd_destroy_cq(&c.cq);
+	report(!ret, "destroy the QPs' CQ: %s", strerror(ret));
+	cq_free(&c);
+out_pd:
+	ret = ibv_cmd_dealloc_pd(&pd);
+	report(!ret, "deallocate PD: %s", strerror(ret));
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "kite0";
+	struct ibv_device **list, *dev = NULL;
+	struct ibv_device_attr da;
+	struct ibv_context *ctx;
+	int i, n, ret;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			dev = list[i];
+	if (!dev) {
+		report(0, "device %s found", name);
+		return 1;
+	}
+	ctx = ibv_open_device(dev);
+	report(!!ctx, "open %s", name);
+	if (!ctx)
+		return 1;
+	ret = ibv_query_device(ctx, &da);
+	report(!ret, "query device: %s", strerror(ret));
+	if (ret)
+		return 1;
+
+	ro_page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (ro_page == MAP_FAILED)
+		ro_page = NULL;
+
+	test_cqs(ctx, &da);
+	test_qps(ctx, &da);
+
+	ret = ibv_close_device(ctx);
+	report(!ret, "close %s", name);
+	ibv_free_device_list(list);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed > 100 ? 100 : failed;
+}
