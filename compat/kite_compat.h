@@ -99,6 +99,32 @@ static inline int kite_ib_resize_user_cq(struct ib_cq *cq, int cqe,
 #define resize_user_cq resize_cq
 #endif
 
+#ifndef KITE_HAVE_IB_DISPATCH_PORT_STATE_EVENT
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+/*
+ * Newer kernels report RoCE port state changes from the netdev's state
+ * (and from their own netdev notifier, without repeating a state). Older
+ * ones leave it to the driver: report the netdev's state on port 1, Kite's
+ * only port.
+ */
+static inline void
+kite_compat_dispatch_port_state_event(struct ib_device *ibdev,
+				      struct net_device *ndev)
+{
+	struct ib_event ev = {
+		.device = ibdev,
+		.element.port_num = 1,
+		.event = netif_running(ndev) && netif_carrier_ok(ndev) ?
+			 IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+#define ib_dispatch_port_state_event kite_compat_dispatch_port_state_event
+#endif
+
 #ifdef KITE_HAVE_NS_IDENTIFIER
 /* Namespaces became string literals in Linux 6.13. */
 #undef EXPORT_SYMBOL_NS_GPL

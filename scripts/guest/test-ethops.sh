@@ -44,14 +44,26 @@ kite_mark mac
 check "mac: valid address accepted" ip link set "$nic" address 52:54:00:4b:10:99
 check "mac: change reaches kite_ib" wait_for 5 since mac 'kite_ib.*event: MAC change'
 
+# The RDMA port follows the link; user space sees one asynchronous event
+# per change.
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib stdbuf -oL "$KITE_RDMA_CORE/bin/ibv_asyncwatch" -d kite0 >/tmp/async.log 2>&1 &
+watch_pid=$!
+sleep 1
 kite_mark linkdown
 check "link: set_link off from the QEMU monitor" host_monitor "set_link n1 off"
 check "link: carrier goes down" wait_for 10 grep -qx 0 "/sys/class/net/$nic/carrier"
 check "link: down reaches kite_ib" wait_for 5 since linkdown 'kite_ib.*event: link down'
+check "link: rdma link kite0/1 DOWN" wait_for 5 bash -c "rdma link show kite0/1 | grep -q 'state DOWN'"
 kite_mark linkup
 check "link: set_link on" host_monitor "set_link n1 on"
 check "link: carrier comes back" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
 check "link: up reaches kite_ib" wait_for 5 since linkup 'kite_ib.*event: link up'
+check "link: rdma link kite0/1 ACTIVE" wait_for 5 bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
+sleep 1
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+check "async events: one port error, then one port active (ibv_asyncwatch)" bash -c \
+	"grep -oE 'IBV_EVENT_PORT_(ERR|ACTIVE)' /tmp/async.log | tr '\\n' ' ' | grep -qx 'IBV_EVENT_PORT_ERR IBV_EVENT_PORT_ACTIVE '"
 
 kite_mark reset
 check "reset: PCI function reset through sysfs" bash -c "echo 1 >/sys/bus/pci/devices/$bdf/reset"

@@ -470,7 +470,6 @@ struct kite_ib_caps {
  * @next_comp_eq: round-robin counter for CQs without a comp_vector
  * @cq_xa: CQN to CQ, for EQE dispatch (lookups under RCU + refcount)
  * @qp_xa: QPN to QP, likewise
- * @port_state: IB_PORT_ACTIVE or IB_PORT_DOWN, from link events
  * @running: probe completed and remove has not started; only then does a
  *	device failure request a reset
  * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
@@ -488,7 +487,6 @@ struct kite_ib_dev {
 	atomic_t next_comp_eq;
 	struct xarray cq_xa;
 	struct xarray qp_xa;
-	enum ib_port_state port_state;
 	bool running;
 	bool fatal;
 };
@@ -630,7 +628,6 @@ int kite_ib_stats_fill(const __le64 *out, u32 count, u64 *value);
 void kite_ib_set_res_ops(struct kite_ib_dev *dev);
 
 /* kite_ib_main.c */
-void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up);
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev);
 
 #endif /* _KITE_IB_H_ */

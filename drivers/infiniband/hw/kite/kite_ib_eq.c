@@ -258,10 +258,13 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
 		kite_ib_cmd_complete(dev, obj, data);
 		break;
 	case KITE_EQE_PORT_ACTIVE:
-		kite_ib_dispatch_port_event(dev, true);
-		break;
 	case KITE_EQE_PORT_DOWN:
-		kite_ib_dispatch_port_event(dev, false);
+		/*
+		 * kite_en sees the same change through its link interrupt and
+		 * reports it once the netdev's carrier follows (kite_ib_event()).
+		 */
+		dev_dbg(&dev->ibdev.dev, "port %s\n",
+			type == KITE_EQE_PORT_ACTIVE ? "active" : "down");
 		break;
 	case KITE_EQE_CQ_ERROR:
 		kite_ib_eq_cq_error(dev, obj, data);

@@ -341,18 +341,18 @@ static void kite_ib_event_dispatch(struct kite_ib_dev *dev,
 	ib_device_put(&dev->ibdev);
 }
 
-/**
- * kite_ib_dispatch_port_event() - the device reported a port state change
- * @dev: the device
- * @up: the link came up
- *
- * Context: any context (the EQ0 tasklet).
+/*
+ * The link changed: the netdev's carrier already follows it (kite_en sets
+ * it before raising the event). ib_dispatch_port_state_event() reports the
+ * port's new state to the RDMA core unless the core's own netdev notifier
+ * already has.
  */
-void kite_ib_dispatch_port_event(struct kite_ib_dev *dev, bool up)
+static void kite_ib_port_change(struct kite_ib_dev *dev)
 {
-	WRITE_ONCE(dev->port_state, up ? IB_PORT_ACTIVE : IB_PORT_DOWN);
-	kite_ib_event_dispatch(dev, up ? IB_EVENT_PORT_ACTIVE :
-					 IB_EVENT_PORT_ERR);
+	if (!ib_device_try_get(&dev->ibdev))
+		return;
+	ib_dispatch_port_state_event(&dev->ibdev, dev->kadev->netdev);
+	ib_device_put(&dev->ibdev);
 }
 
 /**
@@ -387,7 +387,6 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	dev->dmadev = &kadev->pdev->dev;
 	dev->regs = kadev->rdma_regs;
 	dev->db = kadev->kernel_db;
-	dev->port_state = IB_PORT_DOWN;
 	xa_init(&dev->cq_xa);
 	xa_init(&dev->qp_xa);
 	atomic_set(&dev->next_comp_eq, 0);
@@ -451,8 +450,17 @@ static void kite_ib_event(struct kite_aux_dev *kadev, enum kite_aux_event event)
 		return;
 	}
 	dev_info(&kadev->adev.dev, "event: %s\n", name);
-	if (event == KITE_AUX_EVENT_FATAL)
+	switch (event) {
+	case KITE_AUX_EVENT_LINK_UP:
+	case KITE_AUX_EVENT_LINK_DOWN:
+		kite_ib_port_change(dev);
+		break;
+	case KITE_AUX_EVENT_FATAL:
 		kite_ib_cmd_fatal(dev, "the core driver reported a fatal error");
+		break;
+	default:
+		break;
+	}
 }
 
 static void kite_ib_remove(struct auxiliary_device *adev)
