@@ -206,6 +206,23 @@ static void tw_buf_readonly(struct cq_cmd *cmd, size_t *len)
 	cmd->drv.buf_addr = (uintptr_t)ro_page;
 }
 
+/* A resize that must fail with @want. */
+static void cq_bad_resize(struct ucq *c, const char *what, int want,
+			  unsigned int log_depth, uint32_t comp_mask, void *buf)
+{
+	struct ib_uverbs_resize_cq_resp resp = {};
+	struct resize_cmd cmd = {};
+	int ret;
+
+	cmd.drv.buf_addr = (uintptr_t)buf;
+	cmd.drv.log_depth = log_depth;
+	cmd.drv.comp_mask = comp_mask;
+	ret = ibv_cmd_resize_cq(&c->cq, 500, &cmd.ibv_cmd, sizeof(cmd),
+				&resp, sizeof(resp));
+	report(ret == want, "resize CQ %s: %s (want %s)", what, strerror(ret),
+	       strerror(want));
+}
+
 static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 {
 	struct ib_uverbs_resize_cq_resp rresp = {};
@@ -240,23 +257,12 @@ static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	}
 
 	/* Resizes that cannot work leave the CQ as it is. */
-	rcmd.drv.log_depth = 8;
-	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
-				&rresp, sizeof(rresp));
-	report(ret == EINVAL, "resize to 500 CQEs in 256 slots: %s (want EINVAL)",
-	       strerror(ret));
-	rcmd.drv.log_depth = 9;
-	rcmd.drv.comp_mask = 4;
-	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
-				&rresp, sizeof(rresp));
-	report(ret == EOPNOTSUPP, "resize with unknown comp_mask: %s (want EOPNOTSUPP)",
-	       strerror(ret));
-	rcmd.drv.comp_mask = 0;
-	rcmd.drv.buf_addr = 0x2000;
-	ret = ibv_cmd_resize_cq(&c.cq, 500, &rcmd.ibv_cmd, sizeof(rcmd),
-				&rresp, sizeof(rresp));
-	report(ret == EFAULT, "resize to an unmapped ring: %s (want EFAULT)",
-	       strerror(ret));
+	nbuf = ring_alloc((size_t)CQE_SIZE << 9);
+	cq_bad_resize(&c, "to 500 CQEs in 256 slots", EINVAL, 8, 0, nbuf);
+	cq_bad_resize(&c, "with an unknown comp_mask", EOPNOTSUPP, 9, 4, nbuf);
+	free(nbuf);
+	cq_bad_resize(&c, "to an unmapped ring", EFAULT, 9, 0,
+		      (void *)0x2000);
 	report(c.cq.cqe == 511, "the CQ is unchanged after failed resizes: cqe %d",
 	       c.cq.cqe);
 

@@ -105,20 +105,33 @@ static int kite_ib_get_hw_stats(struct ib_device *ibdev,
 /* Restrack                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Ask the device about object @obj: QUERY_CQ or QUERY_QP into @out. */
-static int kite_ib_query_obj(struct kite_ib_dev *dev, u8 opcode, u32 obj,
-			     void *out, u16 out_len)
+/*
+ * The device's own context of object @obj (QUERY_CQ or QUERY_QP output,
+ * @len bytes) as the restrack raw attribute.
+ */
+static int kite_ib_put_raw(struct sk_buff *msg, struct kite_ib_dev *dev,
+			   u8 opcode, u32 obj, u16 len)
 {
+	union {
+		struct kite_cmd_query_cq_out cq;
+		struct kite_cmd_modify_qp qp;
+	} out = {};
 	struct kite_cmd_obj in = { .obj = cpu_to_le32(obj) };
 	struct kite_ib_cmd cmd = {
 		.opcode = opcode,
 		.in = &in,
 		.in_len = sizeof(in),
-		.out = out,
-		.out_len = out_len,
+		.out = &out,
+		.out_len = len,
 	};
+	int err;
 
-	return kite_ib_cmd_exec(dev, &cmd);
+	if (WARN_ON_ONCE(len > sizeof(out)))
+		return -EINVAL;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, len, &out);
 }
 
 static int kite_ib_put_pbl(struct sk_buff *msg, const char *prefix,
@@ -170,14 +183,9 @@ out_unlock:
 static int kite_ib_fill_res_cq_entry_raw(struct sk_buff *msg,
 					 struct ib_cq *ibcq)
 {
-	struct kite_cmd_query_cq_out out = {};
-	int err;
-
-	err = kite_ib_query_obj(to_kdev(ibcq->device), KITE_CMD_QUERY_CQ,
-				to_kcq(ibcq)->cqn, &out, sizeof(out));
-	if (err)
-		return err;
-	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(out), &out);
+	return kite_ib_put_raw(msg, to_kdev(ibcq->device), KITE_CMD_QUERY_CQ,
+			       to_kcq(ibcq)->cqn,
+			       sizeof(struct kite_cmd_query_cq_out));
 }
 
 static int kite_ib_put_wq(struct sk_buff *msg, const char *prefix,
@@ -229,14 +237,8 @@ err_cancel:
 static int kite_ib_fill_res_qp_entry_raw(struct sk_buff *msg,
 					 struct ib_qp *ibqp)
 {
-	struct kite_cmd_modify_qp out = {};
-	int err;
-
-	err = kite_ib_query_obj(to_kdev(ibqp->device), KITE_CMD_QUERY_QP,
-				to_kqp(ibqp)->qpn, &out, sizeof(out));
-	if (err)
-		return err;
-	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(out), &out);
+	return kite_ib_put_raw(msg, to_kdev(ibqp->device), KITE_CMD_QUERY_QP,
+			       to_kqp(ibqp)->qpn, sizeof(struct kite_cmd_modify_qp));
 }
 
 static int kite_ib_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
