@@ -288,10 +288,22 @@ bool kite_ib_eqe_valid(const struct kite_eqe *eqe, u32 ci,
 		       unsigned int log_depth);
 u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm);
 void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe);
-struct kite_ib_cq *kite_ib_cq_get(struct kite_ib_dev *dev, u32 cqn);
-void kite_ib_cq_put(struct kite_ib_cq *cq);
-struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev, u32 qpn);
-void kite_ib_qp_put(struct kite_ib_qp *qp);
+
+/**
+ * struct kite_ib_ref - how EQE and CQE dispatch find a CQ or QP safely
+ * @refcount: the device's object table holds one reference; each lookup
+ *	holds one while it uses the object
+ * @free: completed when the last reference is dropped
+ */
+struct kite_ib_ref {
+	refcount_t refcount;
+	struct completion free;
+};
+
+int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref);
+struct kite_ib_ref *kite_ib_ref_get(struct xarray *xa, u32 num);
+void kite_ib_ref_put(struct kite_ib_ref *ref);
+void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref);
 
 /* ------------------------------------------------------------------ */
 /* Verbs objects                                                       */
@@ -320,8 +332,7 @@ struct kite_ib_pd {
  * @ci: kernel CQs: CQEs consumed (free-running, 24 bits used)
  * @arm_sn: the cmd_sn of the next arm request (2 bits)
  * @lock: serialises poll_cq and req_notify_cq on a kernel CQ
- * @refcount: EQ dispatch holds a reference while calling the handler
- * @free: completed when the last reference is dropped
+ * @ref: EQ dispatch holds a reference while calling the handler
  * @resize_mutex: user CQs: serialises resizes, which replace @hwq
  */
 struct kite_ib_cq {
@@ -335,8 +346,7 @@ struct kite_ib_cq {
 	u32 ci;
 	u8 arm_sn;
 	spinlock_t lock;	/* see @lock above */
-	refcount_t refcount;
-	struct completion free;
+	struct kite_ib_ref ref;
 	struct mutex resize_mutex;	/* see @resize_mutex above */
 };
 
@@ -373,8 +383,7 @@ struct kite_ib_wq {
  * @max_inline: inline data a send WQE can hold
  * @sq_sig_all: every send WQE is signalled
  * @uctx: owning user context number, 0 for kernel QPs
- * @refcount: EQ dispatch holds a reference while dispatching an event
- * @free: completed when the last reference is dropped
+ * @ref: EQ and CQ dispatch hold a reference while using the QP
  */
 struct kite_ib_qp {
 	struct ib_qp ibqp;
@@ -386,8 +395,7 @@ struct kite_ib_qp {
 	u32 max_inline;
 	bool sq_sig_all;
 	u32 uctx;
-	refcount_t refcount;
-	struct completion free;
+	struct kite_ib_ref ref;
 };
 
 /**
@@ -468,8 +476,8 @@ struct kite_ib_caps {
  * @eqs: EQ0 (control) then the completion EQs
  * @num_eqs: entries in @eqs
  * @next_comp_eq: round-robin counter for CQs without a comp_vector
- * @cq_xa: CQN to CQ, for EQE dispatch (lookups under RCU + refcount)
- * @qp_xa: QPN to QP, likewise
+ * @cq_xa: CQN to &kite_ib_cq.ref, for EQE dispatch (kite_ib_ref_get())
+ * @qp_xa: QPN to &kite_ib_qp.ref, likewise
  * @running: probe completed and remove has not started; only then does a
  *	device failure request a reset
  * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
@@ -504,6 +512,34 @@ static inline struct kite_ib_cq *to_kcq(struct ib_cq *ibcq)
 static inline struct kite_ib_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_ib_qp, ibqp);
+}
+
+/* A CQ by number, with a reference dropped by kite_ib_cq_put(); or NULL. */
+static inline struct kite_ib_cq *kite_ib_cq_get(struct kite_ib_dev *dev,
+						u32 cqn)
+{
+	struct kite_ib_ref *ref = kite_ib_ref_get(&dev->cq_xa, cqn);
+
+	return ref ? container_of(ref, struct kite_ib_cq, ref) : NULL;
+}
+
+static inline void kite_ib_cq_put(struct kite_ib_cq *cq)
+{
+	kite_ib_ref_put(&cq->ref);
+}
+
+/* A QP by number, with a reference dropped by kite_ib_qp_put(); or NULL. */
+static inline struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev,
+						u32 qpn)
+{
+	struct kite_ib_ref *ref = kite_ib_ref_get(&dev->qp_xa, qpn);
+
+	return ref ? container_of(ref, struct kite_ib_qp, ref) : NULL;
+}
+
+static inline void kite_ib_qp_put(struct kite_ib_qp *qp)
+{
+	kite_ib_ref_put(&qp->ref);
 }
 
 static inline struct kite_ib_pd *to_kpd(struct ib_pd *ibpd)

@@ -757,8 +757,8 @@ static void kite_test_comp_handler(struct ib_cq *ibcq, void *ctx)
 	/* Destroy the CQ while the dispatch holds a reference. */
 	xa_erase(&dev->cq_xa, t->cq.cqn);
 	kite_ib_cq_put(&t->cq);
-	KUNIT_EXPECT_FALSE(t->test, completion_done(&t->cq.free));
-	KUNIT_EXPECT_EQ(t->test, refcount_read(&t->cq.refcount), 1);
+	KUNIT_EXPECT_FALSE(t->test, completion_done(&t->cq.ref.free));
+	KUNIT_EXPECT_EQ(t->test, refcount_read(&t->cq.ref.refcount), 1);
 }
 
 static void kite_test_cq_event(struct ib_event *ev, void *ctx)
@@ -782,9 +782,9 @@ static struct kite_test_cq *kite_test_add_cq(struct kunit *test, u32 cqn)
 	t->cq.ibcq.comp_handler = kite_test_comp_handler;
 	t->cq.ibcq.event_handler = kite_test_cq_event;
 	t->cq.ibcq.cq_context = t;
-	refcount_set(&t->cq.refcount, 1);
-	init_completion(&t->cq.free);
-	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&dev->cq_xa, cqn, &t->cq,
+	refcount_set(&t->cq.ref.refcount, 1);
+	init_completion(&t->cq.ref.free);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&dev->cq_xa, cqn, &t->cq.ref,
 					      GFP_KERNEL)), 0);
 	return t;
 }
@@ -805,20 +805,20 @@ static void kite_eq_dispatch_completion(struct kunit *test)
 
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 3, 0);
 	KUNIT_EXPECT_EQ(test, t->calls, 1);
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.refcount), 1);
-	KUNIT_EXPECT_FALSE(test, completion_done(&t->cq.free));
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.ref.refcount), 1);
+	KUNIT_EXPECT_FALSE(test, completion_done(&t->cq.ref.free));
 
 	/* A CQ error goes to the CQ's event handler. */
 	kite_eq_dispatch(dev, KITE_EQE_CQ_ERROR, 3, KITE_CQ_ERR_OVERFLOW);
 	KUNIT_EXPECT_EQ(test, t->events, 1);
 	KUNIT_EXPECT_EQ(test, t->last_event, IB_EVENT_CQ_ERR);
 	KUNIT_EXPECT_EQ(test, t->calls, 1);
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.refcount), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.ref.refcount), 1);
 
 	/* No handler: nothing to call, the reference is still dropped. */
 	t->cq.ibcq.comp_handler = NULL;
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 3, 0);
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.refcount), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.ref.refcount), 1);
 }
 
 static void kite_eq_dispatch_bogus_cqn(struct kunit *test)
@@ -828,7 +828,7 @@ static void kite_eq_dispatch_bogus_cqn(struct kunit *test)
 	struct kite_test_cq *dying = kite_test_add_cq(test, 9);
 
 	/* Being destroyed: its table reference is gone. */
-	refcount_set(&dying->cq.refcount, 0);
+	refcount_set(&dying->cq.ref.refcount, 0);
 
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 2 | BIT(24), 0);
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 0xffffffff, 0);
@@ -855,8 +855,8 @@ static void kite_eq_dispatch_cq_destroyed(struct kunit *test)
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 4, 0);
 	KUNIT_EXPECT_EQ(test, t->calls, 1);
 	/* The dispatch's reference was the last one. */
-	KUNIT_EXPECT_TRUE(test, completion_done(&t->cq.free));
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.refcount), 0);
+	KUNIT_EXPECT_TRUE(test, completion_done(&t->cq.ref.free));
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->cq.ref.refcount), 0);
 	/* Gone from the table: later events find nothing. */
 	kite_eq_dispatch(dev, KITE_EQE_COMPLETION, 4, 0);
 	KUNIT_EXPECT_EQ(test, t->calls, 1);
@@ -901,9 +901,9 @@ static void kite_eq_dispatch_qp_events(struct kunit *test)
 	t->qp.qpn = 12;
 	t->qp.ibqp.event_handler = kite_test_qp_event;
 	t->qp.ibqp.qp_context = t;
-	refcount_set(&t->qp.refcount, 1);
-	init_completion(&t->qp.free);
-	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&dev->qp_xa, 12, &t->qp,
+	refcount_set(&t->qp.ref.refcount, 1);
+	init_completion(&t->qp.ref.free);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&dev->qp_xa, 12, &t->qp.ref,
 					      GFP_KERNEL)), 0);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -916,12 +916,12 @@ static void kite_eq_dispatch_qp_events(struct kunit *test)
 	kite_eq_dispatch(dev, KITE_EQE_QP_FATAL, 12 | BIT(24), 0);
 	kite_eq_dispatch(dev, 0x7f, 12, 0);
 	KUNIT_EXPECT_EQ(test, t->events, ARRAY_SIZE(cases));
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.refcount), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.ref.refcount), 1);
 
 	/* A QP on its way out is not reported to. */
 	xa_erase(&dev->qp_xa, 12);
 	kite_ib_qp_put(&t->qp);
-	KUNIT_EXPECT_TRUE(test, completion_done(&t->qp.free));
+	KUNIT_EXPECT_TRUE(test, completion_done(&t->qp.ref.free));
 	kite_eq_dispatch(dev, KITE_EQE_QP_FATAL, 12, 0);
 	KUNIT_EXPECT_EQ(test, t->events, ARRAY_SIZE(cases));
 }

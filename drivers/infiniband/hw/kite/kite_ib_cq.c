@@ -307,8 +307,6 @@ static int kite_ib_cq_init(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 	if (!cq->eq)
 		return -ENODEV;
 	spin_lock_init(&cq->lock);
-	refcount_set(&cq->refcount, 1);
-	init_completion(&cq->free);
 	cq->ci = 0;
 	cq->arm_sn = 0;
 	mutex_init(&cq->resize_mutex);
@@ -348,7 +346,7 @@ static int kite_ib_cq_create_hw(struct kite_ib_dev *dev,
 		return -EIO;
 	}
 
-	err = xa_insert(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	err = kite_ib_ref_publish(&dev->cq_xa, cq->cqn, &cq->ref);
 	if (err) {
 		dev_err(kite_ib_cq_log_dev(dev), "CQN %u already in use (%d)\n",
 			cq->cqn, err);
@@ -453,7 +451,7 @@ static int kite_ib_create_user_cq(struct kite_ib_dev *dev,
 	return 0;
 
 err_destroy:
-	xa_erase(&dev->cq_xa, cq->cqn);
+	kite_ib_ref_unpublish(&dev->cq_xa, cq->cqn, &cq->ref);
 	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
 err_unpin_dbrec:
 	ib_umem_release(cq->dbrec_umem);
@@ -559,10 +557,7 @@ int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	xa_erase(&dev->cq_xa, cq->cqn);
-	synchronize_rcu();
-	kite_ib_cq_put(cq);
-	wait_for_completion(&cq->free);
+	kite_ib_ref_unpublish(&dev->cq_xa, cq->cqn, &cq->ref);
 
 	if (cq->dbrec)
 		dma_free_coherent(dev->dmadev, sizeof(*cq->dbrec), cq->dbrec,

@@ -420,15 +420,15 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 
 	t->qp.qpn = 9;
 	t->qp.ibqp.qp_type = IB_QPT_RC;
-	refcount_set(&t->qp.refcount, 1);
-	init_completion(&t->qp.free);
+	refcount_set(&t->qp.ref.refcount, 1);
+	init_completion(&t->qp.ref.free);
 	spin_lock_init(&t->qp.sq.lock);
 	spin_lock_init(&t->qp.rq.lock);
 	t->qp.sq.hwq.depth = 4;
 	t->qp.sq.wr_id = t->sq_wr_id;
 	t->qp.rq.hwq.depth = 4;
 	t->qp.rq.wr_id = t->rq_wr_id;
-	KUNIT_ASSERT_EQ(test, xa_insert(&t->dev.qp_xa, 9, &t->qp, GFP_KERNEL),
+	KUNIT_ASSERT_EQ(test, xa_insert(&t->dev.qp_xa, 9, &t->qp.ref, GFP_KERNEL),
 			0);
 	return t;
 }
@@ -513,7 +513,7 @@ static void kite_ib_test_poll(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 202ull);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 6u);
-	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.refcount), 1u);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.ref.refcount), 1u);
 }
 
 static void kite_ib_test_notify(struct kunit *test)

@@ -18,7 +18,7 @@
  * Events name objects by number. CQs and QPs are looked up in the
  * device's xarrays under RCU and pinned with a reference for the duration
  * of the callback; their destroy paths unpublish them, drop the table's
- * reference and wait for the last one (see kite_ib_cq_get()).
+ * reference and wait for the last one (see kite_ib_ref_get()).
  *
  * Copyright (c) 2026 Kite
  */
@@ -84,87 +84,84 @@ u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm)
 /* ------------------------------------------------------------------ */
 
 /**
- * kite_ib_cq_get() - find a CQ by number and take a reference on it
- * @dev: the device
- * @cqn: a CQ number from the device (an EQE); validated here
+ * kite_ib_ref_publish() - make a CQ or QP findable by EQE dispatch
+ * @xa: the device's table (&kite_ib_dev.cq_xa or .qp_xa)
+ * @num: the object's number
+ * @ref: the object's lookup reference, not yet initialised
  *
- * The CQ's create path stores it in @dev->cq_xa with &kite_ib_cq.refcount
- * set to 1 (the table's reference) and &kite_ib_cq.free initialised. Its
- * destroy path, after the device destroyed the CQ: xa_erase(), then
- * synchronize_rcu() (no lookup can still hold the pointer without a
- * reference), then kite_ib_cq_put() (the table's reference) and
- * wait_for_completion(&cq->free) before the memory goes away.
+ * The table holds the first reference. Destroy with
+ * kite_ib_ref_unpublish() after the device has destroyed the object.
+ *
+ * Context: process context.
+ * Return: 0, -EBUSY if @num is already published, or -ENOMEM.
+ */
+int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
+{
+	refcount_set(&ref->refcount, 1);
+	init_completion(&ref->free);
+	return xa_insert(xa, num, ref, GFP_KERNEL);
+}
+
+/**
+ * kite_ib_ref_get() - find a CQ or QP by number and take a reference on it
+ * @xa: the device's table
+ * @num: a number from the device (an EQE or a CQE); validated here
+ *
+ * Protocol: the create path publishes the object (kite_ib_ref_publish());
+ * the destroy path, after the device destroyed it, unpublishes it
+ * (kite_ib_ref_unpublish(): xa_erase(), then synchronize_rcu() so that no
+ * lookup can still hold the pointer without a reference, then the table's
+ * reference is dropped and the last one waited for) before the memory goes
+ * away.
  *
  * Context: any context.
- * Return: the CQ with a reference the caller drops with kite_ib_cq_put(),
- * or NULL if @cqn is out of range, unknown or being destroyed.
+ * Return: the reference, which the caller drops with kite_ib_ref_put(), or
+ * NULL if @num is out of range, unknown or being destroyed.
  */
-struct kite_ib_cq *kite_ib_cq_get(struct kite_ib_dev *dev, u32 cqn)
+struct kite_ib_ref *kite_ib_ref_get(struct xarray *xa, u32 num)
 {
-	struct kite_ib_cq *cq;
+	struct kite_ib_ref *ref;
 
-	if (!cqn || cqn > KITE_OBJ_MASK)
+	if (!num || num > KITE_OBJ_MASK)
 		return NULL;
 	rcu_read_lock();
-	cq = xa_load(&dev->cq_xa, cqn);
-	if (cq && !refcount_inc_not_zero(&cq->refcount))
-		cq = NULL;
+	ref = xa_load(xa, num);
+	if (ref && !refcount_inc_not_zero(&ref->refcount))
+		ref = NULL;
 	rcu_read_unlock();
-	return cq;
+	return ref;
 }
 
 /**
- * kite_ib_cq_put() - drop a reference taken on a CQ
- * @cq: the CQ
+ * kite_ib_ref_put() - drop a reference kite_ib_ref_get() took
+ * @ref: the reference
  *
- * The last reference completes &kite_ib_cq.free.
+ * The last reference completes &kite_ib_ref.free.
  *
  * Context: any context.
  */
-void kite_ib_cq_put(struct kite_ib_cq *cq)
+void kite_ib_ref_put(struct kite_ib_ref *ref)
 {
-	if (refcount_dec_and_test(&cq->refcount))
-		complete(&cq->free);
+	if (refcount_dec_and_test(&ref->refcount))
+		complete(&ref->free);
 }
 
 /**
- * kite_ib_qp_get() - find a QP by number and take a reference on it
- * @dev: the device
- * @qpn: a QP number from the device (an EQE); validated here
+ * kite_ib_ref_unpublish() - withdraw a CQ or QP from EQE dispatch
+ * @xa: the device's table
+ * @num: the object's number
+ * @ref: its lookup reference
  *
- * The same protocol as kite_ib_cq_get(), with @dev->qp_xa,
- * &kite_ib_qp.refcount and &kite_ib_qp.free.
+ * Returns once no dispatcher uses the object any more.
  *
- * Context: any context.
- * Return: the QP with a reference the caller drops with kite_ib_qp_put(),
- * or NULL if @qpn is out of range, unknown or being destroyed.
+ * Context: process context, may sleep.
  */
-struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev, u32 qpn)
+void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 {
-	struct kite_ib_qp *qp;
-
-	if (!qpn || qpn > KITE_OBJ_MASK)
-		return NULL;
-	rcu_read_lock();
-	qp = xa_load(&dev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->refcount))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
-}
-
-/**
- * kite_ib_qp_put() - drop a reference taken on a QP
- * @qp: the QP
- *
- * The last reference completes &kite_ib_qp.free.
- *
- * Context: any context.
- */
-void kite_ib_qp_put(struct kite_ib_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->refcount))
-		complete(&qp->free);
+	xa_erase(xa, num);
+	synchronize_rcu();
+	kite_ib_ref_put(ref);
+	wait_for_completion(&ref->free);
 }
 
 /* ------------------------------------------------------------------ */

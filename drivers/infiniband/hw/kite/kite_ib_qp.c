@@ -415,10 +415,7 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	}
 	ibqp->qp_num = qp->qpn;
 
-	/* The table's reference; lookups may start once it is stored. */
-	refcount_set(&qp->refcount, 1);
-	init_completion(&qp->free);
-	err = xa_insert(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	err = kite_ib_ref_publish(&dev->qp_xa, qp->qpn, &qp->ref);
 	if (err) {
 		dev_err_ratelimited(kite_ib_qp_log_dev(dev),
 				    "QPN %u already in use (%d)\n", qp->qpn,
@@ -440,7 +437,7 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	return 0;
 
 err_unpublish:
-	xa_erase(&dev->qp_xa, qp->qpn);
+	kite_ib_ref_unpublish(&dev->qp_xa, qp->qpn, &qp->ref);
 err_destroy_qp:
 	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_QP, qp->qpn);
 err_free_wqs:
@@ -471,10 +468,7 @@ int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	xa_erase(&dev->qp_xa, qp->qpn);
-	synchronize_rcu();
-	kite_ib_qp_put(qp);
-	wait_for_completion(&qp->free);
+	kite_ib_ref_unpublish(&dev->qp_xa, qp->qpn, &qp->ref);
 
 	kite_ib_wq_free(dev, &qp->rq);
 	kite_ib_wq_free(dev, &qp->sq);
