@@ -16,10 +16,12 @@ BUILD=$KITE_CACHE/build/rdma-core
 [ -f "$SRC/CMakeLists.txt" ] || die "no rdma-core tree at $SRC"
 
 # --- overlay ---------------------------------------------------------------
-# The provider and the uapi header are symlinks to the repository: one copy
-# of each, and edits are picked up by the next incremental build.
+# The provider, the uapi header and the hardware interface header's directory
+# are symlinks to the repository: one copy of each, and edits are picked up by
+# the next incremental build.
 ln -sfn "$KITE_ROOT/rdma-core/providers/kite" "$SRC/providers/kite"
 ln -sfn "$KITE_ROOT/include/uapi/rdma/kite-abi.h" "$SRC/kernel-headers/rdma/kite-abi.h"
+ln -sfn "$KITE_ROOT/include/linux/kite" "$SRC/providers/kite-hw"
 
 # insert_after FILE ANCHOR LINE: add LINE after the first line equal to
 # ANCHOR, unless FILE already has a line equal to LINE. Files are rewritten

@@ -93,4 +93,19 @@ struct kite_ib_create_qp_resp {
 	__u32 reserved;
 };
 
+/*
+ * Address handles: the kernel resolves the destination (MAC, VLAN, network
+ * type) and returns the address vector in the device's UD WQE format
+ * (struct kite_wqe_ud of the Programmer's Reference, prm_wqe.rst); the
+ * library copies it into each UD send WQE and fills in the remote QPN and
+ * Q_Key.
+ */
+#define KITE_IB_AV_SIZE			48
+
+struct kite_ib_create_ah_resp {
+	__u32 comp_mask;
+	__u32 reserved;
+	__u8 av[KITE_IB_AV_SIZE];
+};
+
 #endif /* KITE_ABI_USER_H */

@@ -9,10 +9,13 @@
  * RDMA_DRIVER_UNKNOWN, so the device is matched by its parent's modalias or
  * by name, and only a kernel speaking KITE_UVERBS_ABI_VERSION is accepted.
  *
- * This first version opens a device: it allocates the user context, checks
- * the kernel's answer and maps the context's doorbell page, and answers the
- * device and port queries. Every other verb is left unset, so libibverbs
- * fails it with EOPNOTSUPP; the data path follows.
+ * It opens a device (user context, checked response, the context's doorbell
+ * page mapped), answers device and port queries, allocates PDs, registers
+ * MRs, and creates CQs (cq.c), QPs and address handles (qp.c) whose queues
+ * live in this process's memory, in the formats of the Kite Programmer's
+ * Reference (include/linux/kite/kite_hw.h, through kite_hw_user.h): WQEs
+ * are written into the rings and announced through the doorbell page, CQEs
+ * are polled with the owner rule.
  *
  * Copyright (c) 2026 Kite
  */
@@ -47,9 +50,9 @@ static int kite_query_device_ex(struct ibv_context *ibctx,
 
 	fw_ver = resp.base.fw_ver;
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
-		 "%u.%u.%u", (unsigned int)KITE_FW_VER_MAJOR(fw_ver),
-		 (unsigned int)KITE_FW_VER_MINOR(fw_ver),
-		 (unsigned int)KITE_FW_VER_PATCH(fw_ver));
+		 "%u.%u.%u", (unsigned int)FIELD_GET(KITE_FW_VER_MAJOR, fw_ver),
+		 (unsigned int)FIELD_GET(KITE_FW_VER_MINOR, fw_ver),
+		 (unsigned int)FIELD_GET(KITE_FW_VER_PATCH, fw_ver));
 
 	return 0;
 }
@@ -62,19 +65,110 @@ static int kite_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
+static struct ibv_pd *kite_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+
+	return pd;
+}
+
+static int kite_dealloc_pd(struct ibv_pd *pd)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_pd(pd);
+	if (err)
+		return err;
+
+	free(pd);
+	return 0;
+}
+
+static struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				  uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+
+	return &vmr->ibv_mr;
+}
+
+static int kite_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+
+	free(vmr);
+	return 0;
+}
+
 static void kite_free_context(struct ibv_context *ibctx)
 {
 	struct kite_context *ctx = to_kite_ctx(ibctx);
+	unsigned int i;
 
 	munmap(ctx->db_page, ctx->db_page_size);
+	for (i = 0; i < KITE_QP_TABLE_TOP; i++)
+		free(ctx->qp_table[i]);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }
 
 static const struct verbs_context_ops kite_context_ops = {
+	.alloc_pd = kite_alloc_pd,
+	.cq_event = kite_cq_event,
+	.create_ah = kite_create_ah,
+	.create_cq = kite_create_cq,
+	.create_qp = kite_create_qp,
+	.dealloc_pd = kite_dealloc_pd,
+	.dereg_mr = kite_dereg_mr,
+	.destroy_ah = kite_destroy_ah,
+	.destroy_cq = kite_destroy_cq,
+	.destroy_qp = kite_destroy_qp,
 	.free_context = kite_free_context,
+	.modify_qp = kite_modify_qp,
+	.poll_cq = kite_poll_cq,
+	.post_recv = kite_post_recv,
+	.post_send = kite_post_send,
 	.query_device_ex = kite_query_device_ex,
 	.query_port = kite_query_port,
+	.query_qp = kite_query_qp,
+	.reg_mr = kite_reg_mr,
+	.req_notify_cq = kite_req_notify_cq,
+	.resize_cq = kite_resize_cq,
 };
 
 /* Returns 0 or the errno describing what is wrong with the response. */
@@ -144,6 +238,7 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
 	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);
 
 	return &ctx->ibv_ctx;

@@ -8,6 +8,8 @@
 #ifndef __KITE_H__
 #define __KITE_H__
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,8 +18,21 @@
 #include <rdma/kite-abi.h>
 #include <kernel-abi/kite-abi.h>
 
+#include "kite_hw_user.h"
+
 DECLARE_DRV_CMD(ukite_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 		kite_ib_alloc_ucontext_req, kite_ib_alloc_ucontext_resp);
+DECLARE_DRV_CMD(ukite_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		kite_ib_create_cq_req, kite_ib_create_cq_resp);
+DECLARE_DRV_CMD(ukite_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		kite_ib_resize_cq_req, empty);
+DECLARE_DRV_CMD(ukite_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		kite_ib_create_qp_req, kite_ib_create_qp_resp);
+DECLARE_DRV_CMD(ukite_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, kite_ib_create_ah_resp);
+
+static_assert(KITE_IB_AV_SIZE == sizeof(struct kite_wqe_ud),
+	      "the AH response carries a UD address vector");
 
 /*
  * kite_ib_alloc_ucontext_resp.comp_mask bits this provider understands.
@@ -32,22 +47,77 @@ DECLARE_DRV_CMD(ukite_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 
 /*
  * ib_device_attr.fw_ver is the device's firmware version register
- * (KITE_REG_FW_VER in include/linux/kite/kite_hw.h): major in bits 31:24,
- * minor in bits 23:16, patch in bits 15:0.
+ * (KITE_REG_FW_VER, fields KITE_FW_VER_MAJOR/MINOR/PATCH).
  */
-#define KITE_FW_VER_MAJOR(v)	(((v) >> 24) & 0xff)
-#define KITE_FW_VER_MINOR(v)	(((v) >> 16) & 0xff)
-#define KITE_FW_VER_PATCH(v)	((v) & 0xffff)
 
 struct kite_device {
 	struct verbs_device ibv_dev;
 };
+
+struct kite_qp;
+
+#define KITE_QP_TABLE_SHIFT	12
+#define KITE_QP_TABLE_TOP	(1U << (24 - KITE_QP_TABLE_SHIFT))
+#define KITE_QP_TABLE_LEAF	(1U << KITE_QP_TABLE_SHIFT)
 
 struct kite_context {
 	struct verbs_context ibv_ctx;
 	/* This context's doorbell page, mapped write-only from cmd_fd. */
 	void *db_page;
 	size_t db_page_size;
+	/*
+	 * QPN -> QP, for CQEs: a two-level table over the 24-bit QPN, the
+	 * second level allocated on first use. Written under qp_table_mutex;
+	 * poll_cq reads it without the mutex (a QP is destroyed only once no
+	 * CQ is polled for it, as verbs require).
+	 */
+	struct kite_qp **qp_table[KITE_QP_TABLE_TOP];
+	pthread_mutex_t qp_table_mutex;
+};
+
+/* A ring of 2^log_depth entries in memory the device reads or writes. */
+struct kite_ring {
+	void *buf;
+	size_t size;
+	uint32_t log_depth;
+	uint32_t entry_shift;
+};
+
+struct kite_cq {
+	struct verbs_cq vcq;
+	struct kite_ring ring;
+	struct kite_cq_dbrec *dbrec;
+	uint32_t cqn;
+	/* CQEs consumed (free-running; the device uses 24 bits). */
+	uint32_t ci;
+	/* The arm sequence number: advanced for each completion event. */
+	uint8_t arm_sn;
+	pthread_spinlock_t lock;
+};
+
+struct kite_wq {
+	struct kite_ring ring;
+	/* WQEs posted and completed (free-running; 16 bits go to the device). */
+	uint32_t pi;
+	uint32_t ci;
+	uint32_t max_sge;
+	uint64_t *wr_id;
+	/* Send queues: each WQE's ibv_wc_opcode. */
+	uint8_t *opcode;
+	pthread_spinlock_t lock;
+};
+
+struct kite_qp {
+	struct verbs_qp vqp;
+	struct kite_wq sq;
+	struct kite_wq rq;
+	uint32_t max_inline;
+	bool sq_sig_all;
+};
+
+struct kite_ah {
+	struct ibv_ah ibv_ah;
+	struct kite_wqe_ud av;
 };
 
 static inline struct kite_device *to_kite_dev(struct ibv_device *ibdev)
@@ -59,5 +129,57 @@ static inline struct kite_context *to_kite_ctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct kite_context, ibv_ctx.context);
 }
+
+static inline struct kite_cq *to_kite_cq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct kite_cq, vcq.cq);
+}
+
+static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct kite_qp, vqp.qp);
+}
+
+static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct kite_ah, ibv_ah);
+}
+
+/* Write a doorbell to the context's doorbell page. */
+void kite_ring_db(struct kite_context *ctx, uint64_t val);
+int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
+		    uint32_t entry_shift);
+void kite_ring_free(struct kite_ring *ring);
+
+static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)
+{
+	return (uint8_t *)ring->buf +
+	       ((size_t)(idx & ((1U << ring->log_depth) - 1)) << ring->entry_shift);
+}
+
+/* cq.c */
+struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int kite_destroy_cq(struct ibv_cq *ibcq);
+int kite_resize_cq(struct ibv_cq *ibcq, int cqe);
+int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void kite_cq_event(struct ibv_cq *ibcq);
+
+/* qp.c */
+struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int kite_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int kite_destroy_qp(struct ibv_qp *ibqp);
+int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int kite_destroy_ah(struct ibv_ah *ibah);
+struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn);
 
 #endif /* __KITE_H__ */

@@ -6,7 +6,8 @@
  * destroys user QPs on a Kite device through the uverbs commands, with the
  * driver data of include/uapi/rdma/kite-abi.h built here, so that each
  * field can also be given a bad value: every bad request must fail with
- * the errno the driver documents and leave nothing behind.
+ * the errno the driver documents and leave nothing behind. Then the same
+ * through libkite's verbs, as an application would.
  *
  * Output: one line per check, "ok - <what>" or "not ok - <what>: <why>";
  * the exit status is the number of failed checks (at most 100).
@@ -500,6 +501,129 @@ out_pd:
 	report(!ret, "deallocate PD: %s", strerror(ret));
 }
 
+/*
+ * The same objects through libkite (the provider's verbs): CQ create and
+ * resize, RC and UD QPs through their states, receive and send work
+ * requests posted (rings and doorbells), an address handle, teardown.
+ */
+static void test_provider(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_ah_attr aha = {};
+	struct ibv_qp_attr attr;
+	struct ibv_wc wc;
+	struct ibv_sge sge;
+	struct ibv_ah *ah = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	static char buf[4096];
+	int ret;
+
+	pd = ibv_alloc_pd(ctx);
+	report(!!pd, "libkite: allocate PD");
+	if (!pd)
+		return;
+	cq = ibv_create_cq(ctx, 100, NULL, NULL, 0);
+	report(cq && cq->cqe == 127, "libkite: create CQ of 100 CQEs: %d usable",
+	       cq ? cq->cqe : -1);
+	if (!cq)
+		goto out_pd;
+	ret = ibv_resize_cq(cq, 1000);
+	report(!ret && cq->cqe == 1023, "libkite: resize CQ to 1000: %s, %d usable",
+	       strerror(ret), cq->cqe);
+	ret = ibv_req_notify_cq(cq, 0);
+	report(!ret, "libkite: arm CQ: %s", strerror(ret));
+	report(ibv_poll_cq(cq, 1, &wc) == 0, "libkite: poll an empty CQ");
+
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qpia);
+	report(qp && qpia.cap.max_send_wr >= 8 && qpia.cap.max_recv_wr >= 8,
+	       "libkite: create UD QP: %s", qp ? "ok" : strerror(errno));
+	if (!qp)
+		goto out_cq;
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	report(!!mr, "libkite: register a 4 KiB MR: %s", mr ? "ok" : strerror(errno));
+	if (!mr)
+		goto out_qp;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = 0x11111111;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	report(!ret, "libkite: UD QP to INIT: %s", strerror(ret));
+	sge.addr = (uintptr_t)buf;
+	sge.length = 2048;
+	sge.lkey = mr->lkey;
+	rwr.wr_id = 7;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ret = ibv_post_recv(qp, &rwr, &bad_rwr);
+	report(!ret, "libkite: post a receive: %s", strerror(ret));
+	rwr.num_sge = qpia.cap.max_recv_sge + 1;
+	ret = ibv_post_recv(qp, &rwr, &bad_rwr);
+	report(ret == EINVAL && bad_rwr == &rwr,
+	       "libkite: a receive with more SGEs than the QP has is refused: %s",
+	       strerror(ret));
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	report(!ret, "libkite: UD QP to RTR: %s", strerror(ret));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0x123;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	report(!ret, "libkite: UD QP to RTS: %s", strerror(ret));
+
+	ret = ibv_query_gid(ctx, 1, 0, &gid);
+	report(!ret, "libkite: GID 0: %s", strerror(ret));
+	aha.is_global = 1;
+	aha.grh.dgid = gid;
+	aha.grh.sgid_index = 0;
+	aha.grh.hop_limit = 64;
+	aha.port_num = 1;
+	ah = ibv_create_ah(pd, &aha);
+	report(!!ah, "libkite: address handle to our own GID: %s",
+	       ah ? "ok" : strerror(errno));
+	if (ah) {
+		swr.wr_id = 9;
+		swr.opcode = IBV_WR_SEND;
+		swr.sg_list = &sge;
+		swr.num_sge = 1;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		swr.wr.ud.ah = ah;
+		swr.wr.ud.remote_qpn = qp->qp_num;
+		swr.wr.ud.remote_qkey = 0x11111111;
+		sge.length = 64;
+		ret = ibv_post_send(qp, &swr, &bad_swr);
+		report(!ret, "libkite: post a UD send: %s", strerror(ret));
+		swr.opcode = IBV_WR_RDMA_WRITE;
+		ret = ibv_post_send(qp, &swr, &bad_swr);
+		report(ret == EINVAL && bad_swr == &swr,
+		       "libkite: RDMA WRITE on a UD QP is refused: %s",
+		       strerror(ret));
+	}
+
+	if (ah)
+		report(!ibv_destroy_ah(ah), "libkite: destroy AH");
+	report(!ibv_dereg_mr(mr), "libkite: deregister MR");
+out_qp:
+	report(!ibv_destroy_qp(qp), "libkite: destroy QP");
+out_cq:
+	report(!ibv_destroy_cq(cq), "libkite: destroy CQ");
+out_pd:
+	report(!ibv_dealloc_pd(pd), "libkite: deallocate PD");
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "kite0";
@@ -532,6 +656,7 @@ int main(int argc, char **argv)
 
 	test_cqs(ctx, &da);
 	test_qps(ctx, &da);
+	test_provider(ctx);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);

@@ -272,6 +272,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.create_ah = kite_ib_create_ah,
 	.create_cq = kite_ib_create_cq,
 	.create_qp = kite_ib_create_qp,
+	.create_user_ah = kite_ib_create_ah,
 	.dealloc_pd = kite_ib_dealloc_pd,
 	.dealloc_ucontext = kite_ib_dealloc_ucontext,
 	.del_gid = kite_ib_del_gid,

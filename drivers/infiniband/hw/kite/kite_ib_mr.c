@@ -15,6 +15,8 @@
 #include <linux/dma-mapping.h>
 #include <rdma/ib_umem.h>
 
+#include <rdma/kite-abi.h>
+
 #include "kite_ib.h"
 
 /* Source of MR key tags. */
@@ -309,9 +311,11 @@ int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * kite_ib_create_ah() - build the address vector UD work requests carry
  * @ibah: the core's AH, embedded in &struct kite_ib_ah
  * @init_attr: the address
- * @udata: user data (no driver data)
+ * @udata: user AHs: struct kite_ib_create_ah_resp out (the address
+ *	vector the library puts in its UD WQEs); no request
  *
- * Context: may be called in atomic context; does not sleep.
+ * Context: may be called in atomic context; does not sleep (a user AH's
+ * response is copied in process context).
  * Return: 0 or a negative errno.
  */
 int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
@@ -321,6 +325,9 @@ int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct kite_cmd_modify_qp path = {};
 	int err;
 
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
 	/* The same translation as a connected QP's path. */
 	err = kite_ib_av_to_cmd(init_attr->ah_attr, &path);
 	if (err)
@@ -334,6 +341,13 @@ int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	av->traffic_class = path.traffic_class;
 	av->net_type = path.net_type;
 	av->flow_label = path.flow_label;
+	if (udata && udata->outlen) {
+		struct kite_ib_create_ah_resp resp = {};
+
+		static_assert(sizeof(resp.av) == sizeof(*av));
+		memcpy(resp.av, av, sizeof(*av));
+		return kite_ib_udata_resp(udata, &resp, sizeof(resp));
+	}
 	return 0;
 }
 

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libkite completion queues: the CQE ring and doorbell record in this
+ * process's memory, polled with the owner rule and armed through the
+ * doorbell record and the context's doorbell page (prm_cq.rst).
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
+
+#include "kite.h"
+
+#define KITE_CQE_SHIFT		6
+#define KITE_RING_ALIGN		4096
+
+/*
+ * Rings (CQs and work queues alike): 2^log_depth entries of 2^entry_shift
+ * bytes, zeroed, starting on a 4 KiB boundary as the kernel requires.
+ */
+int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
+		    uint32_t entry_shift)
+{
+	ring->size = align((size_t)1 << (log_depth + entry_shift),
+			   KITE_RING_ALIGN);
+	ring->log_depth = log_depth;
+	ring->entry_shift = entry_shift;
+	if (posix_memalign(&ring->buf, KITE_RING_ALIGN, ring->size)) {
+		ring->buf = NULL;
+		return ENOMEM;
+	}
+	memset(ring->buf, 0, ring->size);
+	return 0;
+}
+
+void kite_ring_free(struct kite_ring *ring)
+{
+	free(ring->buf);
+	ring->buf = NULL;
+}
+
+void kite_ring_db(struct kite_context *ctx, uint64_t val)
+{
+	mmio_write64_le((uint8_t *)ctx->db_page + KITE_DB_OFFSET,
+			htole64(val));
+}
+
+static_assert(sizeof(struct kite_cqe) == 1 << KITE_CQE_SHIFT, "CQE size");
+
+/* Every slot INVALID, so that no slot looks valid whatever the pass. */
+static void kite_cq_ring_init(struct kite_ring *ring)
+{
+	uint32_t i;
+
+	for (i = 0; i < 1U << ring->log_depth; i++) {
+		struct kite_cqe *cqe = kite_ring_entry(ring, i);
+
+		cqe->op_own = htole32(FIELD_PREP(KITE_CQE_OPCODE,
+						 KITE_CQE_OP_INVALID));
+	}
+}
+
+/*
+ * The ring for @cqe CQEs: a power of two with one slot more, for the
+ * RESIZE CQE (kite-abi.h).
+ */
+static int kite_cq_log_depth(int cqe, uint32_t *log_depth)
+{
+	uint32_t l = KITE_CQ_MIN_LOG_DEPTH;
+
+	if (cqe < 1)
+		return EINVAL;
+	while ((1U << l) <= (uint32_t)cqe) {
+		if (++l > KITE_CQ_MAX_LOG_DEPTH)
+			return EINVAL;
+	}
+	*log_depth = l;
+	return 0;
+}
+
+static bool kite_cqe_valid(const struct kite_cqe *cqe, uint32_t ci,
+			   uint32_t log_depth)
+{
+	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
+	bool expect = !((ci >> log_depth) & 1);
+
+	return (bool)(op_own & KITE_CQE_OWNER) == expect &&
+	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
+}
+
+struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ukite_create_cq_resp resp = {};
+	struct ukite_create_cq cmd = {};
+	struct kite_cq *cq;
+	uint32_t log_depth;
+	int ret;
+
+	ret = kite_cq_log_depth(cqe, &log_depth);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free;
+	ret = kite_ring_alloc(&cq->ring, log_depth, KITE_CQE_SHIFT);
+	if (ret)
+		goto err_lock;
+	kite_cq_ring_init(&cq->ring);
+	if (posix_memalign((void **)&cq->dbrec, 64, 64)) {
+		ret = ENOMEM;
+		goto err_ring;
+	}
+	memset(cq->dbrec, 0, 64);
+
+	cmd.buf_addr = (uintptr_t)cq->ring.buf;
+	cmd.dbrec_addr = (uintptr_t)cq->dbrec;
+	cmd.log_depth = log_depth;
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_dbrec;
+	if (resp.comp_mask || !resp.cqn) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "create CQ: unexpected response (comp_mask %#x, CQN %u)\n",
+			  resp.comp_mask, resp.cqn);
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		ret = EPROTO;
+		goto err_dbrec;
+	}
+	cq->cqn = resp.cqn;
+	return &cq->vcq.cq;
+
+err_dbrec:
+	free(cq->dbrec);
+err_ring:
+	kite_ring_free(&cq->ring);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret ? ret : ENOMEM;
+	return NULL;
+}
+
+int kite_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	free(cq->dbrec);
+	kite_ring_free(&cq->ring);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/*
+ * After a resize command: the CQEs between ci and the RESIZE CQE are still
+ * in the old ring. Move them to the same counters in the new one, with the
+ * owner bit of the new depth (prm_cq.rst, "Resize"). Returns false if the
+ * RESIZE CQE is not there (the device broke the protocol).
+ */
+static bool kite_cq_move_cqes(struct kite_cq *cq, struct kite_ring *old)
+{
+	uint32_t ci = cq->ci, n;
+
+	for (n = 0; n < 1U << old->log_depth; n++, ci++) {
+		struct kite_cqe *src = kite_ring_entry(old, ci);
+		struct kite_cqe *dst = kite_ring_entry(&cq->ring, ci);
+		uint32_t op_own;
+
+		if (!kite_cqe_valid(src, ci, old->log_depth))
+			return false;
+		udma_from_device_barrier();
+		op_own = le32toh(src->op_own);
+		if (FIELD_GET(KITE_CQE_OPCODE, op_own) == KITE_CQE_OP_RESIZE)
+			return true;
+		memcpy(dst, src, sizeof(*dst));
+		op_own &= ~KITE_CQE_OWNER;
+		if (!((ci >> cq->ring.log_depth) & 1))
+			op_own |= KITE_CQE_OWNER;
+		dst->op_own = htole32(op_own);
+	}
+	return false;
+}
+
+int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	struct ib_uverbs_resize_cq_resp resp = {};
+	struct ukite_resize_cq cmd = {};
+	struct kite_ring ring, old;
+	uint32_t log_depth;
+	int ret;
+
+	ret = kite_cq_log_depth(cqe, &log_depth);
+	if (ret)
+		return ret;
+	ret = kite_ring_alloc(&ring, log_depth, KITE_CQE_SHIFT);
+	if (ret)
+		return ret;
+	kite_cq_ring_init(&ring);
+	cmd.buf_addr = (uintptr_t)ring.buf;
+	cmd.log_depth = log_depth;
+
+	/* No poll while the rings change. */
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		kite_ring_free(&ring);
+		return ret;
+	}
+	old = cq->ring;
+	cq->ring = ring;
+	if (!kite_cq_move_cqes(cq, &old))
+		verbs_err(verbs_get_ctx(ibcq->context),
+			  "CQ %u: no RESIZE CQE in the old ring; completions may be lost\n",
+			  cq->cqn);
+	pthread_spin_unlock(&cq->lock);
+	kite_ring_free(&old);
+	return 0;
+}
+
+static enum ibv_wc_status kite_syndrome_to_status(uint32_t syndrome)
+{
+	switch (syndrome) {
+	case KITE_SYND_LOCAL_LENGTH:
+		return IBV_WC_LOC_LEN_ERR;
+	case KITE_SYND_LOCAL_QP_OP:
+		return IBV_WC_LOC_QP_OP_ERR;
+	case KITE_SYND_LOCAL_PROT:
+		return IBV_WC_LOC_PROT_ERR;
+	case KITE_SYND_WR_FLUSH:
+		return IBV_WC_WR_FLUSH_ERR;
+	case KITE_SYND_MW_BIND:
+		return IBV_WC_MW_BIND_ERR;
+	case KITE_SYND_BAD_RESP:
+		return IBV_WC_BAD_RESP_ERR;
+	case KITE_SYND_LOCAL_ACCESS:
+		return IBV_WC_LOC_ACCESS_ERR;
+	case KITE_SYND_REMOTE_INVAL_REQ:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case KITE_SYND_REMOTE_ACCESS:
+		return IBV_WC_REM_ACCESS_ERR;
+	case KITE_SYND_REMOTE_OP:
+		return IBV_WC_REM_OP_ERR;
+	case KITE_SYND_RETRY_EXC:
+		return IBV_WC_RETRY_EXC_ERR;
+	case KITE_SYND_RNR_RETRY_EXC:
+		return IBV_WC_RNR_RETRY_EXC_ERR;
+	case KITE_SYND_ABORTED:
+		return IBV_WC_REM_ABORT_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/*
+ * Complete the WQE with 16-bit index @idx on @wq; WQEs complete in order, so
+ * the consumer counter moves past it. False if @idx is not outstanding.
+ */
+static bool kite_wq_complete(struct kite_wq *wq, uint16_t idx, uint32_t *slot)
+{
+	uint32_t outstanding = wq->pi - wq->ci;
+	uint16_t off = idx - (uint16_t)wq->ci;
+
+	if (outstanding > 1U << wq->ring.log_depth || off >= outstanding)
+		return false;
+	*slot = idx & ((1U << wq->ring.log_depth) - 1);
+	wq->ci += off + 1;
+	return true;
+}
+
+/* Fill @wc from a valid CQE; false if the CQE is skipped. */
+static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
+			   uint32_t op, struct ibv_wc *wc)
+{
+	struct kite_context *ctx = to_kite_ctx(cq->vcq.cq.context);
+	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
+	uint16_t flags = le16toh(cqe->flags);
+	bool send = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
+	struct kite_qp *qp = kite_find_qp(ctx, qpn);
+	struct kite_wq *wq;
+	uint32_t slot;
+	bool ok;
+
+	if (!qp || op == KITE_CQE_OP_RESIZE) {
+		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
+			   "CQ %u: CQE (opcode %#x) for unknown QP %u skipped\n",
+			   cq->cqn, op, qpn);
+		return false;
+	}
+	wq = send ? &qp->sq : &qp->rq;
+	pthread_spin_lock(&wq->lock);
+	ok = kite_wq_complete(wq, le16toh(cqe->wqe_idx), &slot);
+	pthread_spin_unlock(&wq->lock);
+	if (!ok) {
+		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
+			   "CQ %u: QP %u CQE for WQE %u not outstanding, skipped\n",
+			   cq->cqn, qpn, le16toh(cqe->wqe_idx));
+		return false;
+	}
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wq->wr_id[slot];
+	wc->qp_num = qpn;
+	wc->status = IBV_WC_SUCCESS;
+	wc->byte_len = le32toh(cqe->byte_len);
+	switch (op) {
+	case KITE_CQE_OP_REQ:
+	case KITE_CQE_OP_REQ_ERR:
+		wc->opcode = qp->sq.opcode[slot];
+		break;
+	case KITE_CQE_OP_RESP_SEND:
+	case KITE_CQE_OP_RESP_SEND_IMM:
+	case KITE_CQE_OP_RESP_SEND_INV:
+	case KITE_CQE_OP_RESP_ERR:
+		wc->opcode = IBV_WC_RECV;
+		break;
+	case KITE_CQE_OP_RESP_WRITE_IMM:
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		break;
+	default:
+		wc->status = IBV_WC_GENERAL_ERR;
+		return true;
+	}
+	if (op == KITE_CQE_OP_REQ_ERR || op == KITE_CQE_OP_RESP_ERR) {
+		uint32_t synd = le32toh(cqe->syndrome);
+
+		wc->status = kite_syndrome_to_status(FIELD_GET(KITE_CQE_SYNDROME,
+							       synd));
+		wc->vendor_err = FIELD_GET(KITE_CQE_VENDOR_SYNDROME, synd);
+		wc->byte_len = 0;
+		return true;
+	}
+	if (op == KITE_CQE_OP_RESP_SEND_IMM || op == KITE_CQE_OP_RESP_WRITE_IMM) {
+		wc->imm_data = cqe->imm_data;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+	} else if (op == KITE_CQE_OP_RESP_SEND_INV) {
+		wc->invalidated_rkey = le32toh(cqe->inv_rkey);
+		wc->wc_flags |= IBV_WC_WITH_INV;
+	}
+	if (!send && (flags & KITE_CQE_F_GRH))
+		wc->wc_flags |= IBV_WC_GRH;
+	if (!send && qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
+		if (flags & KITE_CQE_F_VLAN)
+			wc->sl = FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
+	}
+	return true;
+}
+
+int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	uint32_t start, op;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	start = cq->ci;
+	while (n < num_entries) {
+		struct kite_cqe *cqe = kite_ring_entry(&cq->ring, cq->ci);
+
+		if (!kite_cqe_valid(cqe, cq->ci, cq->ring.log_depth))
+			break;
+		/* The CQE's body only after its owner bit. */
+		udma_from_device_barrier();
+		op = FIELD_GET(KITE_CQE_OPCODE, le32toh(cqe->op_own));
+		if (op == KITE_CQE_OP_RESIZE) {
+			/* resize moves past these; one here is a device bug. */
+			verbs_err(verbs_get_ctx(ibcq->context),
+				  "CQ %u: RESIZE CQE at %u outside a resize\n",
+				  cq->cqn, cq->ci);
+			break;
+		}
+		if (kite_cqe_to_wc(cq, cqe, op, &wc[n]))
+			n++;
+		cq->ci++;
+	}
+	if (cq->ci != start) {
+		/* Done reading the CQEs before the device may reuse them. */
+		udma_to_device_barrier();
+		cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct kite_context *ctx = to_kite_ctx(ibcq->context);
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	uint64_t cmd = solicited_only ? KITE_CQ_ARM_SOLICITED :
+					KITE_CQ_ARM_NEXT;
+	uint8_t sn;
+
+	pthread_spin_lock(&cq->lock);
+	sn = cq->arm_sn & 3;
+	cq->dbrec->arm = htole32(FIELD_PREP(KITE_CQ_DB_ARM_CI,
+					    cq->ci & KITE_CQ_INDEX_MASK) |
+				 FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
+				 FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn));
+	/* The record before the doorbell that makes the device read it. */
+	udma_to_device_barrier();
+	kite_ring_db(ctx, FIELD_PREP(KITE_DB_OBJ, cq->cqn) |
+			  FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_CQ_ARM) |
+			  FIELD_PREP(KITE_DB_CQ_CMD, cmd) |
+			  FIELD_PREP(KITE_DB_CQ_CMD_SN, sn));
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+void kite_cq_event(struct ibv_cq *ibcq)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+
+	pthread_spin_lock(&cq->lock);
+	cq->arm_sn = (cq->arm_sn + 1) & 3;
+	pthread_spin_unlock(&cq->lock);
+}
