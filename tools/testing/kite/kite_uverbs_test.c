@@ -12,7 +12,9 @@
  * Output: one line per check, "ok - <what>" or "not ok - <what>: <why>";
  * the exit status is the number of failed checks (at most 100).
  *
- * usage: kite_uverbs_test [DEVICE]        (default: kite0)
+ * usage: kite_uverbs_test [DEVICE [--data]]    (default: kite0)
+ *   --data: also check that a UD send to the QP itself arrives (the
+ *           device's loopback), with its GRH and payload
  *
  * Copyright (c) 2026 Kite
  */
@@ -502,11 +504,48 @@ out_pd:
 }
 
 /*
+ * The UD send to our own QP went through the device's loopback: a send
+ * completion, and a receive completion whose buffer holds the 40-byte GRH
+ * and then the 64 bytes sent.
+ */
+static void check_loopback(struct ibv_cq *cq, struct ibv_qp *qp,
+			   const char *buf)
+{
+	struct ibv_wc wc[4];
+	int n = 0, i, tries, send_ok = 0, recv_ok = 0, data_ok = 1;
+
+	for (tries = 0; tries < 2000 && n < 2; tries++) {
+		int got = ibv_poll_cq(cq, 4 - n, wc + n);
+
+		if (got < 0)
+			break;
+		n += got;
+		if (n < 2)
+			usleep(1000);
+	}
+	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id == 9 && wc[i].status == IBV_WC_SUCCESS &&
+		    wc[i].opcode == IBV_WC_SEND)
+			send_ok = 1;
+		if (wc[i].wr_id == 7 && wc[i].status == IBV_WC_SUCCESS &&
+		    wc[i].opcode == IBV_WC_RECV && wc[i].byte_len == 40 + 64 &&
+		    (wc[i].wc_flags & IBV_WC_GRH) && wc[i].src_qp == qp->qp_num)
+			recv_ok = 1;
+	}
+	for (i = 0; i < 64; i++)
+		if (buf[40 + i] != (char)(0xa5 ^ i))
+			data_ok = 0;
+	report(send_ok, "libkite loopback: send completion (%d completions)", n);
+	report(recv_ok, "libkite loopback: receive completion: 104 bytes with GRH from our QP");
+	report(recv_ok && data_ok, "libkite loopback: payload after the GRH, byte for byte");
+}
+
+/*
  * The same objects through libkite (the provider's verbs): CQ create and
  * resize, RC and UD QPs through their states, receive and send work
  * requests posted (rings and doorbells), an address handle, teardown.
  */
-static void test_provider(struct ibv_context *ctx)
+static void test_provider(struct ibv_context *ctx, int data)
 {
 	struct ibv_qp_init_attr qpia = {
 		.qp_type = IBV_QPT_UD,
@@ -595,17 +634,27 @@ static void test_provider(struct ibv_context *ctx)
 	report(!!ah, "libkite: address handle to our own GID: %s",
 	       ah ? "ok" : strerror(errno));
 	if (ah) {
+		struct ibv_sge ssge = {
+			.addr = (uintptr_t)buf + 2048,
+			.length = 64,
+			.lkey = mr->lkey,
+		};
+
+		for (ret = 0; ret < 64; ret++)
+			buf[2048 + ret] = (char)(0xa5 ^ ret);
 		swr.wr_id = 9;
 		swr.opcode = IBV_WR_SEND;
-		swr.sg_list = &sge;
+		swr.sg_list = &ssge;
 		swr.num_sge = 1;
 		swr.send_flags = IBV_SEND_SIGNALED;
 		swr.wr.ud.ah = ah;
 		swr.wr.ud.remote_qpn = qp->qp_num;
 		swr.wr.ud.remote_qkey = 0x11111111;
-		sge.length = 64;
 		ret = ibv_post_send(qp, &swr, &bad_swr);
-		report(!ret, "libkite: post a UD send: %s", strerror(ret));
+		report(!ret, "libkite: post a UD send to ourselves: %s",
+		       strerror(ret));
+		if (!ret && data)
+			check_loopback(cq, qp, buf);
 		swr.opcode = IBV_WR_RDMA_WRITE;
 		ret = ibv_post_send(qp, &swr, &bad_swr);
 		report(ret == EINVAL && bad_swr == &swr,
@@ -626,6 +675,7 @@ out_pd:
 
 int main(int argc, char **argv)
 {
+	int data = argc > 2 && !strcmp(argv[2], "--data");
 	const char *name = argc > 1 ? argv[1] : "kite0";
 	struct ibv_device **list, *dev = NULL;
 	struct ibv_device_attr da;
@@ -656,7 +706,7 @@ int main(int argc, char **argv)
 
 	test_cqs(ctx, &da);
 	test_qps(ctx, &da);
-	test_provider(ctx);
+	test_provider(ctx, data);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);
