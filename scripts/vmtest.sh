@@ -14,6 +14,9 @@
 #          reset, devlink reload, unbind/rebind, unload during traffic
 #   rdma   one Kite VM: kite_ib's command channel and event queues, a
 #          device that stops answering commands
+#   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
+#          (kite_verbs_test), device command errors and a device that
+#          hangs while objects exist, with errno and leak checks
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -102,7 +105,14 @@ group_rdma() {
 	vm_outcome rdma "$st" rdma
 }
 
-KITE_VM_GROUPS=(bind wire eth ethops rdma)
+group_verbs() {
+	local st=0
+	vm_start verbs "$VMLOGS/verbs" "$KITE_ROOT/scripts/guest/test-verbs.sh" --kite
+	vm_wait verbs "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome verbs "$st" verbs
+}
+
+KITE_VM_GROUPS=(bind wire eth ethops rdma verbs)
 
 vmtest_run() {
 	local g
