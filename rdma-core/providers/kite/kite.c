@@ -9,10 +9,12 @@
  * RDMA_DRIVER_UNKNOWN, so the device is matched by its parent's modalias or
  * by name, and only a kernel speaking KITE_UVERBS_ABI_VERSION is accepted.
  *
- * This first version opens a device: it allocates the user context, checks
- * the kernel's answer and maps the context's doorbell page, and answers the
- * device and port queries. Every other verb is left unset, so libibverbs
- * fails it with EOPNOTSUPP; the data path follows.
+ * This version opens a device: it allocates the user context, checks the
+ * kernel's answer and maps the context's doorbell page, answers the device
+ * and port queries, and allocates protection domains and registers memory
+ * regions (plain uverbs commands: kite_ib takes no driver data for them).
+ * Every other verb is left unset, so libibverbs fails it with EOPNOTSUPP;
+ * the data path follows.
  *
  * Copyright (c) 2026 Kite
  */
@@ -62,6 +64,75 @@ static int kite_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
+static struct ibv_pd *kite_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+
+	return pd;
+}
+
+static int kite_dealloc_pd(struct ibv_pd *pd)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_pd(pd);
+	if (err)
+		return err;
+
+	free(pd);
+	return 0;
+}
+
+static struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				  uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+
+	return &vmr->ibv_mr;
+}
+
+static int kite_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+
+	free(vmr);
+	return 0;
+}
+
 static void kite_free_context(struct ibv_context *ibctx)
 {
 	struct kite_context *ctx = to_kite_ctx(ibctx);
@@ -72,9 +143,13 @@ static void kite_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops kite_context_ops = {
+	.alloc_pd = kite_alloc_pd,
+	.dealloc_pd = kite_dealloc_pd,
+	.dereg_mr = kite_dereg_mr,
 	.free_context = kite_free_context,
 	.query_device_ex = kite_query_device_ex,
 	.query_port = kite_query_port,
+	.reg_mr = kite_reg_mr,
 };
 
 /* Returns 0 or the errno describing what is wrong with the response. */
