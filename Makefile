@@ -5,6 +5,8 @@
 #   make demo      boot a VM with the emulated Kite NIC, load the drivers,
 #                  show rdma link and ibv_devinfo (sets everything up)
 #   make check     every test (sets everything up); ends "N passed, N failed"
+#   make bench     a benchmark, not a test: CQ/QP create/destroy and 1 GiB MR
+#                  registration times in a VM (scripts/bench.sh)
 #
 #   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
 #                  running kernel); make install; modprobe kite_en
@@ -18,7 +20,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
-	prm upstream qemu rdma-core vmtest clean help
+	prm upstream qemu rdma-core vmtest bench clean help
 
 all: modules
 
@@ -43,8 +45,11 @@ kunit sparse checkpatch prm upstream qemu rdma-core:
 vmtest:
 	@$(S)/check.sh vm
 
+bench:
+	@$(S)/bench.sh
+
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,18p' Makefile

@@ -37,7 +37,8 @@ no_warnings() {
 	! grep -E '(warning|error):' "$1" | sed 's/^/# /' | grep .
 }
 
-KERNEL_SOURCES=$(cd "$KITE_ROOT" && find drivers include compat -name '*.[ch]' | sort)
+KERNEL_SOURCES=$(cd "$KITE_ROOT" && find drivers include compat tools/testing/kite \
+	-name '*.[ch]' ! -name kite_mr_bench.c | sort)
 
 step_build() {
 	local rc=0
@@ -47,6 +48,11 @@ step_build() {
 	run build "$KITE_ROOT/scripts/build-modules.sh" "$KDIR" W=1 || rc=1
 	[ "$rc" = 0 ] && no_warnings "$LOGS/build.log" || rc=1
 	tap_result "$rc" "build: kite_en.ko and kite_ib.ko against $KVER headers, W=1, no warnings"
+	rc=0
+	find "$KITE_CACHE/build/modules-$KVER/test-src" -name '*.o' -delete 2>/dev/null
+	run build-test "$KITE_ROOT/scripts/build-test-modules.sh" "$KDIR" W=1 || rc=1
+	[ "$rc" = 0 ] && no_warnings "$LOGS/build-test.log" || rc=1
+	tap_result "$rc" "build: kite_verbs_test.ko (tools/testing/kite) against $KVER headers, W=1, no warnings"
 }
 
 step_sparse() {
@@ -54,6 +60,10 @@ step_sparse() {
 	run sparse "$KITE_ROOT/scripts/build-modules.sh" "$KDIR" C=2 || rc=1
 	[ "$rc" = 0 ] && no_warnings "$LOGS/sparse.log" || rc=1
 	tap_result "$rc" "sparse: C=2 over every kernel source, no warnings"
+	rc=0
+	run sparse-test "$KITE_ROOT/scripts/build-test-modules.sh" "$KDIR" C=2 || rc=1
+	[ "$rc" = 0 ] && no_warnings "$LOGS/sparse-test.log" || rc=1
+	tap_result "$rc" "sparse: C=2 over the test modules (tools/testing/kite), no warnings"
 }
 
 step_checkpatch() {

@@ -3,7 +3,8 @@
 # the Kite device model, the host's / as the guest root (read-only 9p with
 # a tmpfs overlay) and a read-write results share. Source this file.
 #
-#   vm_prepare                  build QEMU, the modules, the initramfs
+#   vm_prepare                  build QEMU, the modules (drivers and test
+#                               modules), the initramfs
 #   vm_start NAME DIR SCRIPT [--kite] [--net SPEC] [--virtio-net SPEC]
 #            [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
 #                               start a VM in the background; DIR receives
@@ -34,10 +35,12 @@ vm_prepare() {
 	KITE_GUEST_KERNEL=$(ls /boot/vmlinuz-"$kver")
 	"$KITE_ROOT/scripts/build-qemu.sh" >/dev/null
 	KITE_MODDIR=$("$KITE_ROOT/scripts/build-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
+	KITE_TESTMOD_DIR=$("$KITE_ROOT/scripts/build-test-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
 	KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver")
 	KITE_TOOLS=$("$KITE_ROOT/scripts/build-tools.sh" | tail -n 1)
 	[ -x "$KITE_QEMU" ] || die "QEMU not built"
 	[ -f "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" ] || die "modules not built"
+	[ -f "$KITE_TESTMOD_DIR/kite_verbs_test.ko" ] || die "test modules not built"
 }
 
 # A MAC address from a small integer.
@@ -70,8 +73,8 @@ vm_start() {
 	{
 		printf 'export KITE_ROOT=%q KITE_CACHE=%q KITE_VM_NAME=%q\n' "$KITE_ROOT" "$KITE_CACHE" "$name"
 		printf 'export KITE_GUEST_SCRIPT=%q KITE_INTERACTIVE=%q\n' "$script" "$interactive"
-		printf 'export KITE_MODDIR=%q KITE_RDMA_CORE=%q KITE_TOOLS=%q\n' \
-			"$KITE_MODDIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
+		printf 'export KITE_MODDIR=%q KITE_TESTMOD_DIR=%q KITE_RDMA_CORE=%q KITE_TOOLS=%q\n' \
+			"$KITE_MODDIR" "$KITE_TESTMOD_DIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 

@@ -15,6 +15,9 @@
 #   rdma   one Kite VM: kite_ib's command channel and event queues, the
 #          RDMA device in the tools, user CQs/QPs through the uverbs ABI, a
 #          device that stops answering commands
+#   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
+#          (kite_verbs_test), device command errors and a device that
+#          hangs while objects exist, with errno and leak checks
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -103,7 +106,14 @@ group_rdma() {
 	vm_outcome rdma "$st" rdma
 }
 
-KITE_VM_GROUPS=(bind wire eth ethops rdma)
+group_verbs() {
+	local st=0
+	vm_start verbs "$VMLOGS/verbs" "$KITE_ROOT/scripts/guest/test-verbs.sh" --kite
+	vm_wait verbs "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome verbs "$st" verbs
+}
+
+KITE_VM_GROUPS=(bind wire eth ethops rdma verbs)
 
 vmtest_run() {
 	local g

@@ -1,0 +1,1402 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kite_verbs_test: bad-input tests and a benchmark of kite_ib's kernel
+ * verbs, called through the RDMA core as a kernel ULP would.
+ *
+ * The module is an ib_client: it attaches to the RDMA device named by the
+ * "ibdev" parameter (default kite0) whenever that device is registered,
+ * and registers an event handler on it. A case set runs when its name is
+ * written to the "run" parameter:
+ *
+ *	echo bad >/sys/module/kite_verbs_test/parameters/run
+ *
+ * bad               every verb with input beyond the device's limits or
+ *                   against the IB rules, checking the exact errno
+ * fault OP STATUS   the device fails command OP with STATUS (set by the
+ *                   host through the model's fault-cmd-* properties): the
+ *                   verb issuing OP fails with the errno of STATUS
+ * hang_prepare      create a PD, CQ, QP and MR and keep them
+ * hang TIMEOUT_MS   the device no longer answers: the next command times
+ *                   out, IB_EVENT_DEVICE_FATAL arrives, later commands fail
+ *                   fast and the kept objects are destroyed locally
+ * works             destroy kept objects, then every verb works
+ * capacity          the device's CQ, QP and PD tables hold what QUERY_DEVICE
+ *                   promised (nothing leaked inside the device)
+ * bench N           create and destroy N CQs and N QPs, timed
+ *
+ * Results are TAP-like kernel log lines, "kite_verbs_test: ok - SET: NAME"
+ * or "kite_verbs_test: not ok - SET: NAME" (followed by a "# got ..."
+ * line), and each run ends with "kite_verbs_test: done SET: N cases, F
+ * failed". Every run checks with the RDMA core's resource tracking that it
+ * left no PD, CQ, QP or MR behind.
+ *
+ * Copyright (c) 2026 Kite
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/errno.h>
+#include <linux/kite/kite_hw.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/restrack.h>
+
+static char *ibdev = "kite0";
+module_param(ibdev, charp, 0444);
+MODULE_PARM_DESC(ibdev, "Name of the RDMA device to test (default kite0)");
+
+/* The resource types whose counts must not change across a run. */
+static const enum rdma_restrack_type kvt_res_types[] = {
+	RDMA_RESTRACK_PD, RDMA_RESTRACK_CQ, RDMA_RESTRACK_QP, RDMA_RESTRACK_MR,
+};
+
+static const char * const kvt_res_names[] = { "pd", "cq", "qp", "mr" };
+
+/**
+ * struct kvt_state - the attached device and objects kept across runs
+ * @lock: serialises runs with attach and detach
+ * @dev: the attached device, or NULL
+ * @handler: the event handler registered on @dev
+ * @fatal_events: IB_EVENT_DEVICE_FATAL events seen on @dev
+ * @pd: kept PD (destroy faults, hang)
+ * @cq: kept CQ
+ * @qp: kept QP
+ * @mr: kept MR
+ * @mr_untracked: @mr is no longer in the core's resource tracking (the
+ *	core drops it before calling the driver's dereg_mr, even if that fails)
+ */
+struct kvt_state {
+	struct mutex lock;	/* see above */
+	struct ib_device *dev;
+	struct ib_event_handler handler;
+	atomic_t fatal_events;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	bool mr_untracked;
+};
+
+static struct kvt_state kvt = {
+	.lock = __MUTEX_INITIALIZER(kvt.lock),
+};
+
+/**
+ * struct kvt_run - one run of a case set
+ * @set: the set's name, prefixed to every result
+ * @dev: the device
+ * @n: results so far
+ * @failed: failed results so far
+ * @res: resource counts when the run started
+ */
+struct kvt_run {
+	const char *set;
+	struct ib_device *dev;
+	unsigned int n;
+	unsigned int failed;
+	int res[ARRAY_SIZE(kvt_res_types)];
+};
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+/* ------------------------------------------------------------------ */
+
+static __printf(3, 4) bool kvt_result(struct kvt_run *r, bool ok,
+				      const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	r->n++;
+	if (!ok)
+		r->failed++;
+	pr_info("%sok - %s: %pV\n", ok ? "" : "not ", r->set, &vaf);
+	va_end(args);
+	return ok;
+}
+
+static __printf(2, 3) void kvt_skip(struct kvt_run *r, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	r->n++;
+	pr_info("ok - %s: %pV\n", r->set, &vaf);
+	va_end(args);
+}
+
+/* Check that a verb returned @want (0 or a negative errno). */
+static __printf(4, 5) bool kvt_expect(struct kvt_run *r, int got, int want,
+				      const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+	bool ok = got == want;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	r->n++;
+	if (!ok)
+		r->failed++;
+	if (want)
+		pr_info("%sok - %s: %pV fails with %pe\n", ok ? "" : "not ",
+			r->set, &vaf, ERR_PTR(want));
+	else
+		pr_info("%sok - %s: %pV succeeds\n", ok ? "" : "not ", r->set,
+			&vaf);
+	if (!ok)
+		pr_info("# got %d (%pe), want %d\n", got,
+			ERR_PTR(got ? got : -EINVAL), want);
+	va_end(args);
+	return ok;
+}
+
+/* Objects kept across runs, per type in kvt_res_types order. */
+static void kvt_kept(int *kept)
+{
+	kept[0] = !!kvt.pd;
+	kept[1] = !!kvt.cq;
+	kept[2] = !!kvt.qp;
+	kept[3] = kvt.mr && !kvt.mr_untracked;
+}
+
+static bool kvt_kept_any(void)
+{
+	return kvt.pd || kvt.cq || kvt.qp || kvt.mr;
+}
+
+static void kvt_res_snapshot(struct kvt_run *r, int *res)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
+		res[i] = rdma_restrack_count(r->dev, kvt_res_types[i], false);
+}
+
+/*
+ * The run's resource counts are back where they started, give or take the
+ * objects kept across runs that the run added or destroyed (@kept0: those
+ * kept when it started).
+ */
+static void kvt_res_check(struct kvt_run *r, const int *kept0)
+{
+	int now[ARRAY_SIZE(kvt_res_types)], kept[ARRAY_SIZE(kvt_res_types)];
+	bool ok = true;
+	unsigned int i;
+
+	kvt_res_snapshot(r, now);
+	kvt_kept(kept);
+	for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
+		ok &= now[i] == r->res[i] + kept[i] - kept0[i];
+	if (!kvt_result(r, ok, "no PD, CQ, QP or MR leaked (rdma restrack counts)"))
+		for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
+			pr_info("# %s: %d at start, %d now, kept %d -> %d\n",
+				kvt_res_names[i], r->res[i], now[i], kept0[i],
+				kept[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Object helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+static void kvt_comp(struct ib_cq *cq, void *ctx)
+{
+}
+
+static void kvt_cq_event(struct ib_event *ev, void *ctx)
+{
+	pr_info("event %s on CQ\n", ib_event_msg(ev->event));
+}
+
+static void kvt_qp_event(struct ib_event *ev, void *ctx)
+{
+	pr_info("event %s on QP %u\n", ib_event_msg(ev->event),
+		ev->element.qp->qp_num);
+}
+
+/* Create a CQ; on success keep it in *@out or destroy it again. */
+static int kvt_cq(struct kvt_run *r, int cqe, u32 flags, struct ib_cq **out)
+{
+	struct ib_cq_init_attr attr = {
+		.cqe = cqe,
+		.flags = flags,
+	};
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(r->dev, kvt_comp, kvt_cq_event, NULL, &attr);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	if (out)
+		*out = cq;
+	else
+		ib_destroy_cq_user(cq, NULL);
+	return 0;
+}
+
+static void kvt_qp_attr(struct ib_qp_init_attr *attr, struct ib_cq *cq,
+			enum ib_qp_type type)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->event_handler = kvt_qp_event;
+	attr->send_cq = cq;
+	attr->recv_cq = cq;
+	attr->qp_type = type;
+	attr->sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr->cap.max_send_wr = 16;
+	attr->cap.max_recv_wr = 16;
+	attr->cap.max_send_sge = 1;
+	attr->cap.max_recv_sge = 1;
+}
+
+/* Create a QP; on success keep it in *@out or destroy it again. */
+static int kvt_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr,
+		  struct ib_qp **out)
+{
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(pd, attr);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	if (out)
+		*out = qp;
+	else
+		ib_destroy_qp_user(qp, NULL);
+	return 0;
+}
+
+/* Allocate a fast-registration MR; keep it in *@out or free it again. */
+static int kvt_mr(struct ib_pd *pd, enum ib_mr_type type, u32 max_sg,
+		  struct ib_mr **out)
+{
+	struct ib_mr *mr;
+
+	mr = ib_alloc_mr(pd, type, max_sg);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	if (out)
+		*out = mr;
+	else
+		ib_dereg_mr_user(mr, NULL);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Addresses                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The first valid GID index of port 1 (and its GID and MAC), and the first
+ * empty one; -1 when there is none.
+ */
+static void kvt_gids(struct ib_device *dev, int *valid, int *empty,
+		     union ib_gid *gid, u8 *mac)
+{
+	const struct ib_gid_attr *attr;
+	int i, len = ib_port_immutable_read(dev, 1)->gid_tbl_len;
+	u16 vlan;
+
+	*valid = -1;
+	*empty = -1;
+	for (i = 0; i < len && (*valid < 0 || *empty < 0); i++) {
+		attr = rdma_get_gid_attr(dev, 1, i);
+		if (IS_ERR(attr)) {
+			if (*empty < 0 && PTR_ERR(attr) == -ENODATA)
+				*empty = i;
+			continue;
+		}
+		if (*valid < 0 && !rdma_read_gid_l2_fields(attr, &vlan, mac)) {
+			*valid = i;
+			*gid = attr->gid;
+		}
+		rdma_put_gid_attr(attr);
+	}
+}
+
+/* INIT -> RTR attributes of an RC QP looping back to itself. */
+static int kvt_rtr_attr(struct ib_qp *qp, struct ib_qp_attr *a, int sgid,
+			union ib_gid *gid, const u8 *mac)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IB_QPS_RTR;
+	a->path_mtu = IB_MTU_1024;
+	a->dest_qp_num = qp->qp_num;
+	a->rq_psn = 0x123;
+	a->max_dest_rd_atomic = 1;
+	a->min_rnr_timer = 12;
+	a->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a->ah_attr, 1);
+	rdma_ah_set_grh(&a->ah_attr, gid, 0, sgid, 64, 0);
+	memcpy(a->ah_attr.roce.dmac, mac, ETH_ALEN);
+	return IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+	       IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+}
+
+static int kvt_rts_attr(struct ib_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IB_QPS_RTS;
+	a->sq_psn = 0x456;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->max_rd_atomic = 1;
+	return IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+	       IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC;
+}
+
+static int kvt_init_attr(struct ib_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IB_QPS_INIT;
+	a->port_num = 1;
+	a->pkey_index = 0;
+	a->qp_access_flags = IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE;
+	return IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+	       IB_QP_ACCESS_FLAGS;
+}
+
+/* ------------------------------------------------------------------ */
+/* bad: input the verbs must refuse                                    */
+/* ------------------------------------------------------------------ */
+
+static void kvt_bad_cq(struct kvt_run *r)
+{
+	const struct ib_device_attr *caps = &r->dev->attrs;
+	u16 count = caps->cq_caps.max_cq_moderation_count;
+	u16 period = caps->cq_caps.max_cq_moderation_period;
+	struct ib_cq *cq;
+	int err;
+
+	kvt_expect(r, kvt_cq(r, caps->max_cqe + 1, 0, NULL), -EINVAL,
+		   "create_cq(cqe = max_cqe + 1 = %d)", caps->max_cqe + 1);
+	kvt_expect(r, kvt_cq(r, 0, 0, NULL), -EINVAL, "create_cq(cqe = 0)");
+	kvt_expect(r, kvt_cq(r, -1, 0, NULL), -EINVAL, "create_cq(cqe = -1)");
+	kvt_expect(r, kvt_cq(r, INT_MIN, 0, NULL), -EINVAL,
+		   "create_cq(cqe = INT_MIN)");
+	kvt_expect(r, kvt_cq(r, 16, IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION,
+			     NULL),
+		   -EOPNOTSUPP, "create_cq(flags = TIMESTAMP_COMPLETION)");
+
+	/* The limit itself is usable. */
+	err = kvt_cq(r, caps->max_cqe, 0, &cq);
+	if (kvt_expect(r, err, 0, "create_cq(cqe = max_cqe = %d)",
+		       caps->max_cqe)) {
+		kvt_result(r, cq->cqe >= caps->max_cqe,
+			   "create_cq(cqe = max_cqe) gives at least max_cqe CQEs (%d)",
+			   cq->cqe);
+		kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0,
+			   "destroy_cq(max_cqe CQ)");
+	}
+
+	/* Moderation limits (u16 in the verb). */
+	err = kvt_cq(r, 16, 0, &cq);
+	if (!kvt_expect(r, err, 0, "create_cq(cqe = 16)"))
+		return;
+	kvt_expect(r, rdma_set_cq_moderation(cq, count, period), 0,
+		   "modify_cq(count = %u, period = %u: the maxima)", count,
+		   period);
+	/* Out of range only if the device's maxima are below the u16's. */
+	if (count < U16_MAX)
+		kvt_expect(r, rdma_set_cq_moderation(cq, count + 1, 0), -EINVAL,
+			   "modify_cq(count = max + 1)");
+	else
+		kvt_skip(r, "modify_cq(count = max + 1) # SKIP the device's maximum is U16_MAX");
+	if (period < U16_MAX)
+		kvt_expect(r, rdma_set_cq_moderation(cq, 0, period + 1), -EINVAL,
+			   "modify_cq(period = max + 1)");
+	else
+		kvt_skip(r, "modify_cq(period = max + 1) # SKIP the device's maximum is U16_MAX");
+	kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0, "destroy_cq");
+}
+
+static void kvt_bad_mr(struct kvt_run *r, struct ib_pd *pd)
+{
+	u32 max = r->dev->attrs.max_fast_reg_page_list_len;
+	struct ib_pd *gpd;
+
+	kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, 0, NULL), -EINVAL,
+		   "alloc_mr(max_num_sg = 0)");
+	kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, max + 1, NULL), -EINVAL,
+		   "alloc_mr(max_num_sg = max_fast_reg_page_list_len + 1 = %u)",
+		   max + 1);
+	kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_SG_GAPS, 16, NULL), -EOPNOTSUPP,
+		   "alloc_mr(type = SG_GAPS)");
+	kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, max, NULL), 0,
+		   "alloc_mr(max_num_sg = max_fast_reg_page_list_len = %u)",
+		   max);
+
+	/* A DMA MR (REG_MR with the PHYS flag) behind the PD. */
+	gpd = ib_alloc_pd(r->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (kvt_expect(r, PTR_ERR_OR_ZERO(gpd), 0,
+		       "alloc_pd(UNSAFE_GLOBAL_RKEY) registers a DMA MR")) {
+		kvt_result(r, gpd->unsafe_global_rkey,
+			   "the PD's global rkey is set (0x%x)",
+			   gpd->unsafe_global_rkey);
+		kvt_expect(r, ib_dealloc_pd_user(gpd, NULL), 0,
+			   "dealloc_pd(UNSAFE_GLOBAL_RKEY)");
+	}
+}
+
+static void kvt_bad_qp_create(struct kvt_run *r, struct ib_pd *pd,
+			      struct ib_cq *cq)
+{
+	const struct ib_device_attr *caps = &r->dev->attrs;
+	static const struct {
+		enum ib_qp_type type;
+		const char *name;
+	} types[] = {
+		{ IB_QPT_SMI, "SMI" },
+		{ IB_QPT_UC, "UC" },
+		{ IB_QPT_RAW_PACKET, "RAW_PACKET" },
+		{ IB_QPT_XRC_INI, "XRC_INI" },
+		{ IB_QPT_XRC_TGT, "XRC_TGT" },
+		{ IB_QPT_DRIVER, "DRIVER" },
+	};
+	struct ib_qp_init_attr a;
+	unsigned int i;
+	bool ok;
+	int err;
+
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_send_wr = caps->max_qp_wr + 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_send_wr = max_qp_wr + 1 = %u)",
+		   a.cap.max_send_wr);
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_recv_wr = caps->max_qp_wr + 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_recv_wr = max_qp_wr + 1 = %u)",
+		   a.cap.max_recv_wr);
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_send_sge = caps->max_send_sge + 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_send_sge = max_send_sge + 1 = %u)",
+		   a.cap.max_send_sge);
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_recv_sge = caps->max_recv_sge + 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_recv_sge = max_recv_sge + 1 = %u)",
+		   a.cap.max_recv_sge);
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_inline_data = KITE_MAX_INLINE + 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_inline_data = %u, beyond the device's %u)",
+		   a.cap.max_inline_data, KITE_MAX_INLINE);
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_send_wr = U32_MAX;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(max_send_wr = U32_MAX)");
+
+	/* Every limit at once is usable. */
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.cap.max_send_wr = caps->max_qp_wr;
+	a.cap.max_recv_wr = caps->max_qp_wr;
+	a.cap.max_send_sge = caps->max_send_sge;
+	a.cap.max_recv_sge = caps->max_recv_sge;
+	a.cap.max_inline_data = KITE_MAX_INLINE;
+	err = kvt_qp(pd, &a, NULL);
+	kvt_expect(r, err, 0,
+		   "create_qp(every capacity at the device's maximum: wr %d, sge %d/%d, inline %u)",
+		   caps->max_qp_wr, caps->max_send_sge, caps->max_recv_sge,
+		   KITE_MAX_INLINE);
+	ok = a.cap.max_send_wr >= caps->max_qp_wr &&
+	     a.cap.max_recv_wr >= caps->max_qp_wr &&
+	     a.cap.max_send_sge >= caps->max_send_sge &&
+	     a.cap.max_recv_sge >= caps->max_recv_sge &&
+	     a.cap.max_inline_data >= KITE_MAX_INLINE;
+	if (!err)
+		kvt_result(r, ok, "create_qp returns capacities at least those asked for");
+
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		kvt_qp_attr(&a, cq, types[i].type);
+		a.port_num = 1;
+		kvt_expect(r, kvt_qp(pd, &a, NULL), -EOPNOTSUPP,
+			   "create_qp(type %s)", types[i].name);
+	}
+	/* ib_mad owns the GSI QP already; the device has one QPN 1. */
+	kvt_qp_attr(&a, cq, IB_QPT_GSI);
+	a.port_num = 1;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(a second GSI QP)");
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EOPNOTSUPP,
+		   "create_qp(create_flags = BLOCK_MULTICAST_LOOPBACK)");
+	kvt_qp_attr(&a, cq, IB_QPT_RC);
+	a.send_cq = NULL;
+	kvt_expect(r, kvt_qp(pd, &a, NULL), -EINVAL,
+		   "create_qp(no send CQ)");
+}
+
+static int kvt_post_send(struct ib_qp *qp, int num_sge, enum ib_wr_opcode op)
+{
+	struct ib_sge sge[KITE_MAX_SGE + 1] = {};
+	struct ib_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = num_sge,
+		.opcode = op,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad = NULL;
+	int err;
+
+	err = ib_post_send(qp, &wr, &bad);
+	if (err && bad != &wr)
+		return -EFAULT;	/* bad_wr must name the refused request */
+	return err;
+}
+
+static int kvt_post_recv(struct ib_qp *qp, int num_sge)
+{
+	struct ib_sge sge[KITE_MAX_SGE + 1] = {};
+	struct ib_recv_wr wr = {
+		.sg_list = sge,
+		.num_sge = num_sge,
+	};
+	const struct ib_recv_wr *bad = NULL;
+	int err;
+
+	err = ib_post_recv(qp, &wr, &bad);
+	if (err && bad != &wr)
+		return -EFAULT;
+	return err;
+}
+
+static void kvt_bad_qp_modify(struct kvt_run *r, struct ib_pd *pd,
+			      struct ib_cq *cq)
+{
+	const struct ib_device_attr *caps = &r->dev->attrs;
+	struct ib_qp_init_attr ia;
+	struct ib_qp_attr a, q;
+	int sgid, empty, mask, err;
+	union ib_gid gid = {};
+	u8 mac[ETH_ALEN] = {};
+	struct ib_qp *qp;
+	bool ok;
+
+	kvt_gids(r->dev, &sgid, &empty, &gid, mac);
+	if (!kvt_result(r, sgid >= 0, "port 1 has a valid GID (index %d)",
+			sgid))
+		return;
+
+	kvt_qp_attr(&ia, cq, IB_QPT_RC);
+	err = kvt_qp(pd, &ia, &qp);
+	if (!kvt_expect(r, err, 0, "create_qp(RC)"))
+		return;
+
+	kvt_expect(r, kvt_post_recv(qp, 1), -EINVAL, "post_recv in RESET");
+	kvt_expect(r, kvt_post_send(qp, 1, IB_WR_SEND), -EINVAL,
+		   "post_send in RESET");
+
+	/* RESET -> */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), -EINVAL,
+		   "modify_qp(RESET -> RTS)");
+	kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), -EINVAL,
+		   "modify_qp(RESET -> RTR)");
+	a.qp_state = IB_QPS_ERR + 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), -EINVAL,
+		   "modify_qp(state = IB_QPS_ERR + 1)");
+	mask = kvt_init_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask & ~IB_QP_ACCESS_FLAGS),
+		   -EINVAL, "modify_qp(RESET -> INIT without the required access flags)");
+	mask = kvt_init_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask | IB_QP_QKEY), -EINVAL,
+		   "modify_qp(RESET -> INIT of an RC QP with a Q_Key)");
+	mask = kvt_init_attr(&a);
+	a.port_num = 0;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(RESET -> INIT, port 0)");
+	mask = kvt_init_attr(&a);
+	a.pkey_index = 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(RESET -> INIT, pkey_index 1 beyond a 1-entry table)");
+	mask = kvt_init_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask | IB_QP_ALT_PATH), -EINVAL,
+		   "modify_qp(RESET -> INIT with an alternate path)");
+	mask = kvt_init_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), 0, "modify_qp(RESET -> INIT)");
+
+	/* INIT -> */
+	kvt_expect(r, kvt_post_send(qp, 1, IB_WR_SEND), -EINVAL,
+		   "post_send in INIT");
+	kvt_expect(r, kvt_post_recv(qp, ia.cap.max_recv_sge + 1), -EINVAL,
+		   "post_recv(num_sge = max_recv_sge + 1)");
+	mask = kvt_rts_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTS, skipping RTR)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.path_mtu = IB_MTU_4096 + 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, path_mtu = IB_MTU_4096 + 1)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.path_mtu = 0;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, path_mtu = 0)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.ah_attr.grh.sgid_index = ib_port_immutable_read(r->dev, 1)->gid_tbl_len;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, sgid_index = GID table length %u)",
+		   a.ah_attr.grh.sgid_index);
+	if (empty >= 0) {
+		mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+		a.ah_attr.grh.sgid_index = empty;
+		kvt_expect(r, ib_modify_qp(qp, &a, mask), -ENODATA,
+			   "modify_qp(INIT -> RTR, sgid_index %d: an empty GID entry)",
+			   empty);
+	} else {
+		kvt_skip(r, "modify_qp(INIT -> RTR, empty GID entry) # SKIP the GID table is full");
+	}
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	rdma_ah_set_port_num(&a.ah_attr, 2);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, address vector on port 2)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.max_dest_rd_atomic = caps->max_qp_rd_atom + 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, max_dest_rd_atomic = max_qp_rd_atom + 1 = %d)",
+		   caps->max_qp_rd_atom + 1);
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.min_rnr_timer = 32;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, min_rnr_timer = 32)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	a.dest_qp_num = BIT(24);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(INIT -> RTR, dest_qp_num = 2^24)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask & ~IB_QP_AV), -EINVAL,
+		   "modify_qp(INIT -> RTR without the address vector)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), 0, "modify_qp(INIT -> RTR)");
+
+	/* RTR -> */
+	mask = kvt_rts_attr(&a);
+	a.max_rd_atomic = caps->max_qp_init_rd_atom + 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(RTR -> RTS, max_rd_atomic = max_qp_init_rd_atom + 1 = %d)",
+		   caps->max_qp_init_rd_atom + 1);
+	mask = kvt_rts_attr(&a);
+	a.timeout = 32;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(RTR -> RTS, timeout = 32)");
+	mask = kvt_rts_attr(&a);
+	a.retry_cnt = 8;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), -EINVAL,
+		   "modify_qp(RTR -> RTS, retry_cnt = 8)");
+	mask = kvt_rts_attr(&a);
+	a.cur_qp_state = IB_QPS_RTS;
+	kvt_expect(r, ib_modify_qp(qp, &a, mask | IB_QP_CUR_STATE), -EINVAL,
+		   "modify_qp(RTR -> RTS with a stale cur_qp_state RTS)");
+	mask = kvt_rts_attr(&a);
+	kvt_expect(r, ib_modify_qp(qp, &a, mask), 0, "modify_qp(RTR -> RTS)");
+
+	/* RTS */
+	memset(&q, 0, sizeof(q));
+	err = ib_query_qp(qp, &q, IB_QP_STATE | IB_QP_PATH_MTU, &ia);
+	ok = q.qp_state == IB_QPS_RTS && q.path_mtu == IB_MTU_1024 &&
+	     q.max_rd_atomic == 1 && q.timeout == 14;
+	if (kvt_expect(r, err, 0, "query_qp in RTS"))
+		kvt_result(r, ok,
+			   "query_qp reports what modify_qp set (state %d, path_mtu %d)",
+			   q.qp_state, q.path_mtu);
+	kvt_expect(r, kvt_post_send(qp, ia.cap.max_send_sge + 1, IB_WR_SEND),
+		   -EINVAL, "post_send(num_sge = max_send_sge + 1)");
+	kvt_expect(r, kvt_post_send(qp, 1, IB_WR_REG_MR + 100), -EINVAL,
+		   "post_send(unknown opcode)");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_INIT;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), -EINVAL,
+		   "modify_qp(RTS -> INIT)");
+	a.qp_state = IB_QPS_RESET;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), 0,
+		   "modify_qp(RTS -> RESET)");
+	kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0, "destroy_qp(RC)");
+
+	/* UD: a different attribute table. */
+	kvt_qp_attr(&ia, cq, IB_QPT_UD);
+	err = kvt_qp(pd, &ia, &qp);
+	if (!kvt_expect(r, err, 0, "create_qp(UD)"))
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_QKEY | IB_QP_ACCESS_FLAGS),
+		   -EINVAL, "modify_qp(UD RESET -> INIT with access flags)");
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT),
+		   -EINVAL, "modify_qp(UD RESET -> INIT without the Q_Key)");
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_QKEY),
+		   0, "modify_qp(UD RESET -> INIT)");
+	kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0, "destroy_qp(UD)");
+}
+
+static void kvt_run_bad(struct kvt_run *r)
+{
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	int err;
+
+	kvt_bad_cq(r);
+
+	pd = ib_alloc_pd(r->dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd"))
+		return;
+	err = kvt_cq(r, 64, 0, &cq);
+	if (kvt_expect(r, err, 0, "create_cq(cqe = 64)")) {
+		kvt_bad_mr(r, pd);
+		kvt_bad_qp_create(r, pd, cq);
+		kvt_bad_qp_modify(r, pd, cq);
+		kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0, "destroy_cq");
+	}
+	kvt_expect(r, ib_dealloc_pd_user(pd, NULL), 0, "dealloc_pd");
+}
+
+/* ------------------------------------------------------------------ */
+/* fault: the device fails a command                                   */
+/* ------------------------------------------------------------------ */
+
+/* What kite_ib must turn a command's status into (prm_cmdq.rst). */
+static int kvt_status_errno(u8 status)
+{
+	switch (status) {
+	case KITE_CMD_OK:
+		return 0;
+	case KITE_CMD_E_OPCODE:
+		return -EOPNOTSUPP;
+	case KITE_CMD_E_PARAM:
+	case KITE_CMD_E_LENGTH:
+	case KITE_CMD_E_STATE:
+	case KITE_CMD_E_PBL:
+		return -EINVAL;
+	case KITE_CMD_E_NO_RESOURCES:
+		return -ENOMEM;
+	case KITE_CMD_E_OBJECT:
+		return -ENOENT;
+	case KITE_CMD_E_BUSY:
+		return -EBUSY;
+	default:
+		return -EIO;
+	}
+}
+
+/*
+ * Run the verb that issues @op while the device fails it with @status.
+ * Objects a failed destroy leaves are kept in kvt (kvt_keep), to be
+ * destroyed by the "works" run once the device behaves again.
+ */
+static void kvt_run_fault(struct kvt_run *r, u32 op, u32 status)
+{
+	int want = kvt_status_errno(status);
+	struct ib_qp_init_attr ia;
+	struct ib_port_attr pa;
+	struct ib_qp_attr a;
+	struct ib_pd *pd = NULL;
+	struct ib_cq *cq = NULL;
+	struct ib_qp *qp = NULL;
+	struct ib_mr *mr = NULL;
+	struct ib_pd *p;
+	int err;
+
+	if (!kvt_result(r, !kvt_kept_any(), "no objects kept from an earlier run"))
+		return;
+	/* What the verb needs, made with commands that are not failed. */
+	if (op != KITE_CMD_ALLOC_PD && op != KITE_CMD_REG_MR) {
+		pd = ib_alloc_pd(r->dev, 0);
+		if (!kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd"))
+			return;
+	}
+	if (op != KITE_CMD_CREATE_CQ &&
+	    !kvt_expect(r, kvt_cq(r, 16, 0, &cq), 0, "create_cq"))
+		goto out;
+	if (op == KITE_CMD_MODIFY_QP || op == KITE_CMD_QUERY_QP ||
+	    op == KITE_CMD_DESTROY_QP) {
+		kvt_qp_attr(&ia, cq, IB_QPT_RC);
+		if (!kvt_expect(r, kvt_qp(pd, &ia, &qp), 0, "create_qp"))
+			goto out;
+	}
+	if (op == KITE_CMD_DEREG_MR &&
+	    !kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, 16, &mr), 0,
+			"alloc_mr"))
+		goto out;
+
+	switch (op) {
+	case KITE_CMD_ALLOC_PD:
+		p = ib_alloc_pd(r->dev, 0);
+		err = PTR_ERR_OR_ZERO(p);
+		if (!err)
+			ib_dealloc_pd_user(p, NULL);
+		kvt_expect(r, err, want, "alloc_pd, ALLOC_PD status 0x%02x",
+			   status);
+		break;
+	case KITE_CMD_CREATE_CQ:
+		kvt_expect(r, kvt_cq(r, 16, 0, NULL), want,
+			   "create_cq, CREATE_CQ status 0x%02x", status);
+		break;
+	case KITE_CMD_CREATE_QP:
+		kvt_qp_attr(&ia, cq, IB_QPT_RC);
+		kvt_expect(r, kvt_qp(pd, &ia, NULL), want,
+			   "create_qp, CREATE_QP status 0x%02x", status);
+		break;
+	case KITE_CMD_MODIFY_QP:
+		kvt_expect(r, ib_modify_qp(qp, &a, kvt_init_attr(&a)), want,
+			   "modify_qp(RESET -> INIT), MODIFY_QP status 0x%02x",
+			   status);
+		break;
+	case KITE_CMD_QUERY_QP:
+		kvt_expect(r, ib_query_qp(qp, &a, IB_QP_STATE, &ia), want,
+			   "query_qp, QUERY_QP status 0x%02x", status);
+		break;
+	case KITE_CMD_MODIFY_CQ:
+		kvt_expect(r, rdma_set_cq_moderation(cq, 4, 10), want,
+			   "modify_cq, MODIFY_CQ status 0x%02x", status);
+		break;
+	case KITE_CMD_QUERY_PORT:
+		kvt_expect(r, ib_query_port(r->dev, 1, &pa), want,
+			   "query_port, QUERY_PORT status 0x%02x", status);
+		break;
+	case KITE_CMD_REG_MR:
+		/* Without a local DMA lkey, a kernel PD has a DMA MR. */
+		p = ib_alloc_pd(r->dev, 0);
+		err = PTR_ERR_OR_ZERO(p);
+		if (!err)
+			ib_dealloc_pd_user(p, NULL);
+		kvt_expect(r, err, want,
+			   "alloc_pd (its DMA MR), REG_MR status 0x%02x", status);
+		break;
+	case KITE_CMD_ALLOC_MR:
+		kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, 16, NULL), want,
+			   "alloc_mr, ALLOC_MR status 0x%02x", status);
+		break;
+	case KITE_CMD_DESTROY_QP:
+		err = ib_destroy_qp_user(qp, NULL);
+		kvt_expect(r, err, want, "destroy_qp, DESTROY_QP status 0x%02x",
+			   status);
+		if (!err)
+			qp = NULL;
+		break;
+	case KITE_CMD_DESTROY_CQ:
+		err = ib_destroy_cq_user(cq, NULL);
+		kvt_expect(r, err, want, "destroy_cq, DESTROY_CQ status 0x%02x",
+			   status);
+		if (!err)
+			cq = NULL;
+		break;
+	case KITE_CMD_DEREG_MR:
+		err = ib_dereg_mr_user(mr, NULL);
+		kvt_expect(r, err, want, "dereg_mr, DEREG_MR status 0x%02x",
+			   status);
+		/* The core stops tracking an MR before the driver's dereg. */
+		kvt.mr_untracked = !!err;
+		if (!err)
+			mr = NULL;
+		break;
+	case KITE_CMD_DEALLOC_PD:
+		err = ib_dealloc_pd_user(pd, NULL);
+		kvt_expect(r, err, want, "dealloc_pd, DEALLOC_PD status 0x%02x",
+			   status);
+		if (!err)
+			pd = NULL;
+		break;
+	default:
+		kvt_result(r, false, "opcode 0x%02x has no verb in this test", op);
+		break;
+	}
+
+	/* A failed modify must not have changed the QP's state. */
+	if (op == KITE_CMD_MODIFY_QP && want) {
+		memset(&a, 0, sizeof(a));
+		err = ib_query_qp(qp, &a, IB_QP_STATE, &ia);
+		kvt_result(r, !err && a.qp_state == IB_QPS_RESET,
+			   "the QP is still in RESET (query_qp %d, state %d)",
+			   err, a.qp_state);
+	}
+
+out:
+	/*
+	 * An object whose destroy the device failed stays, with what it
+	 * uses, until the "works" run.
+	 */
+	if (op == KITE_CMD_DESTROY_QP)
+		swap(kvt.qp, qp);
+	if (op == KITE_CMD_DEREG_MR)
+		swap(kvt.mr, mr);
+	if (op == KITE_CMD_DESTROY_CQ || kvt.qp)
+		swap(kvt.cq, cq);
+	if (op == KITE_CMD_DEALLOC_PD || kvt.qp || kvt.mr)
+		swap(kvt.pd, pd);
+	if (qp)
+		kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0, "destroy_qp");
+	if (mr)
+		kvt_expect(r, ib_dereg_mr_user(mr, NULL), 0, "dereg_mr");
+	if (cq)
+		kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0, "destroy_cq");
+	if (pd)
+		kvt_expect(r, ib_dealloc_pd_user(pd, NULL), 0, "dealloc_pd");
+}
+
+/* ------------------------------------------------------------------ */
+/* hang: the device stops answering                                    */
+/* ------------------------------------------------------------------ */
+
+static void kvt_run_hang_prepare(struct kvt_run *r)
+{
+	struct ib_qp_init_attr ia;
+	struct ib_qp_attr a;
+	struct ib_pd *pd;
+
+	if (!kvt_result(r, !kvt_kept_any(), "no objects kept from an earlier run"))
+		return;
+	pd = ib_alloc_pd(r->dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd"))
+		return;
+	kvt.pd = pd;
+	if (!kvt_expect(r, kvt_cq(r, 64, 0, &kvt.cq), 0, "create_cq"))
+		return;
+	kvt_qp_attr(&ia, kvt.cq, IB_QPT_RC);
+	if (!kvt_expect(r, kvt_qp(kvt.pd, &ia, &kvt.qp), 0, "create_qp"))
+		return;
+	kvt_expect(r, ib_modify_qp(kvt.qp, &a, kvt_init_attr(&a)), 0,
+		   "modify_qp(RESET -> INIT)");
+	kvt_expect(r, kvt_mr(kvt.pd, IB_MR_TYPE_MEM_REG, 16, &kvt.mr), 0,
+		   "alloc_mr");
+}
+
+static void kvt_run_hang(struct kvt_run *r, u32 timeout_ms)
+{
+	int fatal = atomic_read(&kvt.fatal_events);
+	struct ib_qp_init_attr ia;
+	struct ib_port_attr pa;
+	struct ib_qp_attr a;
+	ktime_t t0;
+	bool ok;
+	s64 ms;
+	int i, err;
+
+	if (!kvt_result(r, kvt.pd && kvt.cq && kvt.qp && kvt.mr,
+			"objects kept by hang_prepare"))
+		return;
+
+	t0 = ktime_get();
+	err = kvt_cq(r, 16, 0, NULL);
+	ms = ktime_ms_delta(ktime_get(), t0);
+	kvt_expect(r, err, -ETIMEDOUT, "create_cq while the device hangs");
+	ok = ms >= (s64)timeout_ms - 10 && ms < 2 * (s64)timeout_ms + 5000;
+	kvt_result(r, ok, "create_cq waited the command time-out (%lld ms, cmd_timeout_ms %u)",
+		   ms, timeout_ms);
+	/* The core delivers events from a work item: wait for it. */
+	for (i = 0; i < 150 && atomic_read(&kvt.fatal_events) == fatal; i++)
+		msleep(20);
+	msleep(100);
+	kvt_result(r, atomic_read(&kvt.fatal_events) == fatal + 1,
+		   "the event handler saw IB_EVENT_DEVICE_FATAL once (%d)",
+		   atomic_read(&kvt.fatal_events) - fatal);
+
+	/* A dead device fails every command at once. */
+	t0 = ktime_get();
+	err = PTR_ERR_OR_ZERO(ib_alloc_pd(r->dev, 0));
+	kvt_expect(r, err, -EIO, "alloc_pd on the failed device");
+	kvt_qp_attr(&ia, kvt.cq, IB_QPT_RC);
+	kvt_expect(r, kvt_qp(kvt.pd, &ia, NULL), -EIO,
+		   "create_qp on the failed device");
+	kvt_expect(r, ib_modify_qp(kvt.qp, &a, kvt_init_attr(&a)), -EIO,
+		   "modify_qp on the failed device");
+	kvt_expect(r, ib_query_port(r->dev, 1, &pa), -EIO,
+		   "query_port on the failed device");
+	kvt_expect(r, rdma_set_cq_moderation(kvt.cq, 1, 1), -EIO,
+		   "modify_cq on the failed device");
+	ms = ktime_ms_delta(ktime_get(), t0);
+	kvt_result(r, ms < timeout_ms / 2,
+		   "five commands on the failed device fail fast (%lld ms in all)",
+		   ms);
+
+	/* Destroying needs no answer: the device is about to be reset. */
+	kvt_expect(r, ib_dereg_mr_user(kvt.mr, NULL), 0,
+		   "dereg_mr on the failed device");
+	kvt_expect(r, ib_destroy_qp_user(kvt.qp, NULL), 0,
+		   "destroy_qp on the failed device");
+	kvt_expect(r, ib_destroy_cq_user(kvt.cq, NULL), 0,
+		   "destroy_cq on the failed device");
+	kvt_expect(r, ib_dealloc_pd_user(kvt.pd, NULL), 0,
+		   "dealloc_pd on the failed device");
+	kvt.mr = NULL;
+	kvt.qp = NULL;
+	kvt.cq = NULL;
+	kvt.pd = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* works: everything works                                             */
+/* ------------------------------------------------------------------ */
+
+/* Destroy the kept objects; true if all went. Called with kvt.lock. */
+static bool kvt_destroy_kept(struct kvt_run *r)
+{
+	bool ok = true;
+
+	if (kvt.qp) {
+		ok &= kvt_expect(r, ib_destroy_qp_user(kvt.qp, NULL), 0,
+				 "destroy_qp of the kept QP");
+		kvt.qp = NULL;
+	}
+	if (kvt.mr) {
+		ok &= kvt_expect(r, ib_dereg_mr_user(kvt.mr, NULL), 0,
+				 "dereg_mr of the kept MR");
+		kvt.mr = NULL;
+		kvt.mr_untracked = false;
+	}
+	if (kvt.cq) {
+		ok &= kvt_expect(r, ib_destroy_cq_user(kvt.cq, NULL), 0,
+				 "destroy_cq of the kept CQ");
+		kvt.cq = NULL;
+	}
+	if (kvt.pd) {
+		ok &= kvt_expect(r, ib_dealloc_pd_user(kvt.pd, NULL), 0,
+				 "dealloc_pd of the kept PD");
+		kvt.pd = NULL;
+	}
+	return ok;
+}
+
+static void kvt_run_works(struct kvt_run *r)
+{
+	int sgid, empty, mask;
+	struct ib_qp_init_attr ia;
+	union ib_gid gid = {};
+	u8 mac[ETH_ALEN] = {};
+	struct ib_port_attr pa;
+	struct ib_qp_attr a;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	kvt_destroy_kept(r);
+
+	kvt_expect(r, ib_query_port(r->dev, 1, &pa), 0, "query_port");
+	pd = ib_alloc_pd(r->dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd"))
+		return;
+	if (!kvt_expect(r, kvt_cq(r, 256, 0, &cq), 0, "create_cq"))
+		goto out_pd;
+	kvt_expect(r, rdma_set_cq_moderation(cq, 8, 16), 0, "modify_cq");
+	kvt_expect(r, kvt_mr(pd, IB_MR_TYPE_MEM_REG, 64, NULL), 0,
+		   "alloc_mr and dereg_mr");
+	kvt_qp_attr(&ia, cq, IB_QPT_RC);
+	if (!kvt_expect(r, kvt_qp(pd, &ia, &qp), 0, "create_qp"))
+		goto out_cq;
+	kvt_gids(r->dev, &sgid, &empty, &gid, mac);
+	kvt_expect(r, ib_modify_qp(qp, &a, kvt_init_attr(&a)), 0,
+		   "modify_qp(RESET -> INIT)");
+	mask = kvt_rtr_attr(qp, &a, sgid, &gid, mac);
+	kvt_expect(r, sgid < 0 ? -ENODATA : ib_modify_qp(qp, &a, mask), 0,
+		   "modify_qp(INIT -> RTR)");
+	kvt_expect(r, ib_modify_qp(qp, &a, kvt_rts_attr(&a)), 0,
+		   "modify_qp(RTR -> RTS)");
+	kvt_expect(r, ib_query_qp(qp, &a, IB_QP_STATE, &ia), 0, "query_qp");
+	kvt_result(r, a.qp_state == IB_QPS_RTS, "the QP is in RTS (%d)",
+		   a.qp_state);
+	kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0, "destroy_qp");
+out_cq:
+	kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0, "destroy_cq");
+out_pd:
+	kvt_expect(r, ib_dealloc_pd_user(pd, NULL), 0, "dealloc_pd");
+}
+
+/* ------------------------------------------------------------------ */
+/* capacity and bench                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Create objects until the device refuses; the PRM reserves number 0 of
+ * each table, so max - 1 fit in all (those the core and others hold
+ * included).
+ */
+static void kvt_run_capacity(struct kvt_run *r)
+{
+	const struct ib_device_attr *caps = &r->dev->attrs;
+	int n, max, used, err = 0;
+	struct ib_qp_init_attr ia;
+	struct ib_pd *pd = NULL;
+	struct ib_qp **qps;
+	struct ib_cq **cqs;
+	struct ib_pd **pds;
+
+	max = max3(caps->max_cq, caps->max_qp, caps->max_pd);
+	cqs = kvcalloc(max, sizeof(*cqs), GFP_KERNEL);
+	qps = kvcalloc(max, sizeof(*qps), GFP_KERNEL);
+	pds = kvcalloc(max, sizeof(*pds), GFP_KERNEL);
+	if (!kvt_result(r, cqs && qps && pds, "memory for %d objects", max))
+		goto out;
+
+	used = r->res[1];
+	for (n = 0; n < max; n++) {
+		err = kvt_cq(r, 1, 0, &cqs[n]);
+		if (err)
+			break;
+	}
+	kvt_expect(r, err, -ENOMEM, "create_cq beyond the device's CQ table");
+	kvt_result(r, n + used == caps->max_cq - 1,
+		   "the CQ table holds max_cq - 1 = %d CQs (%d in use + %d created)",
+		   caps->max_cq - 1, used, n);
+	while (n-- > 1)
+		ib_destroy_cq_user(cqs[n], NULL);
+	if (!cqs[0])
+		goto out;
+
+	used = r->res[2];
+	kvt_qp_attr(&ia, cqs[0], IB_QPT_RC);
+	ia.cap.max_send_wr = 1;
+	ia.cap.max_recv_wr = 1;
+	pd = ib_alloc_pd(r->dev, 0);
+	if (kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd")) {
+		for (n = 0; n < max; n++) {
+			err = kvt_qp(pd, &ia, &qps[n]);
+			if (err)
+				break;
+		}
+		kvt_expect(r, err, -ENOMEM,
+			   "create_qp beyond the device's QP table");
+		kvt_result(r, n + used == caps->max_qp - 1,
+			   "the QP table holds max_qp - 1 = %d QPs (%d in use + %d created)",
+			   caps->max_qp - 1, used, n);
+		while (n-- > 0)
+			ib_destroy_qp_user(qps[n], NULL);
+		ib_dealloc_pd_user(pd, NULL);
+	}
+	ib_destroy_cq_user(cqs[0], NULL);
+
+	used = r->res[0];
+	for (n = 0; n < max; n++) {
+		pds[n] = ib_alloc_pd(r->dev, 0);
+		err = PTR_ERR_OR_ZERO(pds[n]);
+		if (err)
+			break;
+	}
+	kvt_expect(r, err, -ENOMEM, "alloc_pd beyond the device's PD table");
+	kvt_result(r, n + used == caps->max_pd - 1,
+		   "the PD table holds max_pd - 1 = %d PDs (%d in use + %d created)",
+		   caps->max_pd - 1, used, n);
+	while (n-- > 0)
+		ib_dealloc_pd_user(pds[n], NULL);
+out:
+	kvfree(pds);
+	kvfree(qps);
+	kvfree(cqs);
+}
+
+static void kvt_bench_report(const char *what, unsigned int n, s64 ns)
+{
+	pr_info("bench: %-10s %5u in %6lld ms: %6lld us per operation\n",
+		what, n, div_s64(ns, NSEC_PER_MSEC),
+		div_s64(ns, (s64)n * NSEC_PER_USEC));
+}
+
+static void kvt_run_bench(struct kvt_run *r, unsigned int n)
+{
+	struct ib_qp_init_attr ia;
+	struct ib_pd *pd = NULL;
+	struct ib_cq *cq = NULL;
+	struct ib_qp **qps;
+	struct ib_cq **cqs;
+	unsigned int i;
+	int err = 0;
+	ktime_t t0;
+	s64 ns;
+
+	if (!n)
+		n = 1000;
+	cqs = kvcalloc(n, sizeof(*cqs), GFP_KERNEL);
+	qps = kvcalloc(n, sizeof(*qps), GFP_KERNEL);
+	if (!kvt_result(r, cqs && qps, "memory for %u objects", n))
+		goto out;
+
+	t0 = ktime_get();
+	for (i = 0; i < n; i++) {
+		err = kvt_cq(r, 64, 0, &cqs[i]);
+		if (err)
+			break;
+	}
+	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	if (kvt_expect(r, err, 0, "create_cq x %u (cqe 64)", n))
+		kvt_bench_report("create_cq", n, ns);
+	t0 = ktime_get();
+	while (i-- > 0)
+		ib_destroy_cq_user(cqs[i], NULL);
+	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	if (err)
+		goto out;
+	kvt_bench_report("destroy_cq", n, ns);
+
+	pd = ib_alloc_pd(r->dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(pd), 0, "alloc_pd"))
+		goto out;
+	if (!kvt_expect(r, kvt_cq(r, 256, 0, &cq), 0, "create_cq"))
+		goto out_pd;
+	kvt_qp_attr(&ia, cq, IB_QPT_RC);
+	t0 = ktime_get();
+	for (i = 0; i < n; i++) {
+		err = kvt_qp(pd, &ia, &qps[i]);
+		if (err)
+			break;
+	}
+	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	if (kvt_expect(r, err, 0, "create_qp x %u (RC, 16 WRs, 1 SGE)", n))
+		kvt_bench_report("create_qp", n, ns);
+	t0 = ktime_get();
+	while (i-- > 0)
+		ib_destroy_qp_user(qps[i], NULL);
+	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	if (!err)
+		kvt_bench_report("destroy_qp", n, ns);
+	ib_destroy_cq_user(cq, NULL);
+out_pd:
+	ib_dealloc_pd_user(pd, NULL);
+out:
+	kvfree(qps);
+	kvfree(cqs);
+}
+
+/* ------------------------------------------------------------------ */
+/* The run parameter                                                   */
+/* ------------------------------------------------------------------ */
+
+static int kvt_run_set(const char *val, const struct kernel_param *kp)
+{
+	int kept0[ARRAY_SIZE(kvt_res_types)];
+	char set[16];
+	u32 a = 0, b = 0;
+	struct kvt_run r = {};
+	int n;
+
+	n = sscanf(val, "%15s %i %i", set, &a, &b);
+	if (n < 1)
+		return -EINVAL;
+	if (strcmp(set, "bad") && strcmp(set, "fault") &&
+	    strcmp(set, "hang_prepare") && strcmp(set, "hang") &&
+	    strcmp(set, "works") && strcmp(set, "capacity") &&
+	    strcmp(set, "bench"))
+		return -EINVAL;
+	if (!strcmp(set, "fault") && n != 3)
+		return -EINVAL;
+
+	mutex_lock(&kvt.lock);
+	r.set = set;
+	r.dev = kvt.dev;
+	if (!r.dev) {
+		kvt_result(&r, false, "%s is registered and attached", ibdev);
+		goto out;
+	}
+	kvt_res_snapshot(&r, r.res);
+	kvt_kept(kept0);
+	pr_info("run %s %#x %#x on %s\n", set, a, b, dev_name(&r.dev->dev));
+
+	if (!strcmp(set, "bad"))
+		kvt_run_bad(&r);
+	else if (!strcmp(set, "fault"))
+		kvt_run_fault(&r, a, b);
+	else if (!strcmp(set, "hang_prepare"))
+		kvt_run_hang_prepare(&r);
+	else if (!strcmp(set, "hang"))
+		kvt_run_hang(&r, a ? a : 5000);
+	else if (!strcmp(set, "works"))
+		kvt_run_works(&r);
+	else if (!strcmp(set, "capacity"))
+		kvt_run_capacity(&r);
+	else
+		kvt_run_bench(&r, a);
+	kvt_res_check(&r, kept0);
+out:
+	pr_info("done %s: %u cases, %u failed\n", set, r.n, r.failed);
+	mutex_unlock(&kvt.lock);
+	return 0;
+}
+
+static const struct kernel_param_ops kvt_run_ops = {
+	.set = kvt_run_set,
+};
+module_param_cb(run, &kvt_run_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "Write a case set to run it: bad, fault OP STATUS, hang_prepare, hang TIMEOUT_MS, works, capacity, bench N");
+
+/* ------------------------------------------------------------------ */
+/* The ib_client                                                       */
+/* ------------------------------------------------------------------ */
+
+static void kvt_event(struct ib_event_handler *handler, struct ib_event *ev)
+{
+	if (ev->event == IB_EVENT_DEVICE_FATAL)
+		atomic_inc(&kvt.fatal_events);
+	pr_info("event %s on %s\n", ib_event_msg(ev->event),
+		dev_name(&ev->device->dev));
+}
+
+static int kvt_add(struct ib_device *dev)
+{
+	if (strcmp(dev_name(&dev->dev), ibdev))
+		return -EOPNOTSUPP;
+	mutex_lock(&kvt.lock);
+	if (kvt.dev) {
+		mutex_unlock(&kvt.lock);
+		return -EBUSY;
+	}
+	kvt.dev = dev;
+	INIT_IB_EVENT_HANDLER(&kvt.handler, dev, kvt_event);
+	ib_register_event_handler(&kvt.handler);
+	mutex_unlock(&kvt.lock);
+	pr_info("attached to %s\n", dev_name(&dev->dev));
+	return 0;
+}
+
+static void kvt_remove(struct ib_device *dev, void *client_data)
+{
+	struct kvt_run r = { .set = "detach", .dev = dev };
+
+	mutex_lock(&kvt.lock);
+	if (kvt.dev == dev) {
+		/* Objects still kept must go before the device does. */
+		kvt_destroy_kept(&r);
+		ib_unregister_event_handler(&kvt.handler);
+		kvt.dev = NULL;
+		pr_info("detached from %s\n", dev_name(&dev->dev));
+	}
+	mutex_unlock(&kvt.lock);
+}
+
+static struct ib_client kvt_client = {
+	.name = "kite_verbs_test",
+	.add = kvt_add,
+	.remove = kvt_remove,
+};
+
+static int __init kvt_init(void)
+{
+	return ib_register_client(&kvt_client);
+}
+
+static void __exit kvt_exit(void)
+{
+	ib_unregister_client(&kvt_client);
+}
+
+module_init(kvt_init);
+module_exit(kvt_exit);
+
+MODULE_DESCRIPTION("Kite: bad-input tests and benchmark of kernel verbs");
+MODULE_LICENSE("GPL");
