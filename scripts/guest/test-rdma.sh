@@ -16,7 +16,7 @@ eq_irqs() { awk '/kite_ib-eq/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n +
 check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=1500"
 check "rdma: kite_ib bound" kite_ib_bound
 check "rdma: capabilities and event queues reported" bash -c \
-	"dmesg | grep -qE 'kite_ib.*bound to .*max 1024 QPs, 1024 CQs, 4096 MRs, 1024 PDs; 1 control \\+ [0-9]+ completion EQs'"
+	"dmesg | grep -qE 'kite_ib.*bound to .*max 1023 QPs, 1023 CQs, 4095 MRs, 1023 PDs; 1 control \\+ [0-9]+ completion EQs'"
 check "rdma: control EQ vector registered" grep -q 'kite_ib-eq0' /proc/interrupts
 check "rdma: completion EQ vectors registered" grep -q 'kite_ib-eq1' /proc/interrupts
 # Commands after EQ0 exists complete through its interrupt.

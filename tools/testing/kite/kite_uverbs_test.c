@@ -104,7 +104,7 @@ struct ucq {
 
 /*
  * Create a CQ of @cqe entries with 2^@log_depth slots; @tweak may spoil
- * the request. Returns 0 or the errno.
+ * the request. Returns 0 or a negative errno.
  */
 static int cq_create(struct ibv_context *ctx, struct ucq *c, int cqe,
 		     unsigned int log_depth,
@@ -120,7 +120,7 @@ static int cq_create(struct ibv_context *ctx, struct ucq *c, int cqe,
 	if (posix_memalign((void **)&c->dbrec, 64, 64))
 		c->dbrec = NULL;
 	if (!c->buf || !c->dbrec)
-		return ENOMEM;
+		return -ENOMEM;
 	*c->dbrec = 0;
 	cmd.drv.buf_addr = (uintptr_t)c->buf;
 	cmd.drv.dbrec_addr = (uintptr_t)c->dbrec;
@@ -131,7 +131,7 @@ static int cq_create(struct ibv_context *ctx, struct ucq *c, int cqe,
 				&resp.ibv_resp, sizeof(resp));
 	if (!ret)
 		c->cqn = resp.drv.cqn;
-	return ret;
+	return -ret;
 }
 
 static void cq_free(struct ucq *c)
@@ -150,7 +150,7 @@ static void cq_bad(struct ibv_context *ctx, const char *what, int want,
 	struct ucq c;
 	int ret;
 
-	ret = cq_create(ctx, &c, cqe, log_depth, tweak);
+	ret = -cq_create(ctx, &c, cqe, log_depth, tweak);
 	if (!ret) {
 		report(0, "create CQ with %s: accepted (CQN %u)", what, c.cqn);
 		ibv_cmd_destroy_cq(&c.cq);
@@ -234,7 +234,7 @@ static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	void *nbuf;
 	int ret;
 
-	ret = cq_create(ctx, &c, 100, 7, NULL);
+	ret = -cq_create(ctx, &c, 100, 7, NULL);
 	report(!ret && c.cqn, "create CQ of 100 CQEs in 128 slots: %s, CQN %u",
 	       strerror(ret), c.cqn);
 	if (ret) {
@@ -293,7 +293,7 @@ static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	cq_bad(ctx, "no doorbell record", EINVAL, 100, 7, tw_dbrec_null);
 
 	/* A longer request from a newer library is fine if zero-filled. */
-	ret = cq_create(ctx, &c, 100, 7, tw_extra_zero);
+	ret = -cq_create(ctx, &c, 100, 7, tw_extra_zero);
 	report(!ret, "create CQ with zeroed bytes after the request: %s",
 	       strerror(ret));
 	if (!ret)
@@ -335,7 +335,7 @@ static int qp_create(struct ibv_pd *pd, struct ibv_cq *cq, struct uqp *q,
 			   ((size_t)1 << sq_log << sq_shift) + RING_ALIGN) ||
 	    posix_memalign(&q->rq, RING_ALIGN,
 			   ((size_t)1 << rq_log << rq_shift) + RING_ALIGN))
-		return ENOMEM;
+		return -ENOMEM;
 	cmd.drv.sq_buf_addr = g->null_sq ? 0 : (uintptr_t)q->sq;
 	cmd.drv.rq_buf_addr = (uintptr_t)q->rq;
 	cmd.drv.sq_log_depth = g->sq_log;
@@ -344,8 +344,8 @@ static int qp_create(struct ibv_pd *pd, struct ibv_cq *cq, struct uqp *q,
 	cmd.drv.rq_wqe_shift = g->rq_shift;
 	cmd.drv.comp_mask = g->comp_mask;
 	cmd.drv.reserved = g->reserved;
-	return ibv_cmd_create_qp(pd, &q->qp, &attr, &cmd.ibv_cmd, sizeof(cmd),
-				 &resp.ibv_resp, sizeof(resp));
+	return -ibv_cmd_create_qp(pd, &q->qp, &attr, &cmd.ibv_cmd,
+				  sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 }
 
 static void qp_free(struct uqp *q)
@@ -361,7 +361,7 @@ static void qp_bad(struct ibv_pd *pd, struct ibv_cq *cq, const char *what,
 	struct uqp q;
 	int ret;
 
-	ret = qp_create(pd, cq, &q, IBV_QPT_RC, cap, g);
+	ret = -qp_create(pd, cq, &q, IBV_QPT_RC, cap, g);
 	if (!ret) {
 		report(0, "create QP with %s: accepted (QPN %u)", what,
 		       q.qp.qp_num);
@@ -405,12 +405,12 @@ static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	report(!ret, "allocate PD: %s", strerror(ret));
 	if (ret)
 		return;
-	ret = cq_create(ctx, &c, 100, 7, NULL);
+	ret = -cq_create(ctx, &c, 100, 7, NULL);
 	report(!ret, "create CQ for the QPs: %s", strerror(ret));
 	if (ret)
 		goto out_pd;
 
-	ret = qp_create(&pd, &c.cq, &q, IBV_QPT_RC, &cap, &good);
+	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_RC, &cap, &good);
 	report(!ret && q.qp.qp_num > 1, "create RC QP (SQ 16 x 128 B, RQ 16 x 64 B): %s, QPN %u",
 	       strerror(ret), q.qp.qp_num);
 	if (!ret) {
@@ -448,7 +448,7 @@ static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	}
 	qp_free(&q);
 
-	ret = qp_create(&pd, &c.cq, &q, IBV_QPT_UD, &cap, &good);
+	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_UD, &cap, &good);
 	report(!ret, "create UD QP: %s", strerror(ret));
 	if (!ret)
 		ibv_cmd_destroy_qp(&q.qp);

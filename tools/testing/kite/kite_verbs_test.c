@@ -1153,9 +1153,9 @@ static void kvt_run_capacity(struct kvt_run *r)
 			break;
 	}
 	kvt_expect(r, err, -ENOMEM, "create_cq beyond the device's CQ table");
-	kvt_result(r, n + used == caps->max_cq - 1,
-		   "the CQ table holds max_cq - 1 = %d CQs (%d in use + %d created)",
-		   caps->max_cq - 1, used, n);
+	kvt_result(r, n + used == caps->max_cq,
+		   "the device holds max_cq = %d CQs (%d in use + %d created)",
+		   caps->max_cq, used, n);
 	while (n-- > 1)
 		ib_destroy_cq_user(cqs[n], NULL);
 	if (!cqs[0])
@@ -1174,9 +1174,9 @@ static void kvt_run_capacity(struct kvt_run *r)
 		}
 		kvt_expect(r, err, -ENOMEM,
 			   "create_qp beyond the device's QP table");
-		kvt_result(r, n + used == caps->max_qp - 1,
-			   "the QP table holds max_qp - 1 = %d QPs (%d in use + %d created)",
-			   caps->max_qp - 1, used, n);
+		kvt_result(r, n + used == caps->max_qp,
+			   "the device holds max_qp = %d QPs (%d in use + %d created)",
+			   caps->max_qp, used, n);
 		while (n-- > 0)
 			ib_destroy_qp_user(qps[n], NULL);
 		ib_dealloc_pd_user(pd, NULL);
@@ -1191,9 +1191,9 @@ static void kvt_run_capacity(struct kvt_run *r)
 			break;
 	}
 	kvt_expect(r, err, -ENOMEM, "alloc_pd beyond the device's PD table");
-	kvt_result(r, n + used == caps->max_pd - 1,
-		   "the PD table holds max_pd - 1 = %d PDs (%d in use + %d created)",
-		   caps->max_pd - 1, used, n);
+	kvt_result(r, n + used == caps->max_pd,
+		   "the device holds max_pd = %d PDs (%d in use + %d created)",
+		   caps->max_pd, used, n);
 	while (n-- > 0)
 		ib_dealloc_pd_user(pds[n], NULL);
 out:

@@ -211,8 +211,8 @@ static int kite_fake_init(struct kunit *test)
 	f->dev.kadev = f->kadev;
 	/* A probed device; kite_cmd_probe_timeout clears it. */
 	f->dev.running = true;
-	xa_init(&f->dev.cq_xa);
-	xa_init(&f->dev.qp_xa);
+	xa_init_flags(&f->dev.cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&f->dev.qp_xa, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&f->event_work, kite_fake_event_work);
 	INIT_DELAYED_WORK(&f->late_work, kite_fake_late_work);
 	test->priv = f;

@@ -30,7 +30,6 @@
 #include <linux/dma-mapping.h>
 #include <linux/lockdep.h>
 #include <linux/log2.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <rdma/kite-abi.h>
 
@@ -539,9 +538,8 @@ err_free_hwq:
  *
  * DESTROY_CQ first (so that the device raises no more events for it; it
  * succeeds locally on a FATAL or DOWN channel), then the protocol of
- * kite_ib_cq_get(): unpublish, wait out RCU lookups, drop the table's
- * reference and wait for the EQ dispatch to drop its own; then the
- * memory goes.
+ * kite_ib_ref_get(): unpublish, drop the table's reference and wait for
+ * the EQ dispatch to drop its own; then the memory goes.
  *
  * Context: process context, may sleep.
  * Return: 0, or the errno of a DESTROY_CQ a working device refused (the

@@ -406,8 +406,8 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	test->priv = t;
-	xa_init(&t->dev.qp_xa);
-	xa_init(&t->dev.cq_xa);
+	xa_init_flags(&t->dev.qp_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&t->dev.cq_xa, XA_FLAGS_LOCK_IRQ);
 	t->cq.ibcq.device = &t->dev.ibdev;
 	t->cq.cqn = 0x42;
 	t->cq.dbrec = &t->dbrec;

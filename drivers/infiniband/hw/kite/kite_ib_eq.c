@@ -16,7 +16,7 @@
  * consumer counter needs no lock.
  *
  * Events name objects by number. CQs and QPs are looked up in the
- * device's xarrays under RCU and pinned with a reference for the duration
+ * device's xarrays under their lock and pinned with a reference for the duration
  * of the callback; their destroy paths unpublish them, drop the table's
  * reference and wait for the last one (see kite_ib_ref_get()).
  *
@@ -30,7 +30,6 @@
 #include <linux/kite/kite_hw.h>
 #include <linux/log2.h>
 #include <linux/pci.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "kite_ib.h"
@@ -99,7 +98,7 @@ int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 {
 	refcount_set(&ref->refcount, 1);
 	init_completion(&ref->free);
-	return xa_insert(xa, num, ref, GFP_KERNEL);
+	return xa_insert_irq(xa, num, ref, GFP_KERNEL);
 }
 
 /**
@@ -109,10 +108,14 @@ int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
  *
  * Protocol: the create path publishes the object (kite_ib_ref_publish());
  * the destroy path, after the device destroyed it, unpublishes it
- * (kite_ib_ref_unpublish(): xa_erase(), then synchronize_rcu() so that no
- * lookup can still hold the pointer without a reference, then the table's
+ * (kite_ib_ref_unpublish(): xa_erase() under the table's lock, which the
+ * lookup also holds while it takes its reference, so that afterwards no
+ * lookup can reach the object without a reference; then the table's
  * reference is dropped and the last one waited for) before the memory goes
- * away.
+ * away. The table's lock is taken with interrupts disabled
+ * (XA_FLAGS_LOCK_IRQ): lookups run in tasklets and in poll_cq, which may be
+ * called from any context. No RCU grace period is waited for, so destroying
+ * a CQ or QP costs no more than its command.
  *
  * Context: any context.
  * Return: the reference, which the caller drops with kite_ib_ref_put(), or
@@ -121,14 +124,15 @@ int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 struct kite_ib_ref *kite_ib_ref_get(struct xarray *xa, u32 num)
 {
 	struct kite_ib_ref *ref;
+	unsigned long flags;
 
 	if (!num || num > KITE_OBJ_MASK)
 		return NULL;
-	rcu_read_lock();
+	xa_lock_irqsave(xa, flags);
 	ref = xa_load(xa, num);
 	if (ref && !refcount_inc_not_zero(&ref->refcount))
 		ref = NULL;
-	rcu_read_unlock();
+	xa_unlock_irqrestore(xa, flags);
 	return ref;
 }
 
@@ -158,8 +162,7 @@ void kite_ib_ref_put(struct kite_ib_ref *ref)
  */
 void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 {
-	xa_erase(xa, num);
-	synchronize_rcu();
+	xa_erase_irq(xa, num);
 	kite_ib_ref_put(ref);
 	wait_for_completion(&ref->free);
 }

@@ -24,7 +24,8 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	struct kite_ib_caps *c = &dev->caps;
 	struct device *d = &dev->kadev->adev.dev;
 
-	if (!c->max_qp || !c->max_cq || !c->max_pd || !c->max_mr ||
+	/* Entry 0 of the QP, CQ, PD and MR tables is never allocated. */
+	if (c->max_qp < 2 || c->max_cq < 2 || c->max_pd < 2 || c->max_mr < 2 ||
 	    !c->max_qp_wr || !c->max_cqe || !c->max_eq || !c->gid_tbl_len ||
 	    c->max_send_sge > KITE_MAX_SGE || c->max_recv_sge > KITE_MAX_SGE ||
 	    c->max_inline > KITE_MAX_INLINE || c->max_uctx >= KITE_DB_PAGES ||
@@ -111,20 +112,21 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->vendor_id = c->vendor_id;
 	attr->vendor_part_id = c->vendor_part_id;
 	attr->hw_ver = c->hw_rev;
-	attr->max_qp = c->max_qp;
+	/* Tables whose entry 0 is never allocated (prm_commands.rst). */
+	attr->max_qp = c->max_qp - 1;
 	attr->max_qp_wr = c->max_qp_wr;
 	if (c->features & KITE_FEAT_FAST_REG)
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_send_sge = c->max_send_sge;
 	attr->max_recv_sge = c->max_recv_sge;
 	attr->max_sge_rd = c->max_sge_rd;
-	attr->max_cq = c->max_cq;
+	attr->max_cq = c->max_cq - 1;
 	attr->max_cqe = c->max_cqe;
-	attr->max_mr = c->max_mr;
-	attr->max_pd = c->max_pd;
+	attr->max_mr = c->max_mr - 1;
+	attr->max_pd = c->max_pd - 1;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
-	attr->max_res_rd_atom = c->max_qp * c->max_qp_rd_atom;
+	attr->max_res_rd_atom = attr->max_qp * c->max_qp_rd_atom;
 	attr->atomic_cap = (c->features & KITE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
 							      IB_ATOMIC_NONE;
 	/* Address handles are software: bounded by memory only. */
@@ -388,8 +390,8 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	dev->dmadev = &kadev->pdev->dev;
 	dev->regs = kadev->rdma_regs;
 	dev->db = kadev->kernel_db;
-	xa_init(&dev->cq_xa);
-	xa_init(&dev->qp_xa);
+	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	atomic_set(&dev->next_comp_eq, 0);
 	auxiliary_set_drvdata(adev, dev);
 
@@ -419,8 +421,9 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 		 dev_name(&dev->ibdev.dev), pci_name(kadev->pdev),
 		 FIELD_GET(KITE_HW_REV_MAJOR, kadev->hw_rev),
 		 FIELD_GET(KITE_HW_REV_MINOR, kadev->hw_rev), kadev->fw_version,
-		 dev->caps.max_qp, dev->caps.max_cq, dev->caps.max_mr,
-		 dev->caps.max_pd, dev->num_eqs - 1, kadev->num_vectors);
+		 dev->caps.max_qp - 1, dev->caps.max_cq - 1,
+		 dev->caps.max_mr - 1, dev->caps.max_pd - 1, dev->num_eqs - 1,
+		 kadev->num_vectors);
 	return 0;
 
 err_destroy_eqs:

@@ -7,7 +7,7 @@
  * the pure builders of kite_ib_wqe.c; in the library's memory, pinned
  * with ib_umem, for user QPs (kite_ib_hwq_alloc_user()). A QP
  * is published in &kite_ib_dev.qp_xa for EQE dispatch and withdrawn with
- * the protocol described at kite_ib_cq_get().
+ * the protocol described at kite_ib_ref_get().
  *
  * Copyright (c) 2026 Kite
  */
@@ -16,7 +16,6 @@
 #include <linux/device.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -565,6 +564,17 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	}
 
+	if (((attr_mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	     attr->max_rd_atomic > dev->caps.max_qp_init_rd_atom) ||
+	    ((attr_mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	     attr->max_dest_rd_atomic > dev->caps.max_qp_rd_atom)) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"QP %u: RDMA READ/atomic depths %u/%u beyond %u/%u\n",
+			qp->qpn, attr->max_rd_atomic, attr->max_dest_rd_atomic,
+			dev->caps.max_qp_init_rd_atom,
+			dev->caps.max_qp_rd_atom);
+		return -EINVAL;
+	}
 	err = kite_ib_qp_attr_to_cmd(attr, attr_mask, &in);
 	if (err)
 		return err;

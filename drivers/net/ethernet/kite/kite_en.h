@@ -131,6 +131,9 @@ struct kite_en_queue {
  * @roce_enabled: devlink enable_roce, applied at devlink reload
  * @link_up: last link state seen
  * @removing: remove has started; reset requests are refused
+ * @resetting: between quiesce and the restart of a reset; a reset request
+ *	then (the RDMA driver's remove asks for one when its device failed)
+ *	is covered by the reset in progress
  * @rings_up: the rings are allocated and enabled (RTNL)
  */
 struct kite_en_dev {
@@ -162,6 +165,7 @@ struct kite_en_dev {
 	bool roce_enabled;
 	bool link_up;
 	bool removing;
+	bool resetting;
 	bool rings_up;
 };
 

@@ -179,7 +179,8 @@ void kite_en_event_work(struct work_struct *work)
  * For an RDMA driver that found the device unresponsive. The reset runs
  * later from a work item: it removes the auxiliary device (the RDMA
  * driver's remove runs), resets the function and creates a new auxiliary
- * device.
+ * device. A request made while a reset is under way (from the RDMA
+ * driver's remove during it) is covered by that reset.
  *
  * Context: any context.
  * Return: 0, or -ENODEV if the function is gone.
@@ -190,6 +191,10 @@ int kite_en_request_reset(struct kite_aux_dev *kadev)
 
 	if (!en || READ_ONCE(en->removing))
 		return -ENODEV;
+	if (READ_ONCE(en->resetting)) {
+		dev_dbg(&en->pdev->dev, "reset request covered by the reset in progress\n");
+		return 0;
+	}
 	dev_warn(&en->pdev->dev, "reset requested by the RDMA driver\n");
 	queue_work(system_dfl_wq, &en->reset_work);
 	return 0;

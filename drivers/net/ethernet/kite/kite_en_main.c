@@ -160,6 +160,7 @@ static void kite_en_restore_config(struct kite_en_dev *en)
  */
 static void kite_en_quiesce(struct kite_en_dev *en)
 {
+	WRITE_ONCE(en->resetting, true);
 	mutex_lock(&en->rdma_lock);
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);
@@ -177,6 +178,7 @@ static int kite_en_resume_all(struct kite_en_dev *en)
 	int err;
 
 	err = kite_en_reset(en);
+	WRITE_ONCE(en->resetting, false);
 	if (err)
 		return err;
 	kite_en_restore_config(en);
