@@ -12,15 +12,18 @@
  * Each test group runs against a fresh QEMU. Output is TAP; the exit status
  * is non-zero if any test failed. Groups: cmdq, eq0, query, uctx_pd, eq, cq,
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
- * fault, reset, robust, fuzz, engine_tx. Tests that need CQEs use the
- * model's optional "debug-cqe" QOM property (CQN | flags, flags from
- * hw/net/kite_int.h) and are skipped when it is absent.
+ * fault, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire.
+ * Tests that need CQEs use the model's optional "debug-cqe" QOM property
+ * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
+ * absent.
  *
- * engine_tx drives the data engine (UD, GSI) with real WQEs. QEMU gets a
- * "-netdev dgram" whose other end is a UDP socket of the test, which reads
- * the frames the device sends and checks every header and the ICRC
- * (computed by the test's own CRC-32); it also checks the send-side
- * validation errors.
+ * The engine groups drive the data engine (UD, GSI) with real WQEs. The
+ * wire groups give QEMU a "-netdev dgram" whose other end is a UDP socket
+ * of the test: engine_tx reads the frames the device sends and checks every
+ * header and the ICRC (computed by the test's own CRC-32), and the send-side
+ * validation errors; engine_wire injects frames. engine and engine_rx use
+ * the device's internal loopback (destination MAC = the port's MAC): the
+ * receive path, GRH, CQEs and events, drops and receive errors.
  *
  * usage: kite-model-test QEMU_BINARY [GROUP...]
  * env:   KITE_SEED (robustness PRNG seed), KITE_QEMU_STDERR_LOG (append every
@@ -4311,6 +4314,8 @@ static uint32_t t_icrc(const uint8_t *l3, size_t len, bool v6)
 static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t be24(const uint8_t *p) { return (uint32_t)p[0] << 16 | p[1] << 8 | p[2]; }
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | be24(p + 1); }
+static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, (uint16_t)v); }
 
 static uint16_t t_csum(uint32_t sum, const uint8_t *p, size_t len)
 {
@@ -4365,6 +4370,16 @@ static bool tcq_next(struct tcq *q, struct kite_cqe *out)
 	}
 	memset(out, 0, sizeof(*out));
 	return false;
+}
+
+static unsigned tcq_drain(struct tcq *q)
+{
+	struct kite_cqe c;
+	unsigned n = 0;
+
+	while (n < 1000 && tcq_next(q, &c))
+		n++;
+	return n;
 }
 
 static int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
@@ -4605,6 +4620,155 @@ static void cqe_diag(const char *what, const struct kite_cqe *c)
 	     c->wqe_idx, c->flags, c->src_qpn, c->syndrome, c->wqe_opcode);
 }
 
+static void g_engine(void)
+{
+	static const uint8_t zero20[20];
+	uint8_t want[1100], got[1200], grh[40];
+	struct kite_wqe_sge g[3];
+	struct kite_wqe_ud av;
+	struct kite_cqe sc, rc;
+	struct kite_cmd_modify_qp o;
+	uint64_t st0[KITE_STAT_COUNT], st1[KITE_STAT_COUNT];
+	uint64_t rbuf = T_IOVA + 8 * 4096, src = T_IOVA + 4096 - 100;
+	struct res r;
+	uint16_t idx;
+	unsigned i, ncqe;
+	bool ok;
+	uint8_t m8[8];
+
+	/* The test's own CRC against the standard check value and rxe's seed. */
+	tap(~t_crc32(0xffffffff, (const uint8_t *)"123456789", 9) == 0xcbf43926,
+	    "test CRC-32 matches the standard check value 0xcbf43926");
+	memset(m8, 0xff, 8);
+	tap(t_crc32(0xffffffff, m8, 8) == 0xdebb20e3,
+	    "CRC state after the masked LRH (8 x 0xff) is 0xdebb20e3, as in rxe");
+
+	eng_setup();
+	stats(st0);
+
+	/* GSI -> UD B over loopback: SEND_IMM, 2 SGEs across a page boundary. */
+	fill_pattern(src, 200, 0x31, want);
+	memset(got, 0xee, sizeof(got));
+	memwrite(t_bus(rbuf), got, 1024);
+	g[0] = sge(30, E.lkey, rbuf);
+	g[1] = sge(400, E.lkey, rbuf + 512);
+	post_recv(&E.b, g, 2);
+	/* Arm the receive CQ for the next CQE. */
+	arm_cq(&E.rcq.c, E.rcq.ci, KITE_CQ_ARM_NEXT, 0);
+	eq_drain(&eq1);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	g[0] = sge(100, E.lkey, src);
+	g[1] = sge(100, E.lkey, src + 100);
+	idx = post_send(&E.gsi, KITE_WQE_OP_SEND_IMM | KITE_WQE_F_SIGNALED |
+			KITE_WQE_F_SOLICITED, 0x78563412, &av, g, 2, NULL, 0, true);
+	ok = tcq_next(&E.scq, &sc);
+	if (!tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, 1, 0) && sc.wqe_idx == idx &&
+		 sc.wqe_opcode == KITE_WQE_OP_SEND_IMM,
+		 "loopback SEND_IMM GSI->UD: send CQE REQ, qpn 1, wqe_idx %u, wqe_opcode SEND_IMM", idx))
+		cqe_diag("send", &sc);
+	ok = tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&rc, KITE_CQE_OP_RESP_SEND_IMM, E.b.qpn, 0) &&
+		 rc.byte_len == 240 && rc.imm_data == 0x78563412 && rc.src_qpn == 1 &&
+		 rc.wqe_idx == 0 && !memcmp(rc.smac, MAC, 6) &&
+		 rc.flags == (KITE_CQE_F_GRH | KITE_CQE_F_SOLICITED | KITE_CQE_F_IMM |
+			      FIELD_PREP(KITE_CQE_F_L3, KITE_NET_ROCE_V2_IPV4)),
+		 "receive CQE: RESP_SEND_IMM, byte_len 40+200, imm, src_qpn 1, SMAC, "
+		 "flags GRH|SOLICITED|IMM|L3=IPv4"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf), got, 30);
+	memread(t_bus(rbuf + 512), got + 30, 400);
+	memcpy(grh, got, 40);
+	tap(!memcmp(grh, zero20, 20), "GRH area: first 20 bytes zero for IPv4");
+	tap(grh[20] == 0x45 && grh[21] == 0x28 && be16(grh + 22) == 256 &&
+	    be16(grh + 26) == 0x4000 && grh[28] == 64 && grh[29] == 17 &&
+	    t_csum(0, grh + 20, 20) == 0 && be32(grh + 32) == 0x0a000001 &&
+	    be32(grh + 36) == 0x0a000001,
+	    "GRH area: the IPv4 header (TOS 0x28, length 256, DF, TTL 64, UDP, "
+	    "checksum, 10.0.0.1 -> 10.0.0.1) in its last 20 bytes");
+	tap(!memcmp(got + 40, want, 200), "payload scattered byte for byte after the GRH");
+	memread(t_bus(rbuf) + 30, got, 1);
+	memread(t_bus(rbuf + 512) + 210, got + 1, 1);
+	tap(got[0] == 0xee && got[1] == 0xee, "nothing written past the message in either SGE");
+	tap(eq1_count(KITE_EQE_COMPLETION, E.rcq.c.cqn) == 1,
+	    "armed receive CQ: one COMPLETION EQE on its EQ");
+	stats(st1);
+	tap(st1[KITE_STAT_ROCE_TX_PKTS] - st0[KITE_STAT_ROCE_TX_PKTS] == 1 &&
+	    st1[KITE_STAT_ROCE_RX_PKTS] - st0[KITE_STAT_ROCE_RX_PKTS] == 1 &&
+	    st1[KITE_STAT_ROCE_RX_DROPS] == st0[KITE_STAT_ROCE_RX_DROPS],
+	    "ROCE_TX_PKTS +1, ROCE_RX_PKTS +1, no drop");
+	need(query_qp(1, &o, &r), &r, "QUERY_QP 1");
+	tap(o.sq_psn == T_SQ_PSN + 1, "GSI SQ PSN advanced by one packet (0x%x)", o.sq_psn);
+
+	/*
+	 * UD B -> GSI with Q_Key 0x80010000: bit 31 means "the sender's own
+	 * Q_Key", B's 0x11111111, which the GSI QP does not accept.
+	 */
+	memset(got, 0xee, 64);
+	memwrite(t_bus(rbuf), got, 64);
+	g[0] = sge(64, E.lkey, rbuf);
+	post_recv(&E.gsi, g, 1);
+	av = av6(1, 0x80010000u, MAC);
+	st0[KITE_STAT_ROCE_RX_DROPS] = stat1(KITE_STAT_ROCE_RX_DROPS);
+	post_send(&E.b, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "inline data, 20 byte", 20, true);
+	clock_step(POLL_STEP_NS);
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == st0[KITE_STAT_ROCE_RX_DROPS] + 1 &&
+	    tcq_drain(&E.rcq) == 0,
+	    "UD QP sending Q_Key 0x80010000 sends its own Q_Key: the GSI QP drops it");
+	/* GSI -> GSI: IPv6, inline, Q_Key 0x80010000, unsignaled. */
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "inline data, 20 byte", 20, true);
+	ok = tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&rc, KITE_CQE_OP_RESP_SEND, 1, 0) && rc.byte_len == 60 &&
+		 rc.src_qpn == 1 && rc.wqe_idx == 0 &&
+		 rc.flags == (KITE_CQE_F_GRH | FIELD_PREP(KITE_CQE_F_L3, KITE_NET_ROCE_V2_IPV6)),
+		 "IPv6 inline SEND GSI->GSI (Q_Key 0x80010000): RESP_SEND, byte_len 60, L3=IPv6"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf), got, 60);
+	tap(be32(got) == (6u << 28 | 0xb8u << 20 | 0xabcde) && be16(got + 4) == 8 + 12 + 8 + 20 + 4 &&
+	    got[6] == 17 && got[7] == 17 && got[8] == 0xfe && got[9] == 0x80 && got[23] == 2 &&
+	    got[24] == 0xfe && got[39] == 2,
+	    "GRH area: the IPv6 header (TC 0xb8, flow label 0xabcde, payload 52, UDP, "
+	    "hop 17, fe80::2 -> fe80::2)");
+	tap(!memcmp(got + 40, "inline data, 20 byte", 20), "inline payload delivered");
+	idx = post_send(&E.gsi, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, NULL, 0,
+			"x", 1, true);
+	ok = tcq_next(&E.scq, &sc);
+	tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, 1, 0) && sc.wqe_idx == idx,
+	    "unsignaled WQE wrote no CQE: the next send CQE is the signaled one (%u, want %u)",
+	    sc.wqe_idx, idx);
+	tap(tcq_drain(&E.rcq) == 0, "no RQ WQE on the GSI QP: nothing received");
+
+	/* VLAN from the address vector; exactly one MTU (1024) of payload. */
+	fill_pattern(src, 1024, 0x77, want);
+	g[0] = sge(40 + 1024, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	av.vlan = KITE_VLAN_VALID | (uint16_t)FIELD_PREP(KITE_VLAN_PCP, 3) | 100;
+	g[0] = sge(1024, E.lkey, src);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, g, 1, NULL, 0, true);
+	ok = tcq_next(&E.scq, &sc) && tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, E.b.qpn, 0) &&
+		 cqe_is(&rc, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && rc.byte_len == 1064 &&
+		 (rc.flags & KITE_CQE_F_VLAN) && rc.vlan == av.vlan,
+		 "1024-byte SEND with VLAN 100 PCP 3: delivered, CQE VLAN flag and tag"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf) + 40, got, 1024);
+	tap(!memcmp(got, want, 1024), "1024-byte payload delivered byte for byte");
+
+	/* A burst: 16 signaled WQEs (the SQ's depth) in one doorbell. */
+	for (i = 0; i < 16; i++) {
+		g[0] = sge(16, E.lkey, rbuf + 2048 + 64 * i);
+		post_recv(&E.b, g, 1);
+	}
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	g[0] = sge(16, E.lkey, src);
+	for (i = 0; i < 16; i++)
+		post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, g, 0, NULL, 0,
+			  i == 15);
+	ncqe = tcq_drain(&E.scq);
+	tap(ncqe == 16, "16 WQEs in one doorbell: 16 send CQEs (%u)", ncqe);
+	ncqe = tcq_drain(&E.rcq);
+	tap(ncqe == 16, "16 zero-length SENDs: 16 receive CQEs (%u)", ncqe);
+}
 
 /* Post one send on @q expected to fail with @synd, then check SQE + flush. */
 static void send_fails(struct tqp *q, const char *what, uint32_t opw,
@@ -4694,6 +4858,95 @@ static void send_errors(const uint8_t *dmac)
 	    "RC QP in ERR: its outstanding RQ WQE is flushed");
 }
 
+static void g_engine_rx(void)
+{
+	struct kite_wqe_sge g[2];
+	struct kite_wqe_ud av, avc;
+	struct kite_cqe c;
+	struct tqp rc;
+	uint64_t d0, d1;
+	uint64_t rbuf = T_IOVA + 8 * 4096;
+	struct res r;
+	const char *reply = "";
+	uint16_t idx;
+	bool ok;
+
+	eng_setup();
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	avc = av4(E.c.qpn, T_QKEY, MAC);
+
+
+	/* Receive side drops: no RQ WQE, bad Q_Key, bad ICRC. */
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	idx = post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &avc, NULL, 0, "abc", 3,
+			true);
+	ok = tcq_next(&E.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ, E.b.qpn, 0) && c.wqe_idx == idx,
+	    "UD SEND to a QP without RQ WQEs completes successfully (unreliable)");
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "no RQ WQE: dropped, ROCE_RX_DROPS +1 (%" PRIu64 ")", d1 - d0);
+	{
+		uint64_t rb = T_IOVA + 12 * 4096;
+		struct kite_wqe_sge rg = sge(128, E.lkey, rb);
+
+		post_recv(&E.b, &rg, 1);
+	}
+	av = av4(E.b.qpn, 0x22222222, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abc", 3, true);
+	clock_step(POLL_STEP_NS);
+	d0 = d1;
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0, "wrong Q_Key: dropped, ROCE_RX_DROPS +1");
+	if (!qom_set("fault-icrc", "1", &reply))
+		diag("qom-set fault-icrc: %.200s", reply);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abc", 3, true);
+	clock_step(POLL_STEP_NS);
+	d0 = d1;
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "corrupted ICRC (fault-icrc): dropped, ROCE_RX_DROPS +1");
+	/* The posted RQ WQE was not consumed by the drops. */
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && c.byte_len == 44 &&
+	    c.wqe_idx == (uint16_t)(E.b.rpi - 1),
+	    "after the drops a good SEND lands in the RQ WQE that waited");
+
+	/* Receive errors: buffer too small, key without LOCAL_WRITE. */
+	g[0] = sge(41, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, E.b.qpn, KITE_SYND_LOCAL_LENGTH),
+		 "receive buffer of 41 bytes for 44: RESP_ERR LOCAL_LENGTH"))
+		cqe_diag("recv", &c);
+	tap(qp_state(E.b.qpn) == KITE_QPS_ERR, "receive error: QP in ERR");
+	g[0] = sge(64, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, E.b.qpn, KITE_SYND_WR_FLUSH) &&
+	    c.wqe_idx == (uint16_t)(E.b.rpi - 1),
+	    "RQ WQE posted in ERR: flushed with WR_FLUSH");
+	idx = post_send(&E.b, KITE_WQE_OP_SEND, 0, &avc, NULL, 0, "z", 1, true);
+	ok = tcq_next(&E.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, E.b.qpn, KITE_SYND_WR_FLUSH) && c.wqe_idx == idx,
+	    "unsignaled SQ WQE posted in ERR: flushed with a CQE anyway");
+
+	g[0] = sge(64, E.lkey_ro, E.ro_iova);
+	need(tqp_create(&rc, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UD D");
+	tqp_rts(&rc);
+	post_recv(&rc, g, 1);
+	av = av4(rc.qpn, T_QKEY, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, rc.qpn, KITE_SYND_LOCAL_ACCESS),
+		 "receive into a key without LOCAL_WRITE: RESP_ERR LOCAL_ACCESS"))
+		cqe_diag("recv", &c);
+
+}
 
 static bool wire_open(void)
 {
@@ -4738,7 +4991,26 @@ static ssize_t wire_recv(uint8_t *buf, size_t len)
 	return -1;
 }
 
+static void wire_send(const uint8_t *buf, size_t len)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
 
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)wire_qemu_port);
+	if (sendto(wire_fd, buf, len, 0, (struct sockaddr *)&a, sizeof(a)) != (ssize_t)len)
+		diag("sendto: %s", strerror(errno));
+}
+
+/* Wait until QEMU has taken a frame off the wire. */
+static void wire_settle(void)
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		usleep(5000);
+		clock_step(POLL_STEP_NS);
+	}
+}
 
 static uint16_t t_sport(uint32_t fl, uint32_t a, uint32_t b)
 {
@@ -4870,6 +5142,135 @@ static void g_engine_tx(void)
 	send_errors(peer);
 }
 
+static void g_engine_wire(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint8_t f[2048], inj[2048];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	uint64_t rbuf = T_IOVA + 8 * 4096, d0;
+	uint8_t want[128], got[128];
+	ssize_t n;
+	size_t ib = 42, iblen, i;
+	bool ok;
+
+	eng_setup();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+
+	n = tx_ipv4(f, sizeof(f), want, false);
+	if (!tap(n == 106, "IPv4 frame captured from the wire (%zd bytes)", n))
+		return;
+	/* The same frame, addressed to us and to QP B, is received. */
+	g[0] = sge(128, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	memcpy(inj, f, (size_t)n);
+	memcpy(inj, MAC, 6);
+	memcpy(inj + 6, peer, 6);
+	put32(inj + ib + 4, E.b.qpn);
+	put32(inj + ib + 12, T_QKEY);
+	put32(inj + ib + 16, 0x000777);
+	iblen = (size_t)n - ib;
+	{
+		uint32_t ic = t_icrc(inj + 14, 20 + 8 + iblen - 4, false);
+
+		memcpy(inj + n - 4, &ic, 4);
+	}
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && c.byte_len == 77 &&
+		 c.src_qpn == 0x777 && !memcmp(c.smac, peer, 6) &&
+		 (c.flags & KITE_CQE_F_SOLICITED),
+		 "frame from the wire with the test's ICRC: RESP_SEND, byte_len 77, "
+		 "src_qpn, peer SMAC, SE"))
+		cqe_diag("recv", &c);
+	memread(t_bus(rbuf), got, 40 + 37);
+	tap(!memcmp(got + 20, inj + 14, 20) && !memcmp(got + 40, want, 37),
+	    "received GRH area holds the frame's IPv4 header; payload intact");
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0, "no drop");
+
+	/* Corrupted ICRC from the wire: dropped and counted. */
+	post_recv(&E.b, g, 1);
+	inj[n - 1] ^= 0x80;
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "corrupted ICRC from the wire: dropped, ROCE_RX_DROPS +1");
+	inj[n - 1] ^= 0x80;
+	/* A payload byte flipped (ICRC covers it). */
+	inj[ib + 25] ^= 1;
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 2 && tcq_drain(&E.rcq) == 0,
+	    "payload corrupted in flight: ICRC mismatch, dropped");
+	inj[ib + 25] ^= 1;
+	/* TTL and TOS changed by routers: masked, still accepted. */
+	inj[14 + 8] = 3;
+	inj[14 + 1] = 0x2a;
+	put16(inj + 14 + 10, 0);
+	put16(inj + 14 + 10, t_csum(0, inj + 14, 20));
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0),
+	    "TTL/TOS rewritten in flight: the ICRC still matches (masked fields)");
+
+	n = tx_ipv6(f, sizeof(f), want, false);
+	if (!tap(n == 102, "IPv6 + VLAN frame captured from the wire (%zd bytes)", n))
+		return;
+	ib = 66;
+	/* Inject it back to QP B with the VLAN: the CQE reports the tag. */
+	memcpy(inj, f, (size_t)n);
+	memcpy(inj, MAC, 6);
+	memcpy(inj + 6, peer, 6);
+	put32(inj + ib + 4, E.b.qpn);
+	put32(inj + ib + 12, T_QKEY);
+	{
+		uint32_t ic = t_icrc(inj + 18, 80, true);
+
+		memcpy(inj + n - 4, &ic, 4);
+	}
+	g[0] = sge(128, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_IMM, E.b.qpn, 0) && c.byte_len == 48 &&
+		 c.imm_data == 0xddccbbaa && (c.flags & KITE_CQE_F_VLAN) &&
+		 c.vlan == (KITE_VLAN_VALID | 42) &&
+		 FIELD_GET(KITE_CQE_F_L3, c.flags) == KITE_NET_ROCE_V2_IPV6,
+		 "IPv6 + VLAN frame from the wire: RESP_SEND_IMM, VLAN 42, L3=IPv6"))
+		cqe_diag("recv", &c);
+	memread(t_bus(rbuf), got, 48);
+	tap(!memcmp(got, inj + 18, 40) && !memcmp(got + 40, want, 8),
+	    "GRH area holds the IPv6 header; payload intact");
+
+	/* Truncated and mangled frames: dropped and counted, never a crash. */
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	/* Not 0 bytes: QEMU's dgram backend takes that for a closed peer. */
+	for (i = 1; i < (size_t)n; i++) {
+		wire_send(inj, i);
+		if ((i & 15) == 15)
+			wire_settle();
+	}
+	for (i = 12; i < (size_t)n; i++) {
+		inj[i] ^= 0xa5;
+		wire_send(inj, (size_t)n);
+		inj[i] ^= 0xa5;
+		if ((i & 15) == 15)
+			wire_settle();
+	}
+	wire_settle();
+	{
+		struct res r;
+
+		tap(nop(&r) == KITE_CMD_OK && stat1(KITE_STAT_ROCE_RX_DROPS) > d0 &&
+		    tcq_drain(&E.rcq) == 0,
+		    "truncated and mangled frames: dropped (ROCE_RX_DROPS +%" PRIu64 "), "
+		    "no CQE, device alive", stat1(KITE_STAT_ROCE_RX_DROPS) - d0);
+	}
+}
 
 /* ------------------------------------------------------------------ */
 /* Main                                                                */
@@ -4899,6 +5300,9 @@ static const struct group {
 	{ "robust", g_robust },
 	{ "fuzz", g_fuzz },
 	{ "engine_tx", g_engine_tx },
+	{ "engine", g_engine },
+	{ "engine_rx", g_engine_rx },
+	{ "engine_wire", g_engine_wire },
 };
 
 static void run_group(const struct group *g)
@@ -4913,7 +5317,7 @@ static void run_group(const struct group *g)
 	memset(&eq1, 0, sizeof(eq1));
 	stats_buf = 0;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
-	if (g->fn == g_engine_tx && !wire_open())
+	if ((g->fn == g_engine_tx || g->fn == g_engine_wire) && !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {
 		alarm(GROUP_TIMEOUT_S);

@@ -12,12 +12,15 @@
  * the QP to SQE (UD, GSI) or ERR (RC); WQEs of a QP in SQE (send queue)
  * or ERR (both queues) are completed with WR_FLUSH.
  *
- * Receive: not yet; RoCEv2 frames are counted and discarded, RQ WQEs are
- * only flushed (QP in ERR).
+ * Receive: RoCEv2 frames steered by the Ethernet function are parsed and
+ * checked (IP and UDP headers, ICRC, BTH, destination QP, Q_Key); a UD
+ * SEND consumes one RQ WQE, into which the 40-byte GRH area and the
+ * payload are scattered, and completes with a receive CQE. Anything
+ * malformed is dropped and counted in KITE_STAT_ROCE_RX_DROPS.
  *
  * RC transport is not part of this revision of the engine: a WQE of an
  * RC QP completes with KITE_SYND_LOCAL_QP_OP (vendor syndrome
- * KITE_VSYND_UNSUPPORTED).
+ * KITE_VSYND_UNSUPPORTED) and RC packets are dropped.
  *
  * Every value read from guest memory or from the wire is checked before
  * it is used; every DMA goes through pci_dma_read/write and its result is
@@ -499,8 +502,9 @@ static void kite_engine_xmit(KiteState *s, const uint8_t *dmac, size_t len)
     }
     s->stats[KITE_STAT_ROCE_TX_PKTS]++;
     if (!memcmp(dmac, s->eth.mac, 6)) {
-        /* Internal loopback; the receive path is not there yet. */
+        /* Internal loopback: never reaches the wire. */
         s->stats[KITE_STAT_ROCE_RX_PKTS]++;
+        kite_engine_receive(s, f, len);
         return;
     }
     if (!s->eth.nic || !s->link_up) {
@@ -794,6 +798,278 @@ void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq)
         set_bit(qpn, s->rdma.rq_pending);
     }
     qemu_bh_schedule(s->rdma.engine_bh);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct KiteRoceRx {
+    const uint8_t *smac;
+    bool vlan;
+    uint16_t tci;
+    bool ipv6;
+    const uint8_t *l3;
+    uint8_t opcode;
+    bool solicited;
+    uint32_t dqpn;
+    uint32_t qkey;
+    uint32_t sqpn;
+    bool has_imm;
+    uint32_t imm;               /* raw, as on the wire */
+    const uint8_t *payload;
+    uint32_t len;
+} KiteRoceRx;
+
+static void kite_rx_drop(KiteState *s, const char *why)
+{
+    s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+    kite_guest_error(s, "RoCEv2 packet dropped: %s", why);
+}
+
+/* Parse and check a frame; NULL, or the reason it is dropped. */
+static const char *kite_roce_parse(const uint8_t *buf, size_t len,
+                                   KiteRoceRx *p)
+{
+    size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen, hdr;
+    uint16_t et;
+    uint8_t flags, pad;
+
+    memset(p, 0, sizeof(*p));
+    if (len < KITE_ETH_HLEN) {
+        return "short frame";
+    }
+    p->smac = buf + 6;
+    et = lduw_be_p(buf + 12);
+    if (et == KITE_ETHERTYPE_VLAN) {
+        if (len < KITE_ETH_HLEN + KITE_VLAN_HLEN) {
+            return "short frame";
+        }
+        p->vlan = true;
+        p->tci = lduw_be_p(buf + 14);
+        et = lduw_be_p(buf + 16);
+        off += KITE_VLAN_HLEN;
+    }
+    p->l3 = buf + off;
+    if (et == KITE_ETHERTYPE_IPV4) {
+        uint16_t tot;
+
+        if (len < off + KITE_IPV4_HLEN || buf[off] != 0x45) {
+            return "not an IPv4 header of 20 bytes";
+        }
+        tot = lduw_be_p(buf + off + 2);
+        if (tot < KITE_IPV4_HLEN || off + tot > len) {
+            return "bad IPv4 total length";
+        }
+        if (lduw_be_p(buf + off + 6) & 0x3fff) {
+            return "IPv4 fragment";
+        }
+        if (buf[off + 9] != KITE_IPPROTO_UDP) {
+            return "not UDP";
+        }
+        if (kite_csum_fold(kite_csum_add(0, buf + off, KITE_IPV4_HLEN))) {
+            return "bad IPv4 header checksum";
+        }
+        iplen = KITE_IPV4_HLEN;
+        l4len = tot - KITE_IPV4_HLEN;
+    } else if (et == KITE_ETHERTYPE_IPV6) {
+        if (len < off + KITE_IPV6_HLEN || (buf[off] >> 4) != 6) {
+            return "bad IPv6 header";
+        }
+        if (buf[off + 6] != KITE_IPPROTO_UDP) {
+            return "not UDP (IPv6 extension headers are not supported)";
+        }
+        p->ipv6 = true;
+        iplen = KITE_IPV6_HLEN;
+        l4len = lduw_be_p(buf + off + 4);
+        if (off + iplen + l4len > len) {
+            return "bad IPv6 payload length";
+        }
+    } else {
+        return "not IP";
+    }
+
+    off += iplen;
+    if (l4len < KITE_UDP_HLEN || lduw_be_p(buf + off + 4) != l4len ||
+        lduw_be_p(buf + off + 2) != KITE_ROCE_UDP_PORT) {
+        return "bad UDP header";
+    }
+    ib = off + KITE_UDP_HLEN;
+    iblen = l4len - KITE_UDP_HLEN;
+    if (iblen < KITE_BTH_LEN + KITE_ICRC_LEN) {
+        return "short IB packet";
+    }
+    if (kite_roce_icrc(p->l3, iplen + KITE_UDP_HLEN + iblen - KITE_ICRC_LEN,
+                       p->ipv6) != ldl_le_p(buf + ib + iblen - KITE_ICRC_LEN)) {
+        return "ICRC mismatch";
+    }
+
+    p->opcode = buf[ib];
+    flags = buf[ib + 1];
+    p->solicited = flags & 0x80;
+    pad = (flags >> 4) & 3;
+    if (flags & 0xf) {
+        return "BTH transport header version not 0";
+    }
+    if ((lduw_be_p(buf + ib + 2) & 0x7fff) != 0x7fff) {
+        return "P_Key not the default partition";
+    }
+    p->dqpn = ldl_be_p(buf + ib + 4) & KITE_OBJ_MASK;
+    if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
+        p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
+        return "BTH opcode not supported (UD SEND only)";
+    }
+    p->has_imm = p->opcode == KITE_BTH_UD_SEND_ONLY_IMM;
+    hdr = KITE_BTH_LEN + KITE_DETH_LEN + (p->has_imm ? KITE_IMMDT_LEN : 0);
+    if (iblen < hdr + pad + KITE_ICRC_LEN) {
+        return "short UD packet";
+    }
+    p->qkey = ldl_be_p(buf + ib + KITE_BTH_LEN);
+    p->sqpn = ldl_be_p(buf + ib + KITE_BTH_LEN + 4) & KITE_OBJ_MASK;
+    if (p->has_imm) {
+        memcpy(&p->imm, buf + ib + KITE_BTH_LEN + KITE_DETH_LEN, 4);
+    }
+    p->payload = buf + ib + hdr;
+    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+    if (p->len > 4096) {
+        return "payload larger than the largest MTU";
+    }
+    return NULL;
+}
+
+/*
+ * Scatter @msg into the RQ WQE at the consumer counter of @qp.
+ * Returns 0 or a syndrome.
+ */
+static uint32_t kite_rq_scatter(KiteState *s, KiteQP *qp, const uint8_t *msg,
+                                uint32_t len)
+{
+    KiteWQ *wq = &qp->rq;
+    uint32_t stride = 1U << wq->wqe_shift;
+    uint8_t wqe[KITE_MAX_WQE_SIZE];
+    uint64_t addr = kite_pbl_entry(&wq->pbl, wq->ci, wq->log_depth,
+                                   wq->wqe_shift);
+    uint32_t nsge, i, done = 0;
+    uint64_t room = 0;
+
+    if (!kite_dma_rw(s, addr, wqe, stride, false)) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
+    }
+    nsge = ldl_le_p(wqe);
+    if (nsge > KITE_MAX_SGE ||
+        sizeof(struct kite_wqe_recv) +
+        nsge * sizeof(struct kite_wqe_sge) > stride ||
+        ldl_le_p(wqe + 4) || ldl_le_p(wqe + 8) || ldl_le_p(wqe + 12)) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+    }
+    for (i = 0; i < nsge; i++) {
+        room += ldl_le_p(wqe + 16 + 16 * i);
+    }
+    if (room < len) {
+        return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
+    }
+    for (i = 0; i < nsge && done < len; i++) {
+        const uint8_t *sge = wqe + 16 + 16 * i;
+        uint32_t n = MIN(ldl_le_p(sge), len - done);
+        uint64_t a = ldq_le_p(sge + 8);
+        KiteMR *mr;
+
+        if (!n) {
+            continue;
+        }
+        mr = kite_key_check(s, qp->pdn, ldl_le_p(sge + 4), a, n,
+                            KITE_ACCESS_LOCAL_WRITE);
+        if (!mr) {
+            return kite_synd(KITE_SYND_LOCAL_ACCESS, KITE_VSYND_KEY);
+        }
+        if (!kite_mr_rw(s, mr, a, (uint8_t *)msg + done, n, true)) {
+            return kite_synd(KITE_SYND_LOCAL_ACCESS, KITE_VSYND_DMA);
+        }
+        done += n;
+    }
+    return 0;
+}
+
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+{
+    static uint8_t msg[KITE_GRH_LEN + 4096];
+    struct kite_cqe cqe;
+    const char *why;
+    KiteRoceRx p;
+    KiteQP *qp;
+    uint32_t synd, qkey;
+    uint16_t flags;
+
+    why = kite_roce_parse(buf, len, &p);
+    if (why) {
+        kite_rx_drop(s, why);
+        return;
+    }
+    qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
+    if (!qp || !qp->valid ||
+        (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
+        kite_rx_drop(s, "no UD QP with the destination QPN");
+        return;
+    }
+    if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
+        qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
+        kite_rx_drop(s, "destination QP not ready to receive");
+        return;
+    }
+    qkey = qp->type == KITE_QPT_GSI ? KITE_GSI_QKEY :
+                                      le32_to_cpu(qp->attr.qkey);
+    if (p.qkey != qkey) {
+        kite_rx_drop(s, "Q_Key mismatch");
+        return;
+    }
+    if (qp->rq.ci == qp->rq.pi) {
+        kite_rx_drop(s, "no receive WQE posted");
+        return;
+    }
+
+    /* The GRH area: the IPv6 header, or the IPv4 header in its last 20. */
+    memset(msg, 0, KITE_GRH_LEN);
+    if (p.ipv6) {
+        memcpy(msg, p.l3, KITE_IPV6_HLEN);
+    } else {
+        memcpy(msg + KITE_GRH_LEN - KITE_IPV4_HLEN, p.l3, KITE_IPV4_HLEN);
+    }
+    memcpy(msg + KITE_GRH_LEN, p.payload, p.len);
+
+    synd = kite_rq_scatter(s, qp, msg, KITE_GRH_LEN + p.len);
+    if (synd) {
+        kite_resp_err_cqe(s, p.dqpn, qp, qp->rq.ci, synd);
+        qp->rq.ci++;
+        kite_engine_qp_fail(s, p.dqpn, qp, false);
+        return;
+    }
+
+    flags = KITE_CQE_F_GRH |
+            FIELD_PREP(KITE_CQE_F_L3, p.ipv6 ? KITE_NET_ROCE_V2_IPV6 :
+                                               KITE_NET_ROCE_V2_IPV4);
+    if (p.solicited) {
+        flags |= KITE_CQE_F_SOLICITED;
+    }
+    if (p.has_imm) {
+        flags |= KITE_CQE_F_IMM;
+    }
+    memset(&cqe, 0, sizeof(cqe));
+    if (p.vlan) {
+        flags |= KITE_CQE_F_VLAN;
+        cqe.vlan = cpu_to_le16(KITE_VLAN_VALID |
+                               (p.tci & (KITE_VLAN_ID | KITE_VLAN_PCP)));
+    }
+    cqe.qpn = cpu_to_le32(p.dqpn);
+    cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p.len);
+    cqe.imm_data = p.imm;
+    cqe.wqe_idx = cpu_to_le16(qp->rq.ci);
+    cqe.flags = cpu_to_le16(flags);
+    cqe.src_qpn = cpu_to_le32(p.sqpn);
+    memcpy(cqe.smac, p.smac, 6);
+    qp->rq.ci++;
+    kite_engine_cqe(s, qp->recv_cqn, &cqe,
+                    p.has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
+                                KITE_CQE_OP_RESP_SEND);
 }
 
 /* ------------------------------------------------------------------ */

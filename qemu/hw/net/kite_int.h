@@ -337,6 +337,8 @@ void kite_engine_exit(KiteState *s);
 void kite_engine_reset(KiteState *s);
 /* Work may be pending on a queue of @qpn (doorbell, state change). */
 void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq);
+/* A RoCEv2 frame steered from the Ethernet function. */
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len);
 /*
  * The RoCEv2 ICRC of the IP packet at @l3 (IPv4 with a 20-byte header,
  * or IPv6), @len bytes from the IP header to the end of the payload and

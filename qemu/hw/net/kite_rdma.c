@@ -777,10 +777,11 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
     }
 }
 
-/* RoCEv2 frames from the Ethernet function: no receive engine yet. */
+/* RoCEv2 frames from the Ethernet function go to the data engine. */
 void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len)
 {
     s->stats[KITE_STAT_ROCE_RX_PKTS]++;
+    kite_engine_receive(s, buf, len);
 }
 
 /* Fault injection properties */
