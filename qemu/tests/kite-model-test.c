@@ -4844,6 +4844,18 @@ static void send_errors(const uint8_t *dmac)
 	send_fails(&E.b, "DMA MR SGE outside guest RAM", KITE_WQE_OP_SEND, &av, g, 1,
 		   KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
 	tap(stat1(KITE_STAT_DMA_ERRORS) > d0, "DMA error counted");
+	/* A PTE of the MR invalidated behind the device's back. */
+	{
+		uint64_t pte = pte_get(&E.mr, 2);
+
+		pte_set(&E.mr, 2, 0);
+		d0 = stat1(KITE_STAT_DMA_ERRORS);
+		g[0] = sge(16, E.lkey, T_IOVA + 2 * 4096);
+		send_fails(&E.b, "SGE in a page whose PTE became invalid", KITE_WQE_OP_SEND, &av,
+			   g, 1, KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+		tap(stat1(KITE_STAT_DMA_ERRORS) > d0, "bad PTE counted as a DMA error");
+		pte_set(&E.mr, 2, pte);
+	}
 
 	/* RC is not executed by this engine revision. */
 	need(tqp_create(&rc, KITE_QPT_RC, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
@@ -4933,6 +4945,48 @@ static void g_engine_rx(void)
 	ok = tcq_next(&E.scq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, E.b.qpn, KITE_SYND_WR_FLUSH) && c.wqe_idx == idx,
 	    "unsignaled SQ WQE posted in ERR: flushed with a CQE anyway");
+
+	/* Work queues outside guest RAM: error CQEs, DMA errors, no crash. */
+	{
+		struct kite_cmd_create_qp in;
+		uint32_t fq;
+		uint64_t dma0 = stat1(KITE_STAT_DMA_ERRORS);
+
+		memset(&in, 0, sizeof(in));
+		in.type = KITE_QPT_UD;
+		in.pdn = fx_pd;
+		in.send_cqn = E.scq.c.cqn;
+		in.recv_cqn = E.rcq.c.cqn;
+		in.sq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 4) |
+				       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 8));
+		in.rq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 4) |
+				       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6));
+		in.sq_pbl.addr = NOT_RAM;
+		in.sq_pbl.npages = 1;
+		in.sq_pbl.cfg = pbl_cfg(0, 12);
+		in.rq_pbl = in.sq_pbl;
+		fq = need(run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r), &r,
+			  "CREATE_QP with queues outside RAM");
+		rc.qpn = fq;
+		rc.type = KITE_QPT_UD;
+		tqp_rts(&rc);
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, fq, 1));
+		ok = tcq_next(&E.scq, &c);
+		if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, fq, KITE_SYND_LOCAL_QP_OP) &&
+			 c.wqe_idx == 0 && qp_state(fq) == KITE_QPS_SQE,
+			 "SQ WQE unreadable: REQ_ERR LOCAL_QP_OP with the counter as wqe_idx, SQE"))
+			cqe_diag("send", &c);
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_RQ, fq, 1));
+		av = av4(fq, T_QKEY, MAC);
+		post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+		ok = tcq_next(&E.rcq, &c);
+		if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, fq, KITE_SYND_LOCAL_QP_OP) &&
+			 qp_state(fq) == KITE_QPS_ERR,
+			 "RQ WQE unreadable: RESP_ERR LOCAL_QP_OP, QP in ERR"))
+			cqe_diag("recv", &c);
+		tap(stat1(KITE_STAT_DMA_ERRORS) >= dma0 + 2, "both DMA errors counted");
+		av = av4(E.b.qpn, T_QKEY, MAC);
+	}
 
 	g[0] = sge(64, E.lkey_ro, E.ro_iova);
 	need(tqp_create(&rc, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
