@@ -12,9 +12,18 @@
  * Each test group runs against a fresh QEMU. Output is TAP; the exit status
  * is non-zero if any test failed. Groups: cmdq, eq0, query, uctx_pd, eq, cq,
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
- * fault, reset, robust, fuzz. Tests that need CQEs use the model's optional
- * "debug-cqe" QOM property (CQN | flags, flags from hw/net/kite_int.h) and
- * are skipped when it is absent.
+ * fault, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire.
+ * Tests that need CQEs use the model's optional "debug-cqe" QOM property
+ * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
+ * absent.
+ *
+ * The engine groups drive the data engine (UD, GSI) with real WQEs. The
+ * wire groups give QEMU a "-netdev dgram" whose other end is a UDP socket
+ * of the test: engine_tx reads the frames the device sends and checks every
+ * header and the ICRC (computed by the test's own CRC-32), and the send-side
+ * validation errors; engine_wire injects frames. engine and engine_rx use
+ * the device's internal loopback (destination MAC = the port's MAC): the
+ * receive path, GRH, CQEs and events, drops and receive errors.
  *
  * usage: kite-model-test QEMU_BINARY [GROUP...]
  * env:   KITE_SEED (robustness PRNG seed), KITE_QEMU_STDERR_LOG (append every
@@ -36,6 +45,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -161,6 +172,10 @@ static char *ib;
 static size_t ib_start, ib_end;
 static char qmp_buf[65536];
 static size_t qmp_len;
+
+/* Groups with a network wire: QEMU's dgram port, the test's port. */
+static unsigned wire_qemu_port, wire_test_port;
+static int wire_fd = -1;
 
 static void alarm_handler(int sig)
 {
@@ -499,6 +514,24 @@ static void qemu_start(void)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(ls);
+		if (wire_qemu_port) {
+			char nd[256];
+
+			/* A dgram wire whose other end is the test's socket. */
+			snprintf(nd, sizeof(nd),
+				 "dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
+				 "local.port=%u,remote.type=inet,remote.host=127.0.0.1,"
+				 "remote.port=%u", wire_qemu_port, wire_test_port);
+			execl(qemu_bin, qemu_bin, "-machine", "q35", "-accel", "qtest",
+			      "-qtest", qtarg, "-qtest-log", "/dev/null",
+			      "-qmp", qmparg, "-nodefaults",
+			      "-display", "none", "-m", "256M",
+			      "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+			      "-L", "/usr/lib/ipxe/qemu", "-netdev", nd,
+			      "-device", "kite,id=k,addr=3.0,netdev=n0,mac=" MAC_STR,
+			      "-d", "guest_errors", "-D", logarg, (char *)NULL);
+			_exit(127);
+		}
 		execl(qemu_bin, qemu_bin, "-machine", "q35", "-accel", "qtest",
 		      "-qtest", qtarg, "-qtest-log", "/dev/null",
 		      "-qmp", qmparg, "-nodefaults",
@@ -4232,6 +4265,1068 @@ static void g_fuzz(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Data engine: UD and GSI sends and receives                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An independent ICRC: bitwise CRC-32 (reflected 0xedb88320, initial and
+ * final inversion) over 8 bytes of 0xff followed by the packet from the IP
+ * header with the variant fields masked to ones (RoCEv2 annex A17.3.3).
+ */
+static uint32_t t_crc32(uint32_t crc, const uint8_t *p, size_t len)
+{
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+	}
+	return crc;
+}
+
+static uint32_t t_icrc(const uint8_t *l3, size_t len, bool v6)
+{
+	uint8_t *m = malloc(8 + len), *ip = m + 8;
+	size_t iplen = v6 ? 40 : 20;
+	uint32_t crc;
+
+	if (!m)
+		abort();
+	memset(m, 0xff, 8);
+	memcpy(ip, l3, len);
+	if (v6) {
+		ip[0] |= 0x0f;
+		ip[1] = ip[2] = ip[3] = 0xff;
+		ip[7] = 0xff;
+	} else {
+		ip[1] = 0xff;
+		ip[8] = 0xff;
+		ip[10] = ip[11] = 0xff;
+	}
+	ip[iplen + 6] = ip[iplen + 7] = 0xff;	/* UDP checksum */
+	ip[iplen + 8 + 4] = 0xff;		/* BTH resv8a */
+	crc = ~t_crc32(0xffffffff, m, 8 + len);
+	free(m);
+	return crc;
+}
+
+static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t be24(const uint8_t *p) { return (uint32_t)p[0] << 16 | p[1] << 8 | p[2]; }
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | be24(p + 1); }
+static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, (uint16_t)v); }
+
+static uint16_t t_csum(uint32_t sum, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += be16(p + i);
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+struct tcq {
+	struct cq c;
+	uint32_t ci;
+};
+
+struct tqp {
+	uint32_t qpn, type;
+	struct qbuf sq, rq;
+	unsigned slog, sshift, rlog, rshift;
+	uint32_t spi, rpi;
+};
+
+static void tcq_make(struct tcq *q, unsigned log)
+{
+	struct res r;
+
+	memset(q, 0, sizeof(*q));
+	need(create_cq(&q->c, log, eq1.eqn, 0, &r), &r, "CREATE_CQ");
+}
+
+/* The next CQE, waiting a bounded virtual time for it. */
+static bool tcq_next(struct tcq *q, struct kite_cqe *out)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		struct kite_cqe c = cqe_at(&q->c, q->c.b.data, q->ci);
+		uint32_t want = ((q->ci >> q->c.log) & 1) ^ 1;
+
+		if ((c.op_own & KITE_CQE_OWNER) == want &&
+		    FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_INVALID) {
+			q->ci++;
+			setmem32(q->c.dbrec, q->ci & KITE_CQ_INDEX_MASK);
+			*out = c;
+			return true;
+		}
+		clock_step(POLL_STEP_NS);
+	}
+	memset(out, 0, sizeof(*out));
+	return false;
+}
+
+static unsigned tcq_drain(struct tcq *q)
+{
+	struct kite_cqe c;
+	unsigned n = 0;
+
+	while (n < 1000 && tcq_next(q, &c))
+		n++;
+	return n;
+}
+
+static int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
+		      uint32_t rcqn, uint32_t flags, struct res *r)
+{
+	struct kite_cmd_create_qp in;
+	int c;
+
+	memset(q, 0, sizeof(*q));
+	q->type = type;
+	q->slog = 4;
+	q->sshift = 8;		/* 256 bytes: 12 SGEs worth, or inline */
+	q->rlog = 4;
+	q->rshift = 6;		/* 3 SGEs */
+	q->sq = qbuf_for(1ULL << (q->slog + q->sshift));
+	q->rq = qbuf_for(1ULL << (q->rlog + q->rshift));
+	memset(&in, 0, sizeof(in));
+	in.type = type;
+	in.flags = flags;
+	in.pdn = pdn;
+	in.send_cqn = scqn;
+	in.recv_cqn = rcqn;
+	in.sq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, q->slog) |
+			       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, q->sshift));
+	in.rq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, q->rlog) |
+			       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, q->rshift));
+	in.sq_pbl = q->sq.pbl;
+	in.rq_pbl = q->rq.pbl;
+	c = run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, r);
+	if (c == KITE_CMD_OK)
+		q->qpn = r->result;
+	return c;
+}
+
+#define T_QKEY		0x11111111u	/* attrs_valid() */
+#define T_SQ_PSN	0x2000u
+
+static void tqp_rts(struct tqp *q)
+{
+	struct kite_cmd_modify_qp a = attrs_valid(q->qpn);
+	struct res r;
+
+	if (q->type == KITE_QPT_RC) {
+		need(modify_qp(&a, 0x0001d, KITE_QPS_INIT, &r), &r, "RC RESET to INIT");
+		need(modify_qp(&a, 0x1a8c1, KITE_QPS_RTR, &r), &r, "RC INIT to RTR");
+		need(modify_qp(&a, 0x05701, KITE_QPS_RTS, &r), &r, "RC RTR to RTS");
+		return;
+	}
+	need(modify_qp(&a, q->type == KITE_QPT_GSI ? KITE_QP_ATTR_STATE : 0x39,
+		       KITE_QPS_INIT, &r), &r, "RESET to INIT");
+	need(modify_qp(&a, KITE_QP_ATTR_STATE, KITE_QPS_RTR, &r), &r, "INIT to RTR");
+	need(modify_qp(&a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_SQ_PSN, KITE_QPS_RTS, &r),
+	     &r, "RTR to RTS");
+}
+
+static int tqp_to(struct tqp *q, uint8_t state)
+{
+	struct kite_cmd_modify_qp a = attrs_valid(q->qpn);
+	struct res r;
+
+	return modify_qp(&a, KITE_QP_ATTR_STATE, state, &r);
+}
+
+static struct kite_wqe_sge sge(uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	struct kite_wqe_sge g = { .length = len, .lkey = lkey, .addr = addr };
+
+	return g;
+}
+
+/* Write a receive WQE (num_sge n) and ring the RQ doorbell. */
+static void post_recv_raw(struct tqp *q, uint32_t num_sge, const struct kite_wqe_sge *g,
+			  unsigned n)
+{
+	uint8_t w[64];
+	uint32_t stride = 1u << q->rshift;
+
+	memset(w, 0, sizeof(w));
+	memcpy(w, &num_sge, 4);
+	memcpy(w + 16, g, 16 * n);
+	memwrite(q->rq.data + ((uint64_t)(q->rpi & ((1u << q->rlog) - 1)) << q->rshift),
+		 w, stride);
+	q->rpi++;
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_RQ, q->qpn, q->rpi));
+}
+
+static void post_recv(struct tqp *q, const struct kite_wqe_sge *g, unsigned n)
+{
+	post_recv_raw(q, n, g, n);
+}
+
+/* A send WQE; returns its wqe_idx. @opw holds opcode and flags. */
+static uint16_t post_send(struct tqp *q, uint32_t opw, uint32_t imm_be,
+			  const struct kite_wqe_ud *av, const struct kite_wqe_sge *g,
+			  unsigned n, const void *inl, unsigned ilen, bool ring)
+{
+	uint8_t w[1024];
+	struct kite_wqe_ctrl c;
+	uint32_t stride = 1u << q->sshift;
+	uint16_t idx = (uint16_t)q->spi;
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = opw | (uint32_t)FIELD_PREP(KITE_WQE_NUM_SGE, n) |
+		   (inl ? KITE_WQE_F_INLINE : 0);
+	c.imm_data = imm_be;
+	c.wqe_idx = idx;
+	c.inline_len = (uint16_t)ilen;
+	memcpy(w, &c, 16);
+	if (av)
+		memcpy(w + 16, av, 48);
+	if (inl)
+		memcpy(w + 64, inl, ilen);
+	else if (n)
+		memcpy(w + 64, g, 16 * n);
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, stride);
+	q->spi++;
+	if (ring)
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));
+	return idx;
+}
+
+static struct kite_wqe_ud av4(uint32_t rqpn, uint32_t qkey, const uint8_t *dmac)
+{
+	struct kite_wqe_ud a;
+
+	memset(&a, 0, sizeof(a));
+	a.remote_qpn = rqpn;
+	a.qkey = qkey;
+	a.dgid[10] = a.dgid[11] = 0xff;
+	a.dgid[12] = 10;
+	a.dgid[15] = 1;			/* GID 0 is 10.0.0.1 (add_gid) */
+	memcpy(a.dmac, dmac, 6);
+	a.sgid_index = 0;
+	a.hop_limit = 64;
+	a.traffic_class = 0x28;
+	a.net_type = KITE_NET_ROCE_V2_IPV4;
+	return a;
+}
+
+static struct kite_wqe_ud av6(uint32_t rqpn, uint32_t qkey, const uint8_t *dmac)
+{
+	struct kite_wqe_ud a;
+
+	memset(&a, 0, sizeof(a));
+	a.remote_qpn = rqpn;
+	a.qkey = qkey;
+	a.dgid[0] = 0xfe;
+	a.dgid[1] = 0x80;
+	a.dgid[15] = 2;			/* GID 1 is fe80::2 (add_gid) */
+	memcpy(a.dmac, dmac, 6);
+	a.sgid_index = 1;
+	a.hop_limit = 17;
+	a.traffic_class = 0xb8;
+	a.net_type = KITE_NET_ROCE_V2_IPV6;
+	a.flow_label = 0xabcde;
+	return a;
+}
+
+/* The engine fixture: PDs, CQs, a data MR with a page list, QPs. */
+#define T_IOVA		0x700000000100ULL	/* not page aligned */
+#define T_MR_PAGES	16
+#define T_MR_LEN	(T_MR_PAGES * 4096ULL - 0x100)
+
+static struct {
+	uint32_t pd2, lkey, lkey_ro, lkey2, lkey_phys;
+	uint64_t ro_iova;
+	struct qbuf mr;			/* data pages of lkey */
+	struct tcq scq, rcq;
+	struct tqp gsi, b, c;
+} E;
+
+static uint64_t t_bus(uint64_t iova)
+{
+	return E.mr.data + 0x100 + (iova - T_IOVA);
+}
+
+static void eng_setup(void)
+{
+	struct res r;
+	struct qbuf ro, b2;
+
+	fixture();
+	need(add_gid(1, KITE_NET_ROCE_V2_IPV6, &r), &r, "ADD_GID 1 (IPv6)");
+	E.pd2 = need(alloc_pd(0, &r), &r, "ALLOC_PD 2");
+	E.mr = mkbuf(1, 12, T_MR_PAGES, false);
+	E.lkey = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE, 0x5a, 0, T_IOVA, T_MR_LEN,
+			     &E.mr.pbl, &r), &r, "REG_MR (data, level 1)");
+	ro = mkbuf(0, 12, 1, false);
+	E.lkey_ro = need(reg_mr(fx_pd, 0, 0x11, 0, ro.data, 4096, &ro.pbl, &r), &r,
+			 "REG_MR (read-only)");
+	E.ro_iova = ro.data;
+	b2 = mkbuf(0, 12, 1, false);
+	E.lkey2 = need(reg_mr(E.pd2, KITE_ACCESS_LOCAL_WRITE, 0x22, 0, b2.data, 4096,
+			      &b2.pbl, &r), &r, "REG_MR (PD 2)");
+	E.lkey_phys = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE, KITE_MR_F_PHYS | 0x33, 0,
+				  0, ~0ULL, NULL, &r), &r, "REG_MR (DMA MR)");
+	tcq_make(&E.scq, 6);
+	tcq_make(&E.rcq, 6);
+	need(tqp_create(&E.gsi, KITE_QPT_GSI, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP GSI");
+	need(tqp_create(&E.b, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UD B");
+	need(tqp_create(&E.c, KITE_QPT_UD, E.pd2, E.scq.c.cqn, E.rcq.c.cqn,
+			KITE_QP_F_SQ_SIG_ALL, &r), &r, "CREATE_QP UD C (PD 2, SIG_ALL)");
+	tqp_rts(&E.gsi);
+	tqp_rts(&E.b);
+	tqp_rts(&E.c);
+}
+
+static void fill_pattern(uint64_t iova, uint32_t len, uint8_t seed, uint8_t *copy)
+{
+	uint8_t *p = malloc(len ? len : 1);
+	uint32_t i;
+
+	if (!p)
+		abort();
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+	memwrite(t_bus(iova), p, len);
+	if (copy)
+		memcpy(copy, p, len);
+	free(p);
+}
+
+static bool cqe_is(const struct kite_cqe *c, unsigned op, uint32_t qpn, unsigned synd)
+{
+	return FIELD_GET(KITE_CQE_OPCODE, c->op_own) == op && c->qpn == qpn &&
+	       FIELD_GET(KITE_CQE_SYNDROME, c->syndrome) == synd;
+}
+
+static void cqe_diag(const char *what, const struct kite_cqe *c)
+{
+	diag("%s CQE: op 0x%x qpn %u byte_len %u wqe_idx %u flags 0x%x src_qpn %u "
+	     "syndrome 0x%x wqe_opcode %u", what,
+	     (unsigned)FIELD_GET(KITE_CQE_OPCODE, c->op_own), c->qpn, c->byte_len,
+	     c->wqe_idx, c->flags, c->src_qpn, c->syndrome, c->wqe_opcode);
+}
+
+static void g_engine(void)
+{
+	static const uint8_t zero20[20];
+	uint8_t want[1100], got[1200], grh[40];
+	struct kite_wqe_sge g[3];
+	struct kite_wqe_ud av;
+	struct kite_cqe sc, rc;
+	struct kite_cmd_modify_qp o;
+	uint64_t st0[KITE_STAT_COUNT], st1[KITE_STAT_COUNT];
+	uint64_t rbuf = T_IOVA + 8 * 4096, src = T_IOVA + 4096 - 100;
+	struct res r;
+	uint16_t idx;
+	unsigned i, ncqe;
+	bool ok;
+	uint8_t m8[8];
+
+	/* The test's own CRC against the standard check value and rxe's seed. */
+	tap(~t_crc32(0xffffffff, (const uint8_t *)"123456789", 9) == 0xcbf43926,
+	    "test CRC-32 matches the standard check value 0xcbf43926");
+	memset(m8, 0xff, 8);
+	tap(t_crc32(0xffffffff, m8, 8) == 0xdebb20e3,
+	    "CRC state after the masked LRH (8 x 0xff) is 0xdebb20e3, as in rxe");
+
+	eng_setup();
+	stats(st0);
+
+	/* GSI -> UD B over loopback: SEND_IMM, 2 SGEs across a page boundary. */
+	fill_pattern(src, 200, 0x31, want);
+	memset(got, 0xee, sizeof(got));
+	memwrite(t_bus(rbuf), got, 1024);
+	g[0] = sge(30, E.lkey, rbuf);
+	g[1] = sge(400, E.lkey, rbuf + 512);
+	post_recv(&E.b, g, 2);
+	/* Arm the receive CQ for the next CQE. */
+	arm_cq(&E.rcq.c, E.rcq.ci, KITE_CQ_ARM_NEXT, 0);
+	eq_drain(&eq1);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	g[0] = sge(100, E.lkey, src);
+	g[1] = sge(100, E.lkey, src + 100);
+	idx = post_send(&E.gsi, KITE_WQE_OP_SEND_IMM | KITE_WQE_F_SIGNALED |
+			KITE_WQE_F_SOLICITED, 0x78563412, &av, g, 2, NULL, 0, true);
+	ok = tcq_next(&E.scq, &sc);
+	if (!tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, 1, 0) && sc.wqe_idx == idx &&
+		 sc.wqe_opcode == KITE_WQE_OP_SEND_IMM,
+		 "loopback SEND_IMM GSI->UD: send CQE REQ, qpn 1, wqe_idx %u, wqe_opcode SEND_IMM", idx))
+		cqe_diag("send", &sc);
+	ok = tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&rc, KITE_CQE_OP_RESP_SEND_IMM, E.b.qpn, 0) &&
+		 rc.byte_len == 240 && rc.imm_data == 0x78563412 && rc.src_qpn == 1 &&
+		 rc.wqe_idx == 0 && !memcmp(rc.smac, MAC, 6) &&
+		 rc.flags == (KITE_CQE_F_GRH | KITE_CQE_F_SOLICITED | KITE_CQE_F_IMM |
+			      FIELD_PREP(KITE_CQE_F_L3, KITE_NET_ROCE_V2_IPV4)),
+		 "receive CQE: RESP_SEND_IMM, byte_len 40+200, imm, src_qpn 1, SMAC, "
+		 "flags GRH|SOLICITED|IMM|L3=IPv4"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf), got, 30);
+	memread(t_bus(rbuf + 512), got + 30, 400);
+	memcpy(grh, got, 40);
+	tap(!memcmp(grh, zero20, 20), "GRH area: first 20 bytes zero for IPv4");
+	tap(grh[20] == 0x45 && grh[21] == 0x28 && be16(grh + 22) == 256 &&
+	    be16(grh + 26) == 0x4000 && grh[28] == 64 && grh[29] == 17 &&
+	    t_csum(0, grh + 20, 20) == 0 && be32(grh + 32) == 0x0a000001 &&
+	    be32(grh + 36) == 0x0a000001,
+	    "GRH area: the IPv4 header (TOS 0x28, length 256, DF, TTL 64, UDP, "
+	    "checksum, 10.0.0.1 -> 10.0.0.1) in its last 20 bytes");
+	tap(!memcmp(got + 40, want, 200), "payload scattered byte for byte after the GRH");
+	memread(t_bus(rbuf) + 30, got, 1);
+	memread(t_bus(rbuf + 512) + 210, got + 1, 1);
+	tap(got[0] == 0xee && got[1] == 0xee, "nothing written past the message in either SGE");
+	tap(eq1_count(KITE_EQE_COMPLETION, E.rcq.c.cqn) == 1,
+	    "armed receive CQ: one COMPLETION EQE on its EQ");
+	stats(st1);
+	tap(st1[KITE_STAT_ROCE_TX_PKTS] - st0[KITE_STAT_ROCE_TX_PKTS] == 1 &&
+	    st1[KITE_STAT_ROCE_RX_PKTS] - st0[KITE_STAT_ROCE_RX_PKTS] == 1 &&
+	    st1[KITE_STAT_ROCE_RX_DROPS] == st0[KITE_STAT_ROCE_RX_DROPS],
+	    "ROCE_TX_PKTS +1, ROCE_RX_PKTS +1, no drop");
+	need(query_qp(1, &o, &r), &r, "QUERY_QP 1");
+	tap(o.sq_psn == T_SQ_PSN + 1, "GSI SQ PSN advanced by one packet (0x%x)", o.sq_psn);
+
+	/*
+	 * UD B -> GSI with Q_Key 0x80010000: bit 31 means "the sender's own
+	 * Q_Key", B's 0x11111111, which the GSI QP does not accept.
+	 */
+	memset(got, 0xee, 64);
+	memwrite(t_bus(rbuf), got, 64);
+	g[0] = sge(64, E.lkey, rbuf);
+	post_recv(&E.gsi, g, 1);
+	av = av6(1, 0x80010000u, MAC);
+	st0[KITE_STAT_ROCE_RX_DROPS] = stat1(KITE_STAT_ROCE_RX_DROPS);
+	post_send(&E.b, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "inline data, 20 byte", 20, true);
+	clock_step(POLL_STEP_NS);
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == st0[KITE_STAT_ROCE_RX_DROPS] + 1 &&
+	    tcq_drain(&E.rcq) == 0,
+	    "UD QP sending Q_Key 0x80010000 sends its own Q_Key: the GSI QP drops it");
+	/* GSI -> GSI: IPv6, inline, Q_Key 0x80010000, unsignaled. */
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "inline data, 20 byte", 20, true);
+	ok = tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&rc, KITE_CQE_OP_RESP_SEND, 1, 0) && rc.byte_len == 60 &&
+		 rc.src_qpn == 1 && rc.wqe_idx == 0 &&
+		 rc.flags == (KITE_CQE_F_GRH | FIELD_PREP(KITE_CQE_F_L3, KITE_NET_ROCE_V2_IPV6)),
+		 "IPv6 inline SEND GSI->GSI (Q_Key 0x80010000): RESP_SEND, byte_len 60, L3=IPv6"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf), got, 60);
+	tap(be32(got) == (6u << 28 | 0xb8u << 20 | 0xabcde) && be16(got + 4) == 8 + 12 + 8 + 20 + 4 &&
+	    got[6] == 17 && got[7] == 17 && got[8] == 0xfe && got[9] == 0x80 && got[23] == 2 &&
+	    got[24] == 0xfe && got[39] == 2,
+	    "GRH area: the IPv6 header (TC 0xb8, flow label 0xabcde, payload 52, UDP, "
+	    "hop 17, fe80::2 -> fe80::2)");
+	tap(!memcmp(got + 40, "inline data, 20 byte", 20), "inline payload delivered");
+	idx = post_send(&E.gsi, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, NULL, 0,
+			"x", 1, true);
+	ok = tcq_next(&E.scq, &sc);
+	tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, 1, 0) && sc.wqe_idx == idx,
+	    "unsignaled WQE wrote no CQE: the next send CQE is the signaled one (%u, want %u)",
+	    sc.wqe_idx, idx);
+	tap(tcq_drain(&E.rcq) == 0, "no RQ WQE on the GSI QP: nothing received");
+
+	/* VLAN from the address vector; exactly one MTU (1024) of payload. */
+	fill_pattern(src, 1024, 0x77, want);
+	g[0] = sge(40 + 1024, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	av.vlan = KITE_VLAN_VALID | (uint16_t)FIELD_PREP(KITE_VLAN_PCP, 3) | 100;
+	g[0] = sge(1024, E.lkey, src);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, g, 1, NULL, 0, true);
+	ok = tcq_next(&E.scq, &sc) && tcq_next(&E.rcq, &rc);
+	if (!tap(ok && cqe_is(&sc, KITE_CQE_OP_REQ, E.b.qpn, 0) &&
+		 cqe_is(&rc, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && rc.byte_len == 1064 &&
+		 (rc.flags & KITE_CQE_F_VLAN) && rc.vlan == av.vlan,
+		 "1024-byte SEND with VLAN 100 PCP 3: delivered, CQE VLAN flag and tag"))
+		cqe_diag("recv", &rc);
+	memread(t_bus(rbuf) + 40, got, 1024);
+	tap(!memcmp(got, want, 1024), "1024-byte payload delivered byte for byte");
+
+	/* A burst: 16 signaled WQEs (the SQ's depth) in one doorbell. */
+	for (i = 0; i < 16; i++) {
+		g[0] = sge(16, E.lkey, rbuf + 2048 + 64 * i);
+		post_recv(&E.b, g, 1);
+	}
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	g[0] = sge(16, E.lkey, src);
+	for (i = 0; i < 16; i++)
+		post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, g, 0, NULL, 0,
+			  i == 15);
+	ncqe = tcq_drain(&E.scq);
+	tap(ncqe == 16, "16 WQEs in one doorbell: 16 send CQEs (%u)", ncqe);
+	ncqe = tcq_drain(&E.rcq);
+	tap(ncqe == 16, "16 zero-length SENDs: 16 receive CQEs (%u)", ncqe);
+}
+
+/* Post one send on @q expected to fail with @synd, then check SQE + flush. */
+static void send_fails(struct tqp *q, const char *what, uint32_t opw,
+		       const struct kite_wqe_ud *av, const struct kite_wqe_sge *g, unsigned n,
+		       unsigned synd, uint8_t err_state)
+{
+	struct kite_cqe c;
+	uint16_t idx, idx2;
+	bool ok;
+
+	idx = post_send(q, opw | KITE_WQE_F_SIGNALED, 0, av, g, n, NULL, 0, false);
+	idx2 = post_send(q, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, av, NULL, 0, "ok", 2,
+			 true);
+	ok = tcq_next(&E.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, q->qpn, synd) && c.wqe_idx == idx,
+		 "%s: REQ_ERR syndrome 0x%x", what, synd))
+		cqe_diag("send", &c);
+	tap(qp_state(q->qpn) == err_state, "%s: QP in %s", what,
+	    err_state == KITE_QPS_SQE ? "SQE" : "ERR");
+	ok = tcq_next(&E.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, q->qpn, KITE_SYND_WR_FLUSH) &&
+		 c.wqe_idx == idx2, "%s: the next WQE is flushed (WR_FLUSH)", what))
+		cqe_diag("send", &c);
+	if (err_state == KITE_QPS_SQE)
+		tap(tqp_to(q, KITE_QPS_RTS) == KITE_CMD_OK, "%s: SQE to RTS", what);
+}
+
+/* Every send-side validation error, on QPs B, C and a new RC QP. */
+static void send_errors(const uint8_t *dmac)
+{
+	struct kite_wqe_sge g[2];
+	struct kite_wqe_ud av = av4(E.b.qpn, T_QKEY, dmac);
+	struct kite_cqe c;
+	struct tqp rc;
+	struct res r;
+	uint64_t d0, src = T_IOVA;
+	bool ok;
+
+	g[0] = sge(16, E.lkey ^ 0x01, src);
+	send_fails(&E.b, "bad lkey tag", KITE_WQE_OP_SEND, &av, g, 1, KITE_SYND_LOCAL_PROT,
+		   KITE_QPS_SQE);
+	g[0] = sge(16, E.lkey, T_IOVA + T_MR_LEN - 8);
+	send_fails(&E.b, "SGE past the end of the MR", KITE_WQE_OP_SEND, &av, g, 1,
+		   KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+	g[0] = sge(16, E.lkey, T_IOVA - 1);
+	send_fails(&E.b, "SGE before the start of the MR", KITE_WQE_OP_SEND, &av, g, 1,
+		   KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+	g[0] = sge(16, E.lkey, src);
+	send_fails(&E.c, "lkey of another PD", KITE_WQE_OP_SEND, &av, g, 1,
+		   KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+	g[0] = sge(1000, E.lkey, src);
+	g[1] = sge(25, E.lkey, src + 1000);
+	send_fails(&E.b, "1025 bytes > MTU 1024", KITE_WQE_OP_SEND, &av, g, 2,
+		   KITE_SYND_LOCAL_LENGTH, KITE_QPS_SQE);
+	send_fails(&E.b, "unknown opcode 0x3f", 0x3f, &av, NULL, 0, KITE_SYND_LOCAL_QP_OP,
+		   KITE_QPS_SQE);
+	send_fails(&E.b, "RDMA_WRITE on a UD QP", KITE_WQE_OP_RDMA_WRITE, &av, NULL, 0,
+		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	send_fails(&E.b, "reserved opcode bits", KITE_WQE_OP_SEND | BIT(13), &av, NULL, 0,
+		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	send_fails(&E.b, "9 SGEs", KITE_WQE_OP_SEND | (uint32_t)FIELD_PREP(KITE_WQE_NUM_SGE, 9),
+		   &av, NULL, 0, KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	av.sgid_index = 5;
+	send_fails(&E.b, "AV with an empty source GID", KITE_WQE_OP_SEND, &av, NULL, 0,
+		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	av = av4(E.b.qpn, T_QKEY, dmac);
+	av.net_type = KITE_NET_ROCE_V2_IPV6;
+	send_fails(&E.b, "AV net_type differs from the GID's", KITE_WQE_OP_SEND, &av, NULL, 0,
+		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	av = av4(E.b.qpn, T_QKEY, dmac);
+	d0 = stat1(KITE_STAT_DMA_ERRORS);
+	g[0] = sge(16, E.lkey_phys, NOT_RAM);
+	send_fails(&E.b, "DMA MR SGE outside guest RAM", KITE_WQE_OP_SEND, &av, g, 1,
+		   KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+	tap(stat1(KITE_STAT_DMA_ERRORS) > d0, "DMA error counted");
+	/* A PTE of the MR invalidated behind the device's back. */
+	{
+		uint64_t pte = pte_get(&E.mr, 2);
+
+		pte_set(&E.mr, 2, 0);
+		d0 = stat1(KITE_STAT_DMA_ERRORS);
+		g[0] = sge(16, E.lkey, T_IOVA + 2 * 4096);
+		send_fails(&E.b, "SGE in a page whose PTE became invalid", KITE_WQE_OP_SEND, &av,
+			   g, 1, KITE_SYND_LOCAL_PROT, KITE_QPS_SQE);
+		tap(stat1(KITE_STAT_DMA_ERRORS) > d0, "bad PTE counted as a DMA error");
+		pte_set(&E.mr, 2, pte);
+	}
+
+	/* RC is not executed by this engine revision. */
+	need(tqp_create(&rc, KITE_QPT_RC, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC");
+	tqp_rts(&rc);
+	g[0] = sge(16, E.lkey, src);
+	post_recv(&rc, g, 1);
+	send_fails(&rc, "RC SEND (not in this engine revision)", KITE_WQE_OP_SEND, NULL, g, 1,
+		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_ERR);
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, rc.qpn, KITE_SYND_WR_FLUSH),
+	    "RC QP in ERR: its outstanding RQ WQE is flushed");
+}
+
+static void g_engine_rx(void)
+{
+	struct kite_wqe_sge g[2];
+	struct kite_wqe_ud av, avc;
+	struct kite_cqe c;
+	struct tqp rc;
+	uint64_t d0, d1;
+	uint64_t rbuf = T_IOVA + 8 * 4096;
+	struct res r;
+	const char *reply = "";
+	uint16_t idx;
+	bool ok;
+
+	eng_setup();
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	avc = av4(E.c.qpn, T_QKEY, MAC);
+
+
+	/* Receive side drops: no RQ WQE, bad Q_Key, bad ICRC. */
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	idx = post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &avc, NULL, 0, "abc", 3,
+			true);
+	ok = tcq_next(&E.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ, E.b.qpn, 0) && c.wqe_idx == idx,
+	    "UD SEND to a QP without RQ WQEs completes successfully (unreliable)");
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "no RQ WQE: dropped, ROCE_RX_DROPS +1 (%" PRIu64 ")", d1 - d0);
+	{
+		uint64_t rb = T_IOVA + 12 * 4096;
+		struct kite_wqe_sge rg = sge(128, E.lkey, rb);
+
+		post_recv(&E.b, &rg, 1);
+	}
+	av = av4(E.b.qpn, 0x22222222, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abc", 3, true);
+	clock_step(POLL_STEP_NS);
+	d0 = d1;
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0, "wrong Q_Key: dropped, ROCE_RX_DROPS +1");
+	if (!qom_set("fault-icrc", "1", &reply))
+		diag("qom-set fault-icrc: %.200s", reply);
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abc", 3, true);
+	clock_step(POLL_STEP_NS);
+	d0 = d1;
+	d1 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	tap(d1 == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "corrupted ICRC (fault-icrc): dropped, ROCE_RX_DROPS +1");
+	/* The posted RQ WQE was not consumed by the drops. */
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && c.byte_len == 44 &&
+	    c.wqe_idx == (uint16_t)(E.b.rpi - 1),
+	    "after the drops a good SEND lands in the RQ WQE that waited");
+
+	/* Receive errors: buffer too small, key without LOCAL_WRITE. */
+	g[0] = sge(41, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, E.b.qpn, KITE_SYND_LOCAL_LENGTH),
+		 "receive buffer of 41 bytes for 44: RESP_ERR LOCAL_LENGTH"))
+		cqe_diag("recv", &c);
+	tap(qp_state(E.b.qpn) == KITE_QPS_ERR, "receive error: QP in ERR");
+	g[0] = sge(64, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, E.b.qpn, KITE_SYND_WR_FLUSH) &&
+	    c.wqe_idx == (uint16_t)(E.b.rpi - 1),
+	    "RQ WQE posted in ERR: flushed with WR_FLUSH");
+	idx = post_send(&E.b, KITE_WQE_OP_SEND, 0, &avc, NULL, 0, "z", 1, true);
+	ok = tcq_next(&E.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, E.b.qpn, KITE_SYND_WR_FLUSH) && c.wqe_idx == idx,
+	    "unsignaled SQ WQE posted in ERR: flushed with a CQE anyway");
+
+	/* Work queues outside guest RAM: error CQEs, DMA errors, no crash. */
+	{
+		struct kite_cmd_create_qp in;
+		uint32_t fq;
+		uint64_t dma0 = stat1(KITE_STAT_DMA_ERRORS);
+
+		memset(&in, 0, sizeof(in));
+		in.type = KITE_QPT_UD;
+		in.pdn = fx_pd;
+		in.send_cqn = E.scq.c.cqn;
+		in.recv_cqn = E.rcq.c.cqn;
+		in.sq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 4) |
+				       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 8));
+		in.rq_cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 4) |
+				       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6));
+		in.sq_pbl.addr = NOT_RAM;
+		in.sq_pbl.npages = 1;
+		in.sq_pbl.cfg = pbl_cfg(0, 12);
+		in.rq_pbl = in.sq_pbl;
+		fq = need(run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, &r), &r,
+			  "CREATE_QP with queues outside RAM");
+		rc.qpn = fq;
+		rc.type = KITE_QPT_UD;
+		tqp_rts(&rc);
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, fq, 1));
+		ok = tcq_next(&E.scq, &c);
+		if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, fq, KITE_SYND_LOCAL_QP_OP) &&
+			 c.wqe_idx == 0 && qp_state(fq) == KITE_QPS_SQE,
+			 "SQ WQE unreadable: REQ_ERR LOCAL_QP_OP with the counter as wqe_idx, SQE"))
+			cqe_diag("send", &c);
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_RQ, fq, 1));
+		av = av4(fq, T_QKEY, MAC);
+		post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+		ok = tcq_next(&E.rcq, &c);
+		if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, fq, KITE_SYND_LOCAL_QP_OP) &&
+			 qp_state(fq) == KITE_QPS_ERR,
+			 "RQ WQE unreadable: RESP_ERR LOCAL_QP_OP, QP in ERR"))
+			cqe_diag("recv", &c);
+		tap(stat1(KITE_STAT_DMA_ERRORS) >= dma0 + 2, "both DMA errors counted");
+		av = av4(E.b.qpn, T_QKEY, MAC);
+	}
+
+	g[0] = sge(64, E.lkey_ro, E.ro_iova);
+	need(tqp_create(&rc, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UD D");
+	tqp_rts(&rc);
+	post_recv(&rc, g, 1);
+	av = av4(rc.qpn, T_QKEY, MAC);
+	post_send(&E.gsi, KITE_WQE_OP_SEND, 0, &av, NULL, 0, "abcd", 4, true);
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, rc.qpn, KITE_SYND_LOCAL_ACCESS),
+		 "receive into a key without LOCAL_WRITE: RESP_ERR LOCAL_ACCESS"))
+		cqe_diag("recv", &c);
+
+}
+
+static bool wire_open(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	int t;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	wire_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (wire_fd < 0 || bind(wire_fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(wire_fd, (struct sockaddr *)&a, &l))
+		return false;
+	wire_test_port = ntohs(a.sin_port);
+	/* A free port for QEMU's end. */
+	t = socket(AF_INET, SOCK_DGRAM, 0);
+	a.sin_port = 0;
+	l = sizeof(a);
+	if (t < 0 || bind(t, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(t, (struct sockaddr *)&a, &l)) {
+		if (t >= 0)
+			close(t);
+		return false;
+	}
+	wire_qemu_port = ntohs(a.sin_port);
+	close(t);
+	return true;
+}
+
+/* A frame QEMU sent on the wire, waiting (virtual and real time) for it. */
+static ssize_t wire_recv(uint8_t *buf, size_t len)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		ssize_t n = recv(wire_fd, buf, len, MSG_DONTWAIT);
+
+		if (n >= 0)
+			return n;
+		clock_step(POLL_STEP_NS);
+		usleep(2000);
+	}
+	return -1;
+}
+
+static void wire_send(const uint8_t *buf, size_t len)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)wire_qemu_port);
+	if (sendto(wire_fd, buf, len, 0, (struct sockaddr *)&a, sizeof(a)) != (ssize_t)len)
+		diag("sendto: %s", strerror(errno));
+}
+
+/* Wait until QEMU has taken a frame off the wire. */
+static void wire_settle(void)
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		usleep(5000);
+		clock_step(POLL_STEP_NS);
+	}
+}
+
+static uint16_t t_sport(uint32_t fl, uint32_t a, uint32_t b)
+{
+	if (!fl) {
+		uint64_t v = (uint64_t)a * b;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		fl = v & 0xfffff;
+	}
+	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
+}
+
+/*
+ * A UD SEND from QP B to a peer MAC over IPv4 (37 bytes, SE, no flow
+ * label), read off the wire into @f; with @check, every header field is
+ * checked. Returns the frame length or -1.
+ */
+static ssize_t tx_ipv4(uint8_t *f, size_t size, uint8_t *want, bool check)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint64_t src = T_IOVA + 3 * 4096;
+	struct kite_wqe_sge g[1];
+	struct kite_wqe_ud av;
+	struct kite_cqe c;
+	size_t ib;
+	ssize_t n;
+	bool ok;
+
+	fill_pattern(src, 37, 0x10, want);
+	av = av4(0x000abc, 0x01020304, peer);
+	av.flow_label = 0;
+	g[0] = sge(37, E.lkey, src);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED | KITE_WQE_F_SOLICITED, 0, &av,
+		  g, 1, NULL, 0, true);
+	n = wire_recv(f, size);
+	ok = tcq_next(&E.scq, &c);
+	if (!check)
+		return n;
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ, E.b.qpn, 0), "send to a peer MAC: send CQE");
+	/* 14 + 20 + 8 + 12 + 8 + 37 + 3 pad + 4 */
+	if (!tap(n == 106, "IPv4 frame on the wire, 106 bytes (%zd)", n))
+		return -1;
+	tap(!memcmp(f, peer, 6) && !memcmp(f + 6, MAC, 6) && be16(f + 12) == 0x0800,
+	    "Ethernet: dmac from the AV, smac from the GID entry, IPv4");
+	tap(f[14] == 0x45 && f[15] == 0x28 && be16(f + 16) == 92 && be16(f + 20) == 0x4000 &&
+	    f[22] == 64 && f[23] == 17 && t_csum(0, f + 14, 20) == 0 &&
+	    be32(f + 26) == 0x0a000001 && be32(f + 30) == 0x0a000001,
+	    "IPv4: TOS, length 92, DF, TTL, UDP, valid checksum, addresses");
+	tap(be16(f + 34) == t_sport(0, E.b.qpn, 0xabc) && be16(f + 36) == 4791 &&
+	    be16(f + 38) == 72 && be16(f + 40) == 0,
+	    "UDP: source port 0x%04x from the QPNs' flow label, dport 4791, length 72, "
+	    "checksum 0", be16(f + 34));
+	ib = 42;
+	tap(f[ib] == 0x64 && f[ib + 1] == (0x80 | 3 << 4) && be16(f + ib + 2) == 0xffff &&
+	    f[ib + 4] == 0 && be24(f + ib + 5) == 0xabc && f[ib + 8] == 0 &&
+	    be24(f + ib + 9) == T_SQ_PSN,
+	    "BTH: UD SEND_ONLY, SE, pad 3, TVer 0, P_Key 0xffff, dest QPN, PSN 0x%x",
+	    be24(f + ib + 9));
+	tap(be32(f + ib + 12) == 0x01020304 && f[ib + 16] == 0 &&
+	    be24(f + ib + 17) == E.b.qpn, "DETH: Q_Key from the WQE, source QPN");
+	tap(!memcmp(f + ib + 20, want, 37) && !f[ib + 57] && !f[ib + 58] && !f[ib + 59],
+	    "payload and zero pad");
+	tap((uint32_t)(f[102] | f[103] << 8 | f[104] << 16 | (uint32_t)f[105] << 24) ==
+	    t_icrc(f + 14, 88, false), "ICRC matches the test's own computation");
+
+	return n;
+}
+
+/* The same over IPv6 with a VLAN tag and immediate data (8 bytes). */
+static ssize_t tx_ipv6(uint8_t *f, size_t size, uint8_t *want, bool check)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint64_t src = T_IOVA + 3 * 4096;
+	struct kite_wqe_sge g[1];
+	struct kite_wqe_ud av;
+	struct kite_cqe c;
+	size_t ib;
+	ssize_t n;
+
+	fill_pattern(src, 8, 0x60, want);
+	av = av6(0x000def, 0x01020304, peer);
+	av.vlan = KITE_VLAN_VALID | 42;
+	g[0] = sge(8, E.lkey, src);
+	post_send(&E.b, KITE_WQE_OP_SEND_IMM | KITE_WQE_F_SIGNALED, 0xddccbbaa, &av, g, 1, NULL,
+		  0, true);
+	n = wire_recv(f, size);
+	tcq_next(&E.scq, &c);
+	if (!check)
+		return n;
+	/* 18 + 40 + 8 + 12 + 8 + 4 + 8 + 4 */
+	if (!tap(n == 102, "IPv6 + VLAN frame on the wire, 102 bytes (%zd)", n))
+		return -1;
+	tap(be16(f + 12) == 0x8100 && be16(f + 14) == 42 && be16(f + 16) == 0x86dd,
+	    "802.1Q tag VID 42, IPv6");
+	tap(be32(f + 18) == (6u << 28 | 0xb8u << 20 | 0xabcde) && be16(f + 22) == 44 &&
+	    f[24] == 17 && f[25] == 17 && f[26] == 0xfe && f[41] == 2 && f[42] == 0xfe &&
+	    f[57] == 2, "IPv6: TC, flow label, payload length 44, UDP, hop limit, addresses");
+	{
+		uint32_t sum = 0;
+		size_t i;
+
+		for (i = 0; i < 32; i += 2)
+			sum += be16(f + 26 + i);
+		sum += 17 + 44;
+		tap(be16(f + 58) == t_sport(0xabcde, 0, 0) && be16(f + 60) == 4791 &&
+		    be16(f + 64) != 0 && t_csum(sum, f + 58, 44) == 0,
+		    "UDP: source port from the flow label, valid IPv6 UDP checksum");
+	}
+	ib = 66;
+	tap(f[ib] == 0x65 && be24(f + ib + 5) == 0xdef && be32(f + ib + 20) == 0xaabbccdd &&
+	    !memcmp(f + ib + 24, want, 8), "BTH SEND_ONLY_WITH_IMM, ImmDt as in the WQE, payload");
+	tap((uint32_t)(f[98] | f[99] << 8 | f[100] << 16 | (uint32_t)f[101] << 24) ==
+	    t_icrc(f + 18, 80, true), "IPv6 ICRC matches the test's own computation");
+	tap(be24(f + ib + 9) == T_SQ_PSN + 1, "the second packet of QP B has PSN + 1 (0x%x)",
+	    be24(f + ib + 9));
+	return n;
+}
+
+static void g_engine_tx(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint8_t f[2048], want[128];
+
+	eng_setup();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	if (tx_ipv4(f, sizeof(f), want, true) < 0 || tx_ipv6(f, sizeof(f), want, true) < 0)
+		return;
+	send_errors(peer);
+}
+
+static void g_engine_wire(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint8_t f[2048], inj[2048];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	uint64_t rbuf = T_IOVA + 8 * 4096, d0;
+	uint8_t want[128], got[128];
+	ssize_t n;
+	size_t ib = 42, iblen, i;
+	bool ok;
+
+	eng_setup();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+
+	n = tx_ipv4(f, sizeof(f), want, false);
+	if (!tap(n == 106, "IPv4 frame captured from the wire (%zd bytes)", n))
+		return;
+	/* The same frame, addressed to us and to QP B, is received. */
+	g[0] = sge(128, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	memcpy(inj, f, (size_t)n);
+	memcpy(inj, MAC, 6);
+	memcpy(inj + 6, peer, 6);
+	put32(inj + ib + 4, E.b.qpn);
+	put32(inj + ib + 12, T_QKEY);
+	put32(inj + ib + 16, 0x000777);
+	iblen = (size_t)n - ib;
+	{
+		uint32_t ic = t_icrc(inj + 14, 20 + 8 + iblen - 4, false);
+
+		memcpy(inj + n - 4, &ic, 4);
+	}
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0) && c.byte_len == 77 &&
+		 c.src_qpn == 0x777 && !memcmp(c.smac, peer, 6) &&
+		 (c.flags & KITE_CQE_F_SOLICITED),
+		 "frame from the wire with the test's ICRC: RESP_SEND, byte_len 77, "
+		 "src_qpn, peer SMAC, SE"))
+		cqe_diag("recv", &c);
+	memread(t_bus(rbuf), got, 40 + 37);
+	tap(!memcmp(got + 20, inj + 14, 20) && !memcmp(got + 40, want, 37),
+	    "received GRH area holds the frame's IPv4 header; payload intact");
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0, "no drop");
+
+	/* Corrupted ICRC from the wire: dropped and counted. */
+	post_recv(&E.b, g, 1);
+	inj[n - 1] ^= 0x80;
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1 && tcq_drain(&E.rcq) == 0,
+	    "corrupted ICRC from the wire: dropped, ROCE_RX_DROPS +1");
+	inj[n - 1] ^= 0x80;
+	/* A payload byte flipped (ICRC covers it). */
+	inj[ib + 25] ^= 1;
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	tap(stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 2 && tcq_drain(&E.rcq) == 0,
+	    "payload corrupted in flight: ICRC mismatch, dropped");
+	inj[ib + 25] ^= 1;
+	/* TTL and TOS changed by routers: masked, still accepted. */
+	inj[14 + 8] = 3;
+	inj[14 + 1] = 0x2a;
+	put16(inj + 14 + 10, 0);
+	put16(inj + 14 + 10, t_csum(0, inj + 14, 20));
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, E.b.qpn, 0),
+	    "TTL/TOS rewritten in flight: the ICRC still matches (masked fields)");
+
+	n = tx_ipv6(f, sizeof(f), want, false);
+	if (!tap(n == 102, "IPv6 + VLAN frame captured from the wire (%zd bytes)", n))
+		return;
+	ib = 66;
+	/* Inject it back to QP B with the VLAN: the CQE reports the tag. */
+	memcpy(inj, f, (size_t)n);
+	memcpy(inj, MAC, 6);
+	memcpy(inj + 6, peer, 6);
+	put32(inj + ib + 4, E.b.qpn);
+	put32(inj + ib + 12, T_QKEY);
+	{
+		uint32_t ic = t_icrc(inj + 18, 80, true);
+
+		memcpy(inj + n - 4, &ic, 4);
+	}
+	g[0] = sge(128, E.lkey, rbuf);
+	post_recv(&E.b, g, 1);
+	wire_send(inj, (size_t)n);
+	wire_settle();
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_IMM, E.b.qpn, 0) && c.byte_len == 48 &&
+		 c.imm_data == 0xddccbbaa && (c.flags & KITE_CQE_F_VLAN) &&
+		 c.vlan == (KITE_VLAN_VALID | 42) &&
+		 FIELD_GET(KITE_CQE_F_L3, c.flags) == KITE_NET_ROCE_V2_IPV6,
+		 "IPv6 + VLAN frame from the wire: RESP_SEND_IMM, VLAN 42, L3=IPv6"))
+		cqe_diag("recv", &c);
+	memread(t_bus(rbuf), got, 48);
+	tap(!memcmp(got, inj + 18, 40) && !memcmp(got + 40, want, 8),
+	    "GRH area holds the IPv6 header; payload intact");
+
+	/* Truncated and mangled frames: dropped and counted, never a crash. */
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	/* Not 0 bytes: QEMU's dgram backend takes that for a closed peer. */
+	for (i = 1; i < (size_t)n; i++) {
+		wire_send(inj, i);
+		if ((i & 15) == 15)
+			wire_settle();
+	}
+	for (i = 12; i < (size_t)n; i++) {
+		inj[i] ^= 0xa5;
+		wire_send(inj, (size_t)n);
+		inj[i] ^= 0xa5;
+		if ((i & 15) == 15)
+			wire_settle();
+	}
+	wire_settle();
+	{
+		struct res r;
+
+		tap(nop(&r) == KITE_CMD_OK && stat1(KITE_STAT_ROCE_RX_DROPS) > d0 &&
+		    tcq_drain(&E.rcq) == 0,
+		    "truncated and mangled frames: dropped (ROCE_RX_DROPS +%" PRIu64 "), "
+		    "no CQE, device alive", stat1(KITE_STAT_ROCE_RX_DROPS) - d0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Main                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -4258,6 +5353,10 @@ static const struct group {
 	{ "reset", g_reset },
 	{ "robust", g_robust },
 	{ "fuzz", g_fuzz },
+	{ "engine_tx", g_engine_tx },
+	{ "engine", g_engine },
+	{ "engine_rx", g_engine_rx },
+	{ "engine_wire", g_engine_wire },
 };
 
 static void run_group(const struct group *g)
@@ -4271,6 +5370,9 @@ static void run_group(const struct group *g)
 	memset(&eq0, 0, sizeof(eq0));
 	memset(&eq1, 0, sizeof(eq1));
 	stats_buf = 0;
+	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
+	if ((g->fn == g_engine_tx || g->fn == g_engine_wire) && !wire_open())
+		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {
 		alarm(GROUP_TIMEOUT_S);
 		qemu_start();
@@ -4282,6 +5384,10 @@ static void run_group(const struct group *g)
 	alarm(0);
 	clean = qemu_stop();
 	tap(clean, "QEMU exited cleanly (no crash, no sanitizer report)");
+	if (wire_fd >= 0)
+		close(wire_fd);
+	wire_fd = -1;
+	wire_qemu_port = wire_test_port = 0;
 }
 
 int main(int argc, char **argv)

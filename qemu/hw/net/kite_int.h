@@ -43,6 +43,27 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_CMDQ_BUDGET        16
 /* Pending doorbells handled per doorbell bottom-half run. */
 #define KITE_DB_BUDGET          64
+/* WQEs the data engine executes or flushes per bottom-half run. */
+#define KITE_ENGINE_BUDGET      32
+/* WQEs of one queue per turn, so that busy QPs do not starve others. */
+#define KITE_ENGINE_QP_BURST    8
+
+/*
+ * The largest RoCEv2 frame the engine builds: Ethernet 14, 802.1Q 4,
+ * IPv6 40, UDP 8, BTH 12, DETH 8, ImmDt 4, 4096 bytes of payload, 3 pad
+ * bytes and the ICRC.
+ */
+#define KITE_ROCE_MAX_FRAME     (14 + 4 + 40 + 8 + 12 + 8 + 4 + 4096 + 3 + 4)
+#define KITE_ROCE_UDP_PORT      4791
+#define KITE_GSI_QKEY           0x80010000u
+#define KITE_ROCE_SPORT_MIN     0xc000
+
+/* KITE_CQE_VENDOR_SYNDROME values (diagnostics only). */
+#define KITE_VSYND_DMA          0x01    /* host memory access failed */
+#define KITE_VSYND_UNSUPPORTED  0x02    /* not implemented by this engine */
+#define KITE_VSYND_AV           0x03    /* malformed address vector */
+#define KITE_VSYND_KEY          0x04    /* key, PD, access or bounds */
+#define KITE_VSYND_WQE          0x05    /* malformed WQE */
 
 /*
  * A validated page buffer list. Queues cache the data page addresses
@@ -181,6 +202,15 @@ typedef struct KiteRdma {
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
     uint32_t dropped_events;
 
+    /* RDMA data engine (kite_engine.c). */
+    QEMUBH *engine_bh;
+    DECLARE_BITMAP(sq_pending, KITE_MAX_QP);
+    DECLARE_BITMAP(rq_pending, KITE_MAX_QP);
+    uint32_t engine_cursor;     /* next QPN to look at, round robin */
+    bool engine_tx_waiting;     /* the backend queued a frame */
+    uint32_t fault_icrc;        /* corrupt the ICRC of the next N frames */
+    uint8_t engine_frame[KITE_ROCE_MAX_FRAME];
+
     /* Fault injection (QOM properties). */
     bool fault_cmd_hang;
     int32_t fault_cmd_opcode;
@@ -232,6 +262,7 @@ uint32_t kite_rdma_read(KiteState *s, hwaddr off);
 void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val);
 void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len);
 bool kite_uctx_valid(KiteState *s, uint32_t uctx);
+uint8_t kite_active_mtu(KiteState *s);
 
 /* Command execution context. */
 typedef struct KiteCmdCtx {
@@ -272,6 +303,7 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
 void kite_async_event(KiteState *s, uint8_t type, uint32_t obj,
                       uint32_t data);
 bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *cqe);
+void kite_qp_error(KiteState *s, uint32_t qpn);
 KiteCQ *kite_cq_lookup(KiteState *s, uint32_t cqn);
 bool kite_pd_used(KiteState *s, uint32_t pdn);
 bool kite_uctx_used_by_queues(KiteState *s, uint32_t uctx);
@@ -298,5 +330,20 @@ void kite_pbl_free(KitePbl *pbl);
 /* Guest address of entry @idx (mod the queue depth) of @size bytes. */
 uint64_t kite_pbl_entry(const KitePbl *pbl, uint32_t idx, uint8_t log_depth,
                         uint8_t entry_shift);
+
+/* kite_engine.c: the RDMA data engine */
+void kite_engine_init(KiteState *s);
+void kite_engine_exit(KiteState *s);
+void kite_engine_reset(KiteState *s);
+/* Work may be pending on a queue of @qpn (doorbell, state change). */
+void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq);
+/* A RoCEv2 frame steered from the Ethernet function. */
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len);
+/*
+ * The RoCEv2 ICRC of the IP packet at @l3 (IPv4 with a 20-byte header,
+ * or IPv6), @len bytes from the IP header to the end of the payload and
+ * pad, without the ICRC itself; to be stored little-endian.
+ */
+uint32_t kite_roce_icrc(const uint8_t *l3, size_t len, bool ipv6);
 
 #endif /* HW_NET_KITE_INT_H */

@@ -11,9 +11,9 @@
  * event state machine (arming with the cmd_sn duplicate rule, moderation
  * by count and by a virtual-clock timer).
  *
- * Queue pairs: the state machine and attribute rules of MODIFY_QP. The
- * engine that executes work requests is not part of this revision; SQ/RQ
- * doorbells only record the producer index.
+ * Queue pairs: the state machine and attribute rules of MODIFY_QP. SQ/RQ
+ * doorbells record the producer index and kick the data engine
+ * (kite_engine.c), which executes and flushes work requests.
  *
  * Doorbells (BAR2) are latched in the MMIO handler; anything that needs
  * DMA or raises an interrupt runs in the doorbell bottom half.
@@ -220,8 +220,6 @@ static bool kite_cq_read_dbrec(KiteState *s, KiteCQ *cq, uint32_t *ci,
     cq->ci = *ci;
     return true;
 }
-
-static void kite_qp_error(KiteState *s, uint32_t qpn);
 
 /* The CQ enters ERROR: no more CQEs, its QPs go to ERR. */
 static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
@@ -710,7 +708,8 @@ static KiteQP *kite_qp_lookup(KiteState *s, uint32_t qpn)
     return &s->rdma.qp[qpn];
 }
 
-static void kite_qp_error(KiteState *s, uint32_t qpn)
+/* An error no CQE reports moves the QP to ERR; the engine flushes it. */
+void kite_qp_error(KiteState *s, uint32_t qpn)
 {
     KiteQP *qp = &s->rdma.qp[qpn];
 
@@ -719,6 +718,7 @@ static void kite_qp_error(KiteState *s, uint32_t qpn)
     }
     qp->state = KITE_QPS_ERR;
     kite_async_event(s, KITE_EQE_QP_FATAL, qpn, 0);
+    kite_engine_kick(s, qpn, true, true);
 }
 
 bool kite_pd_used(KiteState *s, uint32_t pdn)
@@ -1104,9 +1104,14 @@ void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
         qp->rq.pi = qp->rq.ci = 0;
     }
     if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD) {
-        /* Nothing is ever outstanding in this revision: drained now. */
+        /*
+         * The engine executes a WQE from start to completion within one
+         * bottom-half run, so no started WQE is outstanding: drained now.
+         */
         kite_async_event(s, KITE_EQE_SQ_DRAINED, le32_to_cpu(in.qpn), 0);
     }
+    /* Posted WQEs may now be executed or flushed. */
+    kite_engine_kick(s, le32_to_cpu(in.qpn), true, true);
 }
 
 /* struct kite_cmd_obj naming a QP (uctx must be zero). */
@@ -1238,8 +1243,8 @@ static void kite_db_wq(KiteState *s, hwaddr addr, unsigned page, uint64_t val,
         kite_bad_db(s, addr, val, "producer index more than depth ahead");
         return;
     }
-    /* The engine that consumes WQEs comes in a later revision. */
     wq->pi = pi;
+    kite_engine_kick(s, FIELD_GET(KITE_DB_OBJ, val), sq, !sq);
 }
 
 static uint64_t kite_db_read(void *opaque, hwaddr addr, unsigned size)

@@ -112,17 +112,25 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->local_ca_ack_delay = cpu_to_le32(15);
 }
 
-static void kite_cmd_query_port(KiteState *s, KiteCmdCtx *c)
+/* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
+uint8_t kite_active_mtu(KiteState *s)
 {
-    struct kite_cmd_query_port_out *o = kite_cmd_out(c, sizeof(*o));
     uint8_t mtu = KITE_MTU_256;
 
-    if (!o) {
-        return;
-    }
     /* Room for IPv6 40 + UDP 8 + BTH 12 + ICRC 4 bytes of headers. */
     while (mtu < KITE_MTU_4096 && (128U << (mtu + 1)) + 64 <= s->eth.mtu) {
         mtu++;
+    }
+    return mtu;
+}
+
+static void kite_cmd_query_port(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_query_port_out *o = kite_cmd_out(c, sizeof(*o));
+    uint8_t mtu = kite_active_mtu(s);
+
+    if (!o) {
+        return;
     }
     o->state = s->link_up ? KITE_PORT_STATE_ACTIVE : KITE_PORT_STATE_DOWN;
     o->phys_state = s->link_up ? KITE_PORT_PHYS_LINK_UP :
@@ -769,10 +777,11 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
     }
 }
 
-/* RoCEv2 frames from the Ethernet function: no engine in this revision. */
+/* RoCEv2 frames from the Ethernet function go to the data engine. */
 void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len)
 {
     s->stats[KITE_STAT_ROCE_RX_PKTS]++;
+    kite_engine_receive(s, buf, len);
 }
 
 /* Fault injection properties */
@@ -842,6 +851,9 @@ void kite_rdma_instance_init(KiteState *s)
     object_property_add_uint32_ptr(obj, "dropped-events",
                                    &s->rdma.dropped_events,
                                    OBJ_PROP_FLAG_READ);
+    /* Fault injection: the next N RoCEv2 frames sent get a bad ICRC. */
+    object_property_add_uint32_ptr(obj, "fault-icrc", &s->rdma.fault_icrc,
+                                   OBJ_PROP_FLAG_READWRITE);
     /*
      * Test hook: writing CQN | KITE_DEBUG_CQE_* flags makes the device
      * write one synthetic CQE to that CQ through kite_cq_write_cqe().
@@ -858,6 +870,7 @@ void kite_rdma_init(KiteState *s)
                                           &DEVICE(s)->mem_reentrancy_guard);
     s->rdma.db_bh = qemu_bh_new_guarded(kite_db_bh, s,
                                         &DEVICE(s)->mem_reentrancy_guard);
+    kite_engine_init(s);
 }
 
 void kite_rdma_reset(KiteState *s)
@@ -867,6 +880,7 @@ void kite_rdma_reset(KiteState *s)
 
     qemu_bh_cancel(r->cmdq_bh);
     qemu_bh_cancel(r->db_bh);
+    kite_engine_reset(s);
     kite_queue_reset(s);
     for (i = 0; i < KITE_MAX_MR; i++) {
         kite_pbl_free(&r->mr[i].pbl);
@@ -882,6 +896,7 @@ void kite_rdma_reset(KiteState *s)
     r->cmdq_ci = 0;
     r->cmdq_status = 0;
     r->dropped_events = 0;
+    r->fault_icrc = 0;
 }
 
 void kite_rdma_exit(KiteState *s)
@@ -892,6 +907,7 @@ void kite_rdma_exit(KiteState *s)
     kite_rdma_reset(s);
     qemu_bh_delete(s->rdma.cmdq_bh);
     qemu_bh_delete(s->rdma.db_bh);
+    kite_engine_exit(s);
     s->rdma.cmdq_bh = NULL;
     s->rdma.db_bh = NULL;
 }
