@@ -66,7 +66,7 @@ check "ibv_devinfo: port active, RoCE GIDs listed" bash -c \
 	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'GID\\[.*10.77.0.1, RoCE v2'"
 
 # User CQs and QPs through the uverbs ABI, good and bad requests.
-uverbs_out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_uverbs_test" kite0 2>&1)
+uverbs_out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_uverbs_test" kite0 --data 2>&1)
 echo "$uverbs_out" >/kite-out/uverbs.log
 while IFS= read -r line; do
 	case $line in
@@ -75,6 +75,30 @@ while IFS= read -r line; do
 	esac
 done <<<"$uverbs_out"
 check "uverbs: the test program ran to its summary" bash -c "grep -q ' passed, 0 failed' <<<\"\$1\"" _ "$uverbs_out"
+
+# Unchanged rdma-core applications on libkite: ibv_ud_pingpong between two
+# processes on this device (the device loops the frames back), data checked.
+gid_index() {
+	local f
+	for f in "$gids"/*; do
+		if grep -q "$1" "$f"; then basename "$f"; return; fi
+	done
+}
+gidx=$(gid_index '0000:0000:0000:0000:0000:ffff:0a4d:0001')
+pp() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$KITE_RDMA_CORE/bin/$1" "${@:2}"; }
+pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -n 200 -s 1024 >/tmp/ud-server.log 2>&1 &
+server=$!
+sleep 2
+check "ibv_ud_pingpong: 200 exchanges of 1024 bytes, data checked (loopback, GID $gidx)" \
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
+check "ibv_ud_pingpong: the server side completes too" wait "$server"
+pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -e -n 100 -s 512 >/tmp/ud-server-e.log 2>&1 &
+server=$!
+sleep 2
+check "ibv_ud_pingpong -e: completion events (CQ armed, EQ interrupt, cq_event)" \
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
+check "ibv_ud_pingpong -e: the server side completes too" wait "$server"
+cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
