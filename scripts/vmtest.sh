@@ -9,7 +9,9 @@
 #   wire   two VMs on one dgram wire: a Kite + virtio-net VM and a
 #          virtio-net VM; traffic crosses, the Kite drivers bind
 #   eth    two Kite VMs, then a Kite VM and a virtio-net VM: ping and a
-#          4 MB TCP transfer compared by checksum, both ways
+#          4 MB TCP transfer compared by checksum, both ways; then RDMA
+#          between the two: ibv_ud_pingpong over Kite<->Kite and over
+#          Kite<->rdma_rxe (soft-RoCE on the virtio-net VM), data checked
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
 #   rdma   one Kite VM: kite_ib's command channel and event queues, the
@@ -74,9 +76,11 @@ two_vms() {
 	p2=$((p1 + 1))
 	vm_start "$group-a" "$VMLOGS/$group-a" "$KITE_ROOT/scripts/guest/test-eth.sh" \
 		"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
+		--env KITE_PEER_NIC="$3" \
 		--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
 	vm_start "$group-b" "$VMLOGS/$group-b" "$KITE_ROOT/scripts/guest/test-eth.sh" \
 		"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
+		--env KITE_PEER_NIC="$2" \
 		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
 	vm_wait "$group-a" "$KITE_VM_TIMEOUT" || a=$?
 	vm_wait "$group-b" "$KITE_VM_TIMEOUT" || b=$?

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # VM test, run in both VMs of a two-VM topology: ping and a 4 MB TCP
-# transfer, compared by SHA-256, between this VM's NIC and the peer's.
+# transfer, compared by SHA-256, between this VM's NIC and the peer's; then
+# RoCEv2 UD traffic between kite_ib or rdma_rxe on each side.
 # Environment: KITE_SELF_IP, KITE_PEER_IP, KITE_ROLE (send or receive),
-# KITE_NIC (kite or virtio).
+# KITE_NIC and KITE_PEER_NIC (kite or virtio).
 . "$KITE_ROOT/scripts/guest/lib.sh"
 peer_barrier_start
 
@@ -42,6 +43,46 @@ else
 	done
 	check "eth: 4 MB TCP transfer sent" test "$sent" = 0
 fi
+# RoCEv2 between the two VMs: Kite's kite_ib, or Linux soft-RoCE (rdma_rxe)
+# on a virtio-net VM, each with its rdma-core provider; rdma-core's
+# unchanged ibv_ud_pingpong, data checked.
+if [ "$KITE_NIC" = kite ]; then
+	modprobe ib_uverbs
+	insmod "$KITE_IB_KO"
+	rdev=kite0
+else
+	modprobe rdma_rxe
+	rdma link add rxe0 type rxe netdev "$nic"
+	rdev=rxe0
+fi
+ip4gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$KITE_SELF_IP" | tr . ' '))
+gid_index() {
+	local f
+	for f in /sys/class/infiniband/$rdev/ports/1/gids/*; do
+		grep -q "$ip4gid" "$f" 2>/dev/null && { basename "$f"; return; }
+	done
+}
+check "roce: $rdev has the IPv4 GID" wait_for 10 bash -c "[ -n \"\$(grep -l $ip4gid /sys/class/infiniband/$rdev/ports/1/gids/* 2>/dev/null)\" ]"
+gidx=$(gid_index)
+udpp() {
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 \
+		"$KITE_RDMA_CORE/bin/ibv_ud_pingpong" -d "$rdev" -g "$gidx" -c -n 500 -s 1024 "$@"
+}
+prdev=rxe0
+[ "$KITE_PEER_NIC" = kite ] && prdev=kite0
+what="ibv_ud_pingpong $rdev<->$prdev (GID $gidx): 500 x 1024 bytes, data checked"
+if [ "$KITE_ROLE" = receive ]; then
+	check "roce: $what (server)" udpp
+else
+	ok=1
+	for i in $(seq 1 30); do
+		udpp "$KITE_PEER_IP" >/tmp/udpp.log 2>&1 && { ok=0; break; }
+		sleep 1
+	done
+	cp /tmp/udpp.log /kite-out/ 2>/dev/null
+	check "roce: $what (client)" test "$ok" = 0
+fi
+
 if [ "$KITE_NIC" = kite ]; then
 	check "eth: no RX/TX errors counted" \
 		bash -c "ethtool -S $nic | awk '/_errors:/ && \$2 != 0 { bad = 1 } END { exit bad }'"
