@@ -83,6 +83,24 @@ else
 	check "roce: $what (client)" test "$ok" = 0
 fi
 
+# rdma_cm over RoCEv2: udaddy resolves the peer's address and route and
+# connects UD QPs with an SIDR exchange, which the kernel's ib_cm carries in
+# MADs on the GSI QPs (QP1) of both sides; then UD messages flow.
+modprobe rdma_ucm
+cm() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$KITE_RDMA_CORE/bin/udaddy" "$@"; }
+if [ "$KITE_ROLE" = receive ]; then
+	check "rdma_cm: udaddy $rdev<->$prdev, SIDR over QP1, 10 messages (server)" \
+		cm -b "$KITE_SELF_IP" -C 10
+else
+	ok=1
+	for i in $(seq 1 20); do
+		cm -s "$KITE_PEER_IP" -C 10 >/tmp/udaddy.log 2>&1 && { ok=0; break; }
+		sleep 1
+	done
+	cp /tmp/udaddy.log /kite-out/ 2>/dev/null
+	check "rdma_cm: udaddy $rdev<->$prdev, SIDR over QP1, 10 messages (client)" test "$ok" = 0
+fi
+
 if [ "$KITE_NIC" = kite ]; then
 	check "eth: no RX/TX errors counted" \
 		bash -c "ethtool -S $nic | awk '/_errors:/ && \$2 != 0 { bad = 1 } END { exit bad }'"
