@@ -13,6 +13,8 @@ PKGS=(
 	# VM harness: initramfs and guest tools
 	busybox-static cpio iproute2 ethtool pciutils ibverbs-utils rdmacm-utils
 	perftest procps socat iputils-ping
+	# VM harness: decoding the wire's packet captures
+	tshark
 	# QEMU 7.2 build
 	dpkg-dev ninja-build pkg-config libglib2.0-dev libpixman-1-dev zlib1g-dev
 	libattr1-dev libcap-ng-dev python3-venv seabios ipxe-qemu qemu-system-data meson

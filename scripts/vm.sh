@@ -56,7 +56,8 @@ vm_start() {
 		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
 		--kite-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
+			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))"
+				-object "filter-dump,id=dump$nic,netdev=n$nic,file=$dir/wire$nic.pcap") ;;
 		--virtio-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
 			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + KITE_VM_COUNT)))") ;;

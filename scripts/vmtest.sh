@@ -11,7 +11,8 @@
 #   eth    two Kite VMs, then a Kite VM and a virtio-net VM: ping and a
 #          4 MB TCP transfer compared by checksum, both ways; then RDMA
 #          between the two: ibv_ud_pingpong over Kite<->Kite and over
-#          Kite<->rdma_rxe (soft-RoCE on the virtio-net VM), data checked
+#          Kite<->rdma_rxe (soft-RoCE on the virtio-net VM), data checked,
+#          and rdma_cm (udaddy); the wire's capture is checked (ICRC, tshark)
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
 #   rdma   one Kite VM: kite_ib's command channel and event queues, the
@@ -88,10 +89,31 @@ two_vms() {
 	vm_outcome "$group-b" "$b" "$group"
 }
 
+# wire_check GROUP VM: the RoCEv2 frames the Kite VM's wire carried (the
+# capture QEMU's filter-dump kept in its log directory) have good ICRCs and
+# decode as RoCEv2 in tshark.
+wire_check() {
+	local pcap=$VMLOGS/$2/wire1.pcap out rc=0 bad
+	out=$(python3 "$KITE_ROOT/scripts/check-roce-pcap.py" "$pcap" 2>&1) || rc=1
+	echo "$out" | sed 's/^/# /'
+	tap_result "$rc" "vm $1: wire capture: every RoCEv2 frame's ICRC checks (both senders)"
+	if ! command -v tshark >/dev/null; then
+		tap_skip "vm $1: wire capture decodes in tshark" "tshark not installed"
+		return
+	fi
+	bad=$(tshark -r "$pcap" -Y 'udp.dstport == 4791 && (!infiniband.bth || _ws.malformed)' 2>/dev/null | wc -l)
+	out=$(tshark -r "$pcap" -Y 'infiniband.bth' 2>/dev/null | wc -l)
+	test "$bad" = 0 && test "$out" -gt 0
+	tap_result "$?" "vm $1: wire capture: tshark decodes $out RoCEv2 frames (BTH), $bad malformed"
+}
+
 group_eth() {
 	two_vms eth-kite kite kite
+	wire_check eth-kite eth-kite-a
 	two_vms eth-mixed kite virtio
+	wire_check eth-mixed eth-mixed-a
 	two_vms eth-mixed-rev virtio kite
+	wire_check eth-mixed-rev eth-mixed-rev-b
 }
 
 group_ethops() {
