@@ -66,6 +66,8 @@ check "ibv_devinfo: port active, RoCE GIDs listed" bash -c \
 	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib $KITE_RDMA_CORE/bin/ibv_devinfo -v -d kite0 | grep -q 'GID\\[.*10.77.0.1, RoCE v2'"
 
 # User CQs and QPs through the uverbs ABI, good and bad requests.
+stat_of() { rdma statistic show link kite0/1 | grep -oE "$1 [0-9]+" | awk '{ print $2 }'; }
+bad_db0=$(stat_of bad_doorbells)
 uverbs_out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_uverbs_test" kite0 --data 2>&1)
 echo "$uverbs_out" >/kite-out/uverbs.log
 while IFS= read -r line; do
@@ -74,6 +76,9 @@ while IFS= read -r line; do
 	"not ok - "*) check "uverbs: ${line#not ok - }" false ;;
 	esac
 done <<<"$uverbs_out"
+bad_db1=$(stat_of bad_doorbells)
+check "uverbs: the device counted the doorbell on the wrong page (bad_doorbells $bad_db0 -> $bad_db1)" \
+	test "${bad_db1:-0}" -gt "${bad_db0:-0}"
 check "uverbs: the test program ran to its summary" bash -c "grep -q ' passed, 0 failed' <<<\"\$1\"" _ "$uverbs_out"
 
 # Unchanged rdma-core applications on libkite: ibv_ud_pingpong between two
@@ -91,13 +96,15 @@ server=$!
 sleep 2
 check "ibv_ud_pingpong: 200 exchanges of 1024 bytes, data checked (loopback, GID $gidx)" \
 	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
-check "ibv_ud_pingpong: the server side completes too" wait "$server"
+wait "$server"
+check "ibv_ud_pingpong: the server side completes too" test "$?" = 0
 pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -e -n 100 -s 512 >/tmp/ud-server-e.log 2>&1 &
 server=$!
 sleep 2
 check "ibv_ud_pingpong -e: completion events (CQ armed, EQ interrupt, cq_event)" \
 	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
-check "ibv_ud_pingpong -e: the server side completes too" wait "$server"
+wait "$server"
+check "ibv_ud_pingpong -e: the server side completes too" test "$?" = 0
 cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"

@@ -18,6 +18,7 @@
  *
  * Copyright (c) 2026 Kite
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -673,6 +674,99 @@ out_pd:
 	report(!ibv_dealloc_pd(pd), "libkite: deallocate PD");
 }
 
+/*
+ * Isolation between contexts: a context's mmap offsets reach only its own
+ * doorbell page, and a doorbell written to one context's page for another
+ * context's QP is ignored by the device (the guest script checks that the
+ * device counted it as a bad doorbell).
+ */
+static void test_isolation(struct ibv_device *dev)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *a, *b;
+	struct ibv_qp_attr attr = {};
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	void *page;
+	int i, n = 0;
+
+	a = ibv_open_device(dev);
+	b = ibv_open_device(dev);
+	report(a && b, "isolation: two contexts open");
+	if (!a || !b)
+		goto out;
+
+	/* The doorbell page is a context's only mmap entry, at offset 0. */
+	page = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0);
+	report(page != MAP_FAILED, "isolation: mmap of the context's own doorbell page");
+	report(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 4096) ==
+	       MAP_FAILED && errno == EINVAL,
+	       "isolation: mmap at an offset the context does not have: EINVAL");
+	report(mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0) ==
+	       MAP_FAILED, "isolation: mmap larger than the doorbell page refused");
+	if (page == MAP_FAILED)
+		goto out;
+
+	/* A UD QP of context b in RTS, with an empty CQ. */
+	pd = ibv_alloc_pd(b);
+	cq = pd ? ibv_create_cq(b, 8, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = 0x1234;
+	if (qp && !ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_QKEY)) {
+		attr.qp_state = IBV_QPS_RTR;
+		ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+		attr.qp_state = IBV_QPS_RTS;
+		ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	report(qp && qp->state == IBV_QPS_RTS,
+	       "isolation: a UD QP of the other context in RTS");
+	if (qp) {
+		/*
+		 * Context a rings b's SQ doorbell as if 3 WQEs had been posted
+		 * (they are zeroed slots: executed, they would fail with error
+		 * completions and move the QP out of RTS).
+		 */
+		uint64_t db = (uint64_t)(qp->qp_num & 0xffffff) |
+			      (uint64_t)1 << 24 | (uint64_t)3 << 32;
+
+		*(volatile uint64_t *)page = htole64(db);
+		for (i = 0; i < 30; i++) {
+			n += ibv_poll_cq(cq, 1, &wc);
+			usleep(10000);
+		}
+		memset(&attr, 0, sizeof(attr));
+		ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
+		report(n == 0 && attr.qp_state == IBV_QPS_RTS,
+		       "isolation: the other context's QP ignores the doorbell (%d completions, state %d)",
+		       n, attr.qp_state);
+		printf("# isolation: wrote a doorbell for QP %u on another context's page\n",
+		       qp->qp_num);
+		ibv_destroy_qp(qp);
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	munmap(page, 4096);
+out:
+	if (a)
+		ibv_close_device(a);
+	if (b)
+		ibv_close_device(b);
+}
+
 int main(int argc, char **argv)
 {
 	int data = argc > 2 && !strcmp(argv[2], "--data");
@@ -707,6 +801,7 @@ int main(int argc, char **argv)
 	test_cqs(ctx, &da);
 	test_qps(ctx, &da);
 	test_provider(ctx, data);
+	test_isolation(dev);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);
