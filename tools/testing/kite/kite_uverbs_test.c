@@ -31,6 +31,7 @@
 #include <infiniband/driver.h>
 #include <infiniband/verbs.h>
 #include <rdma/kite-abi.h>
+#include <util/mmio.h>
 
 #define CQE_SIZE	64	/* prm_cq.rst: 64-byte CQEs */
 #define CQE_OP_INVALID	0xf	/* prm_cq.rst: opcode INVALID, op_own 7:4 */
@@ -741,7 +742,7 @@ static void test_isolation(struct ibv_device *dev)
 		uint64_t db = (uint64_t)(qp->qp_num & 0xffffff) |
 			      (uint64_t)1 << 24 | (uint64_t)3 << 32;
 
-		*(volatile uint64_t *)page = htole64(db);
+		mmio_write64_le(page, htole64(db));
 		for (i = 0; i < 30; i++) {
 			n += ibv_poll_cq(cq, 1, &wc);
 			usleep(10000);
