@@ -107,6 +107,16 @@ wait "$server"
 check "ibv_ud_pingpong -e: the server side completes too" test "$?" = 0
 cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 
+# perftest (Debian's, on this libibverbs and libkite): UD send bandwidth.
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 ib_send_bw -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
+server=$!
+sleep 2
+check "perftest: ib_send_bw -c UD (loopback)" bash -c \
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 ib_send_bw -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
+wait "$server"
+check "perftest: ib_send_bw -c UD, the server side completes too" test "$?" = 0
+cp /tmp/pt-*.log /kite-out/ 2>/dev/null
+
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "rdma: bound again" kite_ib_bound

@@ -73,13 +73,17 @@ int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  * kite_ib_access_ok() - check IB access flags the device can honour
  * @access: IB_ACCESS_* flags
  *
- * Return: true if every flag is supported and remote write or atomic
+ * The optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are
+ * hints a device may ignore, as Kite does.
+ *
+ * Return: true if every other flag is supported and remote write or atomic
  * access comes with local write (IB rule the device enforces).
  */
 static bool kite_ib_access_ok(int access)
 {
 	int ok = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
+		 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+		 IB_ACCESS_OPTIONAL;
 
 	if (access & ~ok)
 		return false;
