@@ -7,7 +7,10 @@
 #     verbs (kite_verbs_test's "bench" case set), per operation;
 #   - the time to register and deregister a 1 GiB MR from user space
 #     through libibverbs and libkite (tools/testing/kite/kite_mr_bench.c),
-#     with 4 KiB pages and with 2 MiB pages.
+#     with 4 KiB pages and with 2 MiB pages;
+#   - libkite's instructions per ibv_post_send and per ibv_poll_cq, counted
+#     by callgrind over UD messages the device loops back
+#     (tools/testing/kite/kite_dp_bench.c).
 # The VM's logs are kept in $KITE_CACHE/logs/bench.
 #
 # usage: bench.sh [N]     N: CQs and QPs to create (default 1000)
@@ -16,19 +19,12 @@ set -euo pipefail
 
 n=${1:-1000}
 "$KITE_ROOT/scripts/setup-host.sh" >&2
-rdma_core=$("$KITE_ROOT/scripts/build-rdma-core.sh" | tail -n 1)
-bindir=$KITE_CACHE/build/tools
-mkdir -p "$bindir"
-log "building kite_mr_bench against $rdma_core"
-cc -O2 -Wall -Wextra -Werror -I"$rdma_core/include" \
-	-o "$bindir/kite_mr_bench" "$KITE_ROOT/tools/testing/kite/kite_mr_bench.c" \
-	-L"$rdma_core/lib" -Wl,-rpath,"$rdma_core/lib" -libverbs
-log "building QEMU, the modules and the initramfs"
+log "building QEMU, the modules, the test programs and the initramfs"
 vm_prepare
 dir=$KITE_CACHE/logs/bench
 log "booting (the benchmark takes a few minutes under TCG)"
 vm_start bench "$dir" "$KITE_ROOT/scripts/guest/bench.sh" --kite \
-	--env KITE_BENCH_N="$n" --env KITE_MR_BENCH="$bindir/kite_mr_bench" \
+	--env KITE_BENCH_N="$n" \
 	-- -m 3G
 rc=0
 vm_wait bench "${KITE_BENCH_TIMEOUT:-1200}" || rc=$?
