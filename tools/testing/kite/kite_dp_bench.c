@@ -65,7 +65,8 @@ int main(int argc, char **argv)
 			n = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]\n");
+			fprintf(stderr,
+				"usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]\n");
 			return 2;
 		}
 	}
@@ -161,8 +162,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("messages %d post_send_calls %lu poll_cq_calls %lu poll_cq_nonempty %lu completions %lu\n",
-	       n, posts, polls, hits, done + recvd);
+	printf("messages %d post_send_calls %lu poll_cq_calls %lu",
+	       n, posts, polls);
+	printf(" poll_cq_nonempty %lu completions %lu\n", hits, done + recvd);
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(qp);
 	ibv_dereg_mr(mr);
