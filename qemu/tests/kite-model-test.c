@@ -4857,14 +4857,14 @@ static void send_errors(const uint8_t *dmac)
 		pte_set(&E.mr, 2, pte);
 	}
 
-	/* LOCAL_INV is not executed by this engine revision (RC: QP to ERR). */
+	/* LOCAL_INV of a key that names no fast-registration MR (RC: QP to ERR). */
 	need(tqp_create(&rc, KITE_QPT_RC, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
 	     "CREATE_QP RC");
 	tqp_rts(&rc);
 	g[0] = sge(16, E.lkey, src);
 	post_recv(&rc, g, 1);
-	send_fails(&rc, "RC LOCAL_INV (not in this engine revision)", KITE_WQE_OP_LOCAL_INV,
-		   NULL, NULL, 0, KITE_SYND_LOCAL_QP_OP, KITE_QPS_ERR);
+	send_fails(&rc, "RC LOCAL_INV of key 0", KITE_WQE_OP_LOCAL_INV,
+		   NULL, NULL, 0, KITE_SYND_LOCAL_PROT, KITE_QPS_ERR);
 	ok = tcq_next(&E.rcq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, rc.qpn, KITE_SYND_WR_FLUSH),
 	    "RC QP in ERR: its outstanding RQ WQE is flushed");
@@ -5473,6 +5473,84 @@ static bool req_ok(struct tcq *q, uint32_t qpn, uint16_t idx, unsigned op, uint3
 #define DST	(T_IOVA + 16 * 1024)
 #define RBUF	(T_IOVA + 32 * 1024)
 
+/* A REG_MR WQE; returns its wqe_idx. */
+static uint16_t post_reg_mr(struct tqp *q, uint64_t iova, uint64_t len, uint32_t key,
+			    uint32_t access, uint64_t pbl, uint32_t npages)
+{
+	uint8_t w[256];
+	struct kite_wqe_ctrl c;
+	struct kite_wqe_reg_mr m;
+	uint16_t idx = (uint16_t)q->spi;
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_REG_MR | KITE_WQE_F_SIGNALED;
+	c.wqe_idx = idx;
+	memset(&m, 0, sizeof(m));
+	m.iova = iova;
+	m.length = len;
+	m.key = key;
+	m.access = access;
+	m.pbl_addr = pbl;
+	m.npages = npages;
+	m.page_shift = 12;
+	memcpy(w, &c, 16);
+	memcpy(w + 16, &m, sizeof(m));
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));
+	return idx;
+}
+
+/*
+ * Fast registration on B (REG_MR WQE over E.mr's pages), a WRITE from A
+ * through the new rkey, SEND_WITH_INV from A invalidating it, and a WRITE
+ * that then fails.
+ */
+static void rc_fast_reg(struct rcpair *P)
+{
+	static uint8_t want[2000];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct res r;
+	uint32_t fkey, key;
+	uint16_t idx;
+	bool ok;
+
+	fkey = need(alloc_mr(fx_pd, 16, 0x10, &r), &r, "ALLOC_MR (16 pages)");
+	key = (fkey & ~0xffu) | 0x99;
+	/* E.mr is a level-1 list of 16 pages: reuse it as the REG_MR list. */
+	idx = post_reg_mr(&P->b, 0x5000000000ULL, 8 * 4096, key,
+			  KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE, E.mr.pbl.addr, 8);
+	tap(req_ok(&P->scq, P->b.qpn, idx, KITE_WQE_OP_REG_MR, 0),
+	    "REG_MR WQE on RC QP B: REQ CQE");
+	fill_pattern(SRC, 2000, 0x99, want);
+	g[0] = sge(2000, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0,
+		      0x5000000000ULL + 4096 + 8, key, 0, 0, g, 1);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0) &&
+	    mem_eq(T_IOVA - 0x100 + 4096 + 8, want, 2000),
+	    "WRITE through the fast-registered rkey lands in the MR's second page");
+	/* SEND_WITH_INV from A invalidates B's key. */
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P->b, g, 1);
+	g[0] = sge(10, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_SEND_INV | KITE_WQE_F_SIGNALED, key, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_SEND_INV, 0), "SEND_INV: REQ CQE");
+	ok = tcq_next(&P->rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_INV, P->b.qpn, 0) && c.byte_len == 10 &&
+		 c.inv_rkey == key && (c.flags & KITE_CQE_F_INV),
+		 "SEND_INV: RESP_SEND_INV, inv_rkey = the key, INV flag"))
+		cqe_diag("recv", &c);
+	g[0] = sge(16, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0,
+		      0x5000000000ULL, key, 0, 0, g, 1);
+	ok = tcq_next(&P->scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P->a.qpn, KITE_SYND_REMOTE_ACCESS) &&
+	    c.wqe_idx == idx, "WRITE through the invalidated rkey: REMOTE_ACCESS");
+}
+
 static void g_rc(void)
 {
 	static uint8_t want[6000];
@@ -5611,6 +5689,8 @@ static void g_rc(void)
 	ok = tcq_next(&P.rcq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) && c.byte_len == 64 &&
 	    mem_eq(RBUF, want, 64), "RNR-retried SEND delivered");
+
+	rc_fast_reg(&P);
 }
 
 /* Requester errors: a fresh pair each, A and B to ERR, flushes. */

@@ -532,8 +532,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR) {
-        /* Allowed on UD QPs by the PRM, not implemented yet. */
-        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_UNSUPPORTED);
+        return kite_engine_local_op(s, qp->pdn, wqe, stride);
     }
     if (op != KITE_WQE_OP_SEND && op != KITE_WQE_OP_SEND_IMM) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);

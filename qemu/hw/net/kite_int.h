@@ -59,6 +59,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_ROCE_SPORT_MIN     0xc000
 
 /* KITE_CQE_VENDOR_SYNDROME values (diagnostics only). */
+#define KITE_ACCESS_ALL (KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
+                         KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
+
 #define KITE_VSYND_DMA          0x01    /* host memory access failed */
 #define KITE_VSYND_UNSUPPORTED  0x02    /* not implemented by this engine */
 #define KITE_VSYND_AV           0x03    /* malformed address vector */
@@ -467,6 +470,8 @@ void kite_rc_reset(KiteState *s);
 void kite_rc_exit(KiteState *s);
 void kite_rc_qp_reset(KiteQP *qp);
 int kite_rc_ext_len(uint8_t opcode);
+uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
+                              uint32_t stride);
 bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,

@@ -211,6 +211,109 @@ static void kite_rc_timer_cb(void *opaque)
 }
 
 /* ------------------------------------------------------------------ */
+/* Local operations: fast registration and invalidation                */
+/* ------------------------------------------------------------------ */
+
+/* The fast-registration MR @key names in @pdn (index only), or NULL. */
+static KiteMR *kite_fast_mr(KiteState *s, uint32_t pdn, uint32_t key)
+{
+    uint32_t index = FIELD_GET(KITE_KEY_INDEX, key);
+    KiteMR *mr;
+
+    if (index == 0 || index >= KITE_MAX_MR) {
+        return NULL;
+    }
+    mr = &s->rdma.mr[index];
+    if (!mr->valid || !mr->fast || mr->pdn != pdn) {
+        return NULL;
+    }
+    return mr;
+}
+
+/*
+ * Execute the LOCAL_INV or REG_MR WQE @wqe (one stride) of a QP in
+ * @pdn. Returns 0 or a CQE syndrome.
+ */
+uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
+                              uint32_t stride)
+{
+    const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+    const uint32_t prot = kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
+    uint32_t opw = ldl_le_p(wqe), key, access, npages, shift, i;
+    uint64_t iova, length, pbl, *ptes;
+    KiteMR *mr;
+
+    if (FIELD_GET(KITE_WQE_NUM_SGE, opw) || (opw & KITE_WQE_F_INLINE) ||
+        lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, inline_len))) {
+        return bad;
+    }
+    if (FIELD_GET(KITE_WQE_OPCODE, opw) == KITE_WQE_OP_LOCAL_INV) {
+        key = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, inv_key));
+        mr = kite_fast_mr(s, pdn, key);
+        if (!mr || mr->state != KITE_MR_STATE_VALID ||
+            mr->tag != FIELD_GET(KITE_KEY_TAG, key)) {
+            return prot;
+        }
+        mr->state = KITE_MR_STATE_INVALID;
+        return 0;
+    }
+
+    /* REG_MR */
+    if (16 + sizeof(struct kite_wqe_reg_mr) > stride || ldl_le_p(wqe + 4)) {
+        return bad;
+    }
+    iova = ldq_le_p(wqe + 16);
+    length = ldq_le_p(wqe + 24);
+    key = ldl_le_p(wqe + 32);
+    access = ldl_le_p(wqe + 36);
+    pbl = ldq_le_p(wqe + 40);
+    npages = ldl_le_p(wqe + 48);
+    shift = ldl_le_p(wqe + 52);
+    mr = kite_fast_mr(s, pdn, key);
+    if (!mr || mr->state != KITE_MR_STATE_INVALID) {
+        return prot;
+    }
+    if ((access & ~KITE_ACCESS_ALL) ||
+        ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & KITE_ACCESS_LOCAL_WRITE)) ||
+        shift < KITE_PBL_MIN_PAGE_SHIFT || shift > KITE_PBL_MAX_PAGE_SHIFT ||
+        npages == 0 || npages > mr->max_pages || npages > KITE_PBL_ENTRIES ||
+        (pbl & (KITE_PBL_PAGE_SIZE - 1)) ||
+        length > ((uint64_t)npages << shift) ||
+        (iova & ((1ULL << shift) - 1)) >
+        ((uint64_t)npages << shift) - length) {
+        return bad;
+    }
+    ptes = g_new(uint64_t, npages);
+    if (!kite_dma_rw(s, pbl, ptes, 8ULL * npages, false)) {
+        g_free(ptes);
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
+    }
+    for (i = 0; i < npages; i++) {
+        uint64_t pte = le64_to_cpu(ptes[i]);
+
+        if (!(pte & KITE_PTE_VALID) ||
+            (pte & (KITE_PTE_LAST | KITE_PTE_NEXT_TO_LAST)) ||
+            ((pte & KITE_PTE_ADDR) & ((1ULL << shift) - 1))) {
+            g_free(ptes);
+            return bad;
+        }
+    }
+    g_free(ptes);
+    kite_pbl_free(&mr->pbl);
+    mr->pbl.addr = pbl;
+    mr->pbl.npages = npages;
+    mr->pbl.level = KITE_PBL_LEVEL_1;
+    mr->pbl.page_shift = shift;
+    mr->iova = iova;
+    mr->length = length;
+    mr->access = access;
+    mr->tag = FIELD_GET(KITE_KEY_TAG, key);
+    mr->state = KITE_MR_STATE_VALID;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Requester                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -272,7 +375,8 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, KiteRcWqe *w)
         break;
     case KITE_WQE_OP_LOCAL_INV:
     case KITE_WQE_OP_REG_MR:
-        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_UNSUPPORTED);
+        /* Checked and executed by kite_engine_local_op(). */
+        return 0;
     default:
         return bad;
     }
@@ -581,6 +685,19 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
         synd = kite_rc_fetch(s, qp, w);
         if (!synd && rc->busy && w->op != rc->op) {
             synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+        }
+        if (!synd && !rc->busy && (w->op == KITE_WQE_OP_LOCAL_INV ||
+                                   w->op == KITE_WQE_OP_REG_MR)) {
+            /* Local: executed and completed at once, in order. */
+            rc->op = w->op;
+            rc->wqe_idx = w->idx;
+            rc->signaled = w->opw & KITE_WQE_F_SIGNALED;
+            synd = kite_engine_local_op(s, qp->pdn, w->wqe,
+                                        1U << qp->sq.wqe_shift);
+            if (!synd) {
+                kite_rc_req_done(s, qpn, qp, 0);
+                continue;
+            }
         }
         if (!synd && !rc->busy) {
             synd = kite_rc_start(s, qp, w);
