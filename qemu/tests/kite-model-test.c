@@ -5902,6 +5902,40 @@ static void g_rc_wire(void)
 	    "READ responses FIRST + LAST from the wire: READ completes, 1500 bytes placed");
 	psn += 2;
 
+	/* No ACK: after the local ACK timeout (67 ms) the WRITE is sent again. */
+	fill_pattern(SRC, 1500, 0x4b, want);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, 0x2000, 0xabcd01, 0, 0,
+		      g, 1);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 16 + 1024 + 4 && f[42] == 0x06;
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff),
+	    "WRITE 1500: FIRST and LAST sent");
+	clock_step(70000000);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 16 + 1024 + 4 && f[42] == 0x06 && be24(f + 51) == (psn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff) &&
+	    !memcmp(f + 54, want + 1024, 476),
+	    "ACK timeout: the whole WRITE retransmitted from its first PSN (go-back-N)");
+	/* A sequence NAK for PSN + 1: only the LAST packet again. */
+	put32(ext, 0x60000000);
+	m = w_frame(inj, 0x11, a.qpn, psn + 1, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff) &&
+	    (f[50] & 0x80), "NAK sequence error for PSN + 1: retransmission from PSN + 1 only");
+	tap(tcq_drain(&scq) == 0, "not complete after the NAK");
+	put32(ext, 0x1f000003);
+	m = w_frame(inj, 0x11, a.qpn, psn + 1, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0),
+	    "ACK after the retransmissions: WRITE completes");
+	psn += 2;
+	put32(ext, 0x1f000001);
+
 	/* Responder: a SEND with a PSN gap gets a sequence NAK for the expected PSN. */
 	g[0] = sge(256, E.lkey, RBUF);
 	post_recv(&a, g, 1);
@@ -5948,9 +5982,44 @@ static void g_rc_wire(void)
 	tap(n == 54 + 4 + 476 + 4 && f[42] == 0x0f && be24(f + 51) == ((epsn + 1) & 0xffffff) &&
 	    !memcmp(f + 58, want + 1024, 476),
 	    "READ_RESP_LAST (AETH) with the remaining 476 bytes at PSN + 1");
+	/* The same READ again (a duplicate): executed again. */
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == (epsn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f &&
+	    be24(f + 51) == ((epsn + 1) & 0xffffff) && !memcmp(f + 58, want + 1024, 476),
+	    "duplicate READ request: the responses are sent again");
+	epsn += 2;
+
+	/* FETCH_ADD, then its duplicate: answered from the result cache. */
+	set64(DST + 16, 100);
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)(DST + 16));
+	put32(ext + 8, R.rkey);
+	put32(ext + 12, 0);
+	put32(ext + 16, 5);
+	put32(ext + 20, 0);
+	put32(ext + 24, 0);
+	m = w_frame(inj, 0x14, a.qpn, epsn, true, ext, 28, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 12 + 4 && f[42] == 0x12 && be24(f + 51) == (epsn & 0xffffff) &&
+	    f[54] == 0x1f && be32(f + 58) == 0 && be32(f + 62) == 100 && mem64(DST + 16) == 105,
+	    "FETCH_ADD from the wire: ATOMIC ACK with the original 100, memory 105");
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 12 + 4 && f[42] == 0x12 && be32(f + 62) == 100 && mem64(DST + 16) == 105,
+	    "duplicate FETCH_ADD: replayed from the cache (original 100), not added again");
+	epsn++;
+
 	/* A READ with a bad R_Key: NAK remote access error. */
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)DST);
 	put32(ext + 8, R.rkey ^ 0x80);
-	m = w_frame(inj, 0x0c, a.qpn, epsn + 2, true, ext, 16, NULL, 0);
+	put32(ext + 12, 1500);
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
 	wire_send(inj, m);
 	n = w_next(f, sizeof(f));
 	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x62,
