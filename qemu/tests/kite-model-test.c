@@ -4857,14 +4857,14 @@ static void send_errors(const uint8_t *dmac)
 		pte_set(&E.mr, 2, pte);
 	}
 
-	/* RC is not executed by this engine revision. */
+	/* LOCAL_INV of a key that names no fast-registration MR (RC: QP to ERR). */
 	need(tqp_create(&rc, KITE_QPT_RC, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r), &r,
 	     "CREATE_QP RC");
 	tqp_rts(&rc);
 	g[0] = sge(16, E.lkey, src);
 	post_recv(&rc, g, 1);
-	send_fails(&rc, "RC SEND (not in this engine revision)", KITE_WQE_OP_SEND, NULL, g, 1,
-		   KITE_SYND_LOCAL_QP_OP, KITE_QPS_ERR);
+	send_fails(&rc, "RC LOCAL_INV of key 0", KITE_WQE_OP_LOCAL_INV,
+		   NULL, NULL, 0, KITE_SYND_LOCAL_PROT, KITE_QPS_ERR);
 	ok = tcq_next(&E.rcq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, rc.qpn, KITE_SYND_WR_FLUSH),
 	    "RC QP in ERR: its outstanding RQ WQE is flushed");
@@ -5327,6 +5327,707 @@ static void g_engine_wire(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* RC transport                                                        */
+/* ------------------------------------------------------------------ */
+
+#define T_RC_PSN	0xfffffeu	/* both directions: PSNs wrap at once */
+
+static struct {
+	uint32_t rkey, rkey_nw;		/* all remote access; no REMOTE_WRITE */
+} R;
+
+struct rcpair {
+	struct tcq scq, rcq;
+	struct tqp a, b;
+};
+
+static void rc_keys(void)
+{
+	struct res r;
+
+	R.rkey = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE |
+			     KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC, 0x44, 0,
+			     T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r, "REG_MR (remote access)");
+	R.rkey_nw = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_READ, 0x45,
+				0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+			 "REG_MR (no REMOTE_WRITE)");
+}
+
+/* Bring RC QP @q to RTS connected to @dqpn at @dmac. */
+static void rc_rts(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t timeout,
+		   uint8_t retry, uint8_t rnr_retry)
+{
+	struct kite_cmd_modify_qp a = attrs_valid(q->qpn);
+	struct res r;
+
+	a.access |= KITE_ACCESS_REMOTE_ATOMIC;
+	a.dest_qpn = dqpn;
+	memcpy(a.dmac, dmac, 6);
+	a.dgid[15] = 1;
+	a.rq_psn = a.sq_psn = T_RC_PSN;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = rnr_retry;
+	need(modify_qp(&a, 0x0001d, KITE_QPS_INIT, &r), &r, "RC RESET to INIT");
+	need(modify_qp(&a, 0x1a8c1, KITE_QPS_RTR, &r), &r, "RC INIT to RTR");
+	need(modify_qp(&a, 0x05701, KITE_QPS_RTS, &r), &r, "RC RTR to RTS");
+}
+
+static void rc_pair(struct rcpair *p, const uint8_t *dmac, uint8_t timeout, uint8_t retry,
+		    uint8_t rnr_retry)
+{
+	struct res r;
+
+	tcq_make(&p->scq, 6);
+	tcq_make(&p->rcq, 6);
+	need(tqp_create(&p->a, KITE_QPT_RC, fx_pd, p->scq.c.cqn, p->rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC A");
+	need(tqp_create(&p->b, KITE_QPT_RC, fx_pd, p->scq.c.cqn, p->rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC B");
+	rc_rts(&p->a, p->b.qpn, dmac, timeout, retry, rnr_retry);
+	rc_rts(&p->b, p->a.qpn, MAC, timeout, retry, rnr_retry);
+}
+
+/* An RC send WQE; returns its wqe_idx. */
+static uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
+			uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n)
+{
+	uint8_t w[256];
+	struct kite_wqe_ctrl c;
+	unsigned op = opw & 0xff, off = 16;
+	uint16_t idx = (uint16_t)q->spi;
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = opw | (uint32_t)FIELD_PREP(KITE_WQE_NUM_SGE, n);
+	c.imm_data = imm;
+	c.wqe_idx = idx;
+	memcpy(w, &c, 16);
+	if (op >= KITE_WQE_OP_RDMA_WRITE && op <= KITE_WQE_OP_ATOMIC_FA) {
+		struct kite_wqe_raddr ra = { .remote_addr = va, .rkey = rkey };
+
+		memcpy(w + 16, &ra, 16);
+		off = 32;
+	}
+	if (op == KITE_WQE_OP_ATOMIC_CS || op == KITE_WQE_OP_ATOMIC_FA) {
+		struct kite_wqe_atomic at = { .swap_add = swap, .compare = cmp };
+
+		memcpy(w + 32, &at, 16);
+		off = 48;
+	}
+	memcpy(w + off, g, 16 * n);
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));
+	return idx;
+}
+
+/* Let @ns of virtual time pass in steps, so timers and bottom halves alternate. */
+static void run_for(uint64_t ns)
+{
+	uint64_t t;
+
+	for (t = 0; t < ns; t += 100000)
+		clock_step(100000);
+}
+
+static bool mem_eq(uint64_t iova, const uint8_t *want, uint32_t len)
+{
+	uint8_t *got = malloc(len);
+	bool eq;
+
+	if (!got)
+		abort();
+	memread(t_bus(iova), got, len);
+	eq = !memcmp(got, want, len);
+	free(got);
+	return eq;
+}
+
+static uint64_t mem64(uint64_t iova)
+{
+	uint64_t v;
+
+	memread(t_bus(iova), &v, 8);
+	return v;
+}
+
+static void set64(uint64_t iova, uint64_t v)
+{
+	memwrite(t_bus(iova), &v, 8);
+}
+
+static bool req_ok(struct tcq *q, uint32_t qpn, uint16_t idx, unsigned op, uint32_t len)
+{
+	struct kite_cqe c;
+	bool ok = tcq_next(q, &c) && cqe_is(&c, KITE_CQE_OP_REQ, qpn, 0) && c.wqe_idx == idx &&
+		  c.wqe_opcode == op && c.byte_len == len;
+
+	if (!ok)
+		cqe_diag("send", &c);
+	return ok;
+}
+
+#define SRC	(T_IOVA + 0)
+#define DST	(T_IOVA + 16 * 1024)
+#define RBUF	(T_IOVA + 32 * 1024)
+
+/* A REG_MR WQE; returns its wqe_idx. */
+static uint16_t post_reg_mr(struct tqp *q, uint64_t iova, uint64_t len, uint32_t key,
+			    uint32_t access, uint64_t pbl, uint32_t npages)
+{
+	uint8_t w[256];
+	struct kite_wqe_ctrl c;
+	struct kite_wqe_reg_mr m;
+	uint16_t idx = (uint16_t)q->spi;
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_REG_MR | KITE_WQE_F_SIGNALED;
+	c.wqe_idx = idx;
+	memset(&m, 0, sizeof(m));
+	m.iova = iova;
+	m.length = len;
+	m.key = key;
+	m.access = access;
+	m.pbl_addr = pbl;
+	m.npages = npages;
+	m.page_shift = 12;
+	memcpy(w, &c, 16);
+	memcpy(w + 16, &m, sizeof(m));
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));
+	return idx;
+}
+
+/*
+ * Fast registration on B (REG_MR WQE over E.mr's pages), a WRITE from A
+ * through the new rkey, SEND_WITH_INV from A invalidating it, and a WRITE
+ * that then fails.
+ */
+static void rc_fast_reg(struct rcpair *P)
+{
+	static uint8_t want[2000];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct res r;
+	uint32_t fkey, key;
+	uint16_t idx;
+	bool ok;
+
+	fkey = need(alloc_mr(fx_pd, 16, 0x10, &r), &r, "ALLOC_MR (16 pages)");
+	key = (fkey & ~0xffu) | 0x99;
+	/* E.mr is a level-1 list of 16 pages: reuse it as the REG_MR list. */
+	idx = post_reg_mr(&P->b, 0x5000000000ULL, 8 * 4096, key,
+			  KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE, E.mr.pbl.addr, 8);
+	tap(req_ok(&P->scq, P->b.qpn, idx, KITE_WQE_OP_REG_MR, 0),
+	    "REG_MR WQE on RC QP B: REQ CQE");
+	fill_pattern(SRC, 2000, 0x99, want);
+	g[0] = sge(2000, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0,
+		      0x5000000000ULL + 4096 + 8, key, 0, 0, g, 1);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0) &&
+	    mem_eq(T_IOVA - 0x100 + 4096 + 8, want, 2000),
+	    "WRITE through the fast-registered rkey lands in the MR's second page");
+	/* SEND_WITH_INV from A invalidates B's key. */
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P->b, g, 1);
+	g[0] = sge(10, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_SEND_INV | KITE_WQE_F_SIGNALED, key, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_SEND_INV, 0), "SEND_INV: REQ CQE");
+	ok = tcq_next(&P->rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_INV, P->b.qpn, 0) && c.byte_len == 10 &&
+		 c.inv_rkey == key && (c.flags & KITE_CQE_F_INV),
+		 "SEND_INV: RESP_SEND_INV, inv_rkey = the key, INV flag"))
+		cqe_diag("recv", &c);
+	g[0] = sge(16, E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0,
+		      0x5000000000ULL, key, 0, 0, g, 1);
+	ok = tcq_next(&P->scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P->a.qpn, KITE_SYND_REMOTE_ACCESS) &&
+	    c.wqe_idx == idx, "WRITE through the invalidated rkey: REMOTE_ACCESS");
+}
+
+static void g_rc(void)
+{
+	static uint8_t want[6000];
+	struct kite_wqe_sge g[3];
+	struct kite_cqe c;
+	struct kite_cmd_modify_qp o;
+	struct rcpair P;
+	struct res r;
+	uint16_t idx;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	rc_pair(&P, MAC, 14, 7, 6);
+
+	/* SEND, one packet. */
+	fill_pattern(SRC, 100, 0x10, want);
+	g[0] = sge(200, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED | KITE_WQE_F_SOLICITED, 0, 0,
+		      0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0),
+	    "RC SEND 100 bytes over loopback: REQ CQE after the ACK");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) && c.byte_len == 100 &&
+		 c.wqe_idx == 0 && c.flags == KITE_CQE_F_SOLICITED,
+		 "RC receive CQE: RESP_SEND, byte_len 100, SOLICITED, no GRH"))
+		cqe_diag("recv", &c);
+	tap(mem_eq(RBUF, want, 100), "RC SEND payload byte for byte");
+
+	/* SEND 5000 bytes from 3 SGEs into 2: five packets at MTU 1024. */
+	fill_pattern(SRC, 5000, 0x22, want);
+	g[0] = sge(3000, E.lkey, RBUF);
+	g[1] = sge(3000, E.lkey, RBUF + 4000);
+	post_recv(&P.b, g, 2);
+	g[0] = sge(1000, E.lkey, SRC);
+	g[1] = sge(2500, E.lkey, SRC + 1000);
+	g[2] = sge(1500, E.lkey, SRC + 3500);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 3);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0), "RC SEND 5000 bytes: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) && c.byte_len == 5000 &&
+		 c.wqe_idx == 1, "RC multi-packet SEND: one receive CQE, byte_len 5000"))
+		cqe_diag("recv", &c);
+	tap(mem_eq(RBUF, want, 3000) && mem_eq(RBUF + 4000, want + 3000, 2000),
+	    "5000-byte SEND scattered byte for byte across the two receive SGEs");
+	need(query_qp(P.a.qpn, &o, &r), &r, "QUERY_QP A");
+	tap(o.sq_psn == ((T_RC_PSN + 6) & 0xffffff),
+	    "A's SQ PSN advanced by 1 + 5 packets, wrapping at 2^24 (0x%x)", o.sq_psn);
+
+	/* SEND_WITH_IMM, inline-free, zero SGEs beyond one. */
+	fill_pattern(SRC, 1500, 0x33, want);
+	g[0] = sge(2048, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND_IMM | KITE_WQE_F_SIGNALED, 0xdeadbeef, 0, 0, 0, 0,
+		      g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND_IMM, 0), "RC SEND_IMM: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_IMM, P.b.qpn, 0) && c.byte_len == 1500 &&
+		 c.imm_data == 0xdeadbeef && (c.flags & KITE_CQE_F_IMM),
+		 "RC SEND_IMM (2 packets): RESP_SEND_IMM, byte_len 1500, imm, IMM flag"))
+		cqe_diag("recv", &c);
+	tap(mem_eq(RBUF, want, 1500), "SEND_IMM payload intact");
+
+	/* RDMA WRITE, 3000 bytes: no receive CQE. */
+	fill_pattern(SRC, 3000, 0x44, want);
+	g[0] = sge(3000, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, DST, R.rkey, 0, 0,
+		      g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0), "RC WRITE 3000: REQ CQE");
+	tap(mem_eq(DST, want, 3000), "RC WRITE: 3000 bytes at the remote address");
+	tap(tcq_drain(&P.rcq) == 0, "RC WRITE: no receive CQE");
+
+	/* RDMA WRITE_WITH_IMM consumes an RQ WQE. */
+	fill_pattern(SRC, 2100, 0x55, want);
+	g[0] = sge(16, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(2100, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE_IMM | KITE_WQE_F_SIGNALED, 0x01020304,
+		      DST + 100, R.rkey, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_RDMA_WRITE_IMM, 0),
+	    "RC WRITE_IMM: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_WRITE_IMM, P.b.qpn, 0) &&
+		 c.byte_len == 2100 && c.imm_data == 0x01020304 && (c.flags & KITE_CQE_F_IMM),
+		 "RC WRITE_IMM: RESP_WRITE_IMM, byte_len 2100, imm"))
+		cqe_diag("recv", &c);
+	tap(mem_eq(DST + 100, want, 2100), "RC WRITE_IMM data at the remote address");
+
+	/* RDMA READ, 4000 bytes into two SGEs. */
+	fill_pattern(DST, 4000, 0x66, want);
+	g[0] = sge(1500, E.lkey, RBUF);
+	g[1] = sge(2500, E.lkey, RBUF + 2000);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_READ, 0, DST, R.rkey, 0, 0, g, 2);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_READ | KITE_WQE_F_SIGNALED, 0, DST, R.rkey, 0, 0,
+		      g, 2);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_RDMA_READ, 4000),
+	    "RC READ 4000 (twice, first unsignaled): one REQ CQE, byte_len 4000");
+	tap(mem_eq(RBUF, want, 1500) && mem_eq(RBUF + 2000, want + 1500, 2500),
+	    "RC READ: data byte for byte in the local SGEs");
+
+	/* Atomics. */
+	set64(DST + 8, 0x1111111111111111ULL);
+	set64(RBUF, 0);
+	g[0] = sge(8, E.lkey, RBUF);
+	idx = post_rc(&P.a, KITE_WQE_OP_ATOMIC_CS | KITE_WQE_F_SIGNALED, 0, DST + 8, R.rkey,
+		      0x2222222222222222ULL, 0x1111111111111111ULL, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_ATOMIC_CS, 8), "CMP_SWP: REQ CQE, byte_len 8");
+	tap(mem64(DST + 8) == 0x2222222222222222ULL && mem64(RBUF) == 0x1111111111111111ULL,
+	    "CMP_SWP equal: swapped, original returned");
+	idx = post_rc(&P.a, KITE_WQE_OP_ATOMIC_CS | KITE_WQE_F_SIGNALED, 0, DST + 8, R.rkey,
+		      0x3333333333333333ULL, 0x1111111111111111ULL, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_ATOMIC_CS, 8) &&
+	    mem64(DST + 8) == 0x2222222222222222ULL && mem64(RBUF) == 0x2222222222222222ULL,
+	    "CMP_SWP not equal: unchanged, original returned");
+	idx = post_rc(&P.a, KITE_WQE_OP_ATOMIC_FA | KITE_WQE_F_SIGNALED, 0, DST + 8, R.rkey,
+		      5, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_ATOMIC_FA, 8) &&
+	    mem64(DST + 8) == 0x2222222222222227ULL && mem64(RBUF) == 0x2222222222222222ULL,
+	    "FETCH_ADD 5: added, original returned");
+
+	/* RNR: no RQ WQE, then one posted; min_rnr_timer 12 = 0.64 ms. */
+	fill_pattern(SRC, 64, 0x77, want);
+	g[0] = sge(64, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	clock_step(100000);
+	tap(tcq_drain(&P.scq) == 0 && qp_state(P.a.qpn) == KITE_QPS_RTS,
+	    "SEND without an RQ WQE: RNR NAK, no CQE yet, A still RTS");
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	run_for(1000000);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0),
+	    "RQ WQE posted: the SEND completes after the RNR retry");
+	ok = tcq_next(&P.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) && c.byte_len == 64 &&
+	    mem_eq(RBUF, want, 64), "RNR-retried SEND delivered");
+
+	rc_fast_reg(&P);
+}
+
+/* Requester errors: a fresh pair each, A and B to ERR, flushes. */
+static void rc_access_err(const char *what, uint64_t va, uint32_t rkey, unsigned op)
+{
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P;
+	uint16_t idx, idx2;
+	bool ok;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	g[0] = sge(op == KITE_WQE_OP_ATOMIC_FA ? 8 : 2000, E.lkey, SRC);
+	idx = post_rc(&P.a, op | KITE_WQE_F_SIGNALED, 0, va, rkey, 1, 0, g, 1);
+	idx2 = post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_REMOTE_ACCESS) &&
+		 c.wqe_idx == idx && c.wqe_opcode == op,
+		 "%s: requester REQ_ERR REMOTE_ACCESS", what))
+		cqe_diag("send", &c);
+	ok = tcq_next(&P.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_WR_FLUSH) && c.wqe_idx == idx2,
+	    "%s: the next WQE flushed", what);
+	tap(qp_state(P.a.qpn) == KITE_QPS_ERR && qp_state(P.b.qpn) == KITE_QPS_ERR,
+	    "%s: requester and responder QPs in ERR", what);
+}
+
+static void g_rc_err(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P;
+	uint16_t idx, idx2;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	rc_access_err("WRITE with a bad R_Key", DST, R.rkey ^ 0x80, KITE_WQE_OP_RDMA_WRITE);
+	rc_access_err("WRITE past the MR's end", T_IOVA + T_MR_LEN - 1000, R.rkey,
+		      KITE_WQE_OP_RDMA_WRITE);
+	rc_access_err("WRITE to an MR without REMOTE_WRITE", DST, R.rkey_nw,
+		      KITE_WQE_OP_RDMA_WRITE);
+	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ);
+	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA);
+
+	/* RNR retries exhausted: rnr_retry 1. */
+	rc_pair(&P, MAC, 14, 7, 1);
+	g[0] = sge(64, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	run_for(5000000);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_RNR_RETRY_EXC) &&
+		 c.wqe_idx == idx, "RNR retry 1, no RQ WQE: RNR_RETRY_EXC"))
+		cqe_diag("send", &c);
+	tap(qp_state(P.a.qpn) == KITE_QPS_ERR && qp_state(P.b.qpn) == KITE_QPS_RTS,
+	    "RNR_RETRY_EXC: requester in ERR, responder unaffected");
+
+	/* Link down, peer MAC: nothing answers; timeout 8 (1 ms), retry 2. */
+	rc_pair(&P, peer, 8, 2, 6);
+	qmp_connect();
+	tap(qmp("{\"execute\":\"set_link\",\"arguments\":{\"name\":\"k\",\"up\":false}}", NULL),
+	    "QMP set_link k down");
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	idx2 = post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+	run_for(2000000);
+	tap(tcq_drain(&P.scq) == 0, "link down: no CQE after 2 ms (2 of 3 tries)");
+	run_for(3000000);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_RETRY_EXC) &&
+		 c.wqe_idx == idx, "link down: RETRY_EXC after 1 + 2 tries"))
+		cqe_diag("send", &c);
+	ok = tcq_next(&P.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_WR_FLUSH) &&
+	    c.wqe_idx == idx2 && qp_state(P.a.qpn) == KITE_QPS_ERR,
+	    "link down: the next WQE flushed, QP in ERR");
+	qmp("{\"execute\":\"set_link\",\"arguments\":{\"name\":\"k\",\"up\":true}}", NULL);
+}
+
+/* The wire: QP A talks to the test's socket (QPN 0x77 at the peer MAC). */
+#define W_PEER_QPN	0x77
+
+/* Build an IPv4 RoCEv2 RC frame from the peer to us; returns its length. */
+static size_t w_frame(uint8_t *f, uint8_t opcode, uint32_t dqpn, uint32_t psn, bool ackreq,
+		      const uint8_t *ext, size_t ext_len, const uint8_t *pl, size_t len)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	size_t pad = -len & 3, iblen = 12 + ext_len + len + pad + 4, n;
+	uint32_t ic;
+
+	memset(f, 0, 14 + 28 + iblen);
+	memcpy(f, MAC, 6);
+	memcpy(f + 6, peer, 6);
+	put16(f + 12, 0x0800);
+	f[14] = 0x45;
+	put16(f + 16, (uint16_t)(20 + 8 + iblen));
+	put16(f + 20, 0x4000);
+	f[22] = 64;
+	f[23] = 17;
+	put32(f + 26, 0x0a000002);
+	put32(f + 30, 0x0a000001);
+	put16(f + 24, t_csum(0, f + 14, 20));
+	put16(f + 34, 0xc123);
+	put16(f + 36, 4791);
+	put16(f + 38, (uint16_t)(8 + iblen));
+	f[42] = opcode;
+	f[43] = (uint8_t)(pad << 4);
+	put16(f + 44, 0xffff);
+	put32(f + 46, dqpn);
+	put32(f + 50, (psn & 0xffffff) | (ackreq ? 0x80000000u : 0));
+	memcpy(f + 54, ext, ext_len);
+	memcpy(f + 54 + ext_len, pl, len);
+	n = 54 + ext_len + len + pad;
+	ic = t_icrc(f + 14, n - 14, false);
+	memcpy(f + n, &ic, 4);
+	return n + 4;
+}
+
+/* The next RoCEv2 frame from QEMU: its BTH offset is 42 (IPv4, no VLAN). */
+static ssize_t w_next(uint8_t *f, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = wire_recv(f, len);
+	} while (n > 0 && (n < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791));
+	return n;
+}
+
+static void g_rc_wire(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[3000], f[2048], inj[2048], ext[32];
+	struct kite_wqe_sge g[2];
+	struct kite_cqe c;
+	struct tcq scq, rcq;
+	struct tqp a;
+	struct res r;
+	uint32_t psn = T_RC_PSN, epsn = T_RC_PSN;
+	uint16_t idx;
+	ssize_t n;
+	size_t m;
+	int i;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	tcq_make(&scq, 6);
+	tcq_make(&rcq, 6);
+	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r, "CREATE_QP RC");
+	rc_rts(&a, W_PEER_QPN, peer, 14, 7, 6);
+
+	/* WRITE 2500 bytes: FIRST (RETH), MIDDLE, LAST with AckReq. */
+	fill_pattern(SRC, 2500, 0x5c, want);
+	g[0] = sge(2500, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, 0x123456789abcULL,
+		      0xabcd01, 0, 0, g, 1);
+	for (i = 0; i < 3; i++) {
+		static const uint8_t ops[3] = { 0x06, 0x07, 0x08 };
+		static const size_t lens[3] = { 1024, 1024, 452 };
+		size_t hl = i ? 0 : 16;
+
+		n = w_next(f, sizeof(f));
+		if (!tap(n == (ssize_t)(54 + hl + lens[i] + 4),
+			 "WRITE packet %d on the wire (%zd bytes)", i, n))
+			return;
+		tap(f[42] == ops[i] && be24(f + 47) == W_PEER_QPN &&
+		    be24(f + 51) == ((psn + i) & 0xffffff) && !!(f[50] & 0x80) == (i == 2),
+		    "WRITE packet %d: BTH opcode 0x%02x, dest QP, PSN 0x%x, AckReq %s", i, f[42],
+		    be24(f + 51), i == 2 ? "set" : "clear");
+		if (i == 0)
+			tap(be32(f + 54) == 0x1234 && be32(f + 58) == 0x56789abc &&
+			    be32(f + 62) == 0xabcd01 && be32(f + 66) == 2500,
+			    "WRITE FIRST: RETH va 0x123456789abc, rkey 0xabcd01, DMA length 2500");
+		tap(!memcmp(f + 54 + hl, want + 1024 * i, lens[i]) &&
+		    (uint32_t)(f[n - 4] | f[n - 3] << 8 | f[n - 2] << 16 |
+			       (uint32_t)f[n - 1] << 24) == t_icrc(f + 14, (size_t)n - 18, false),
+		    "WRITE packet %d: payload and ICRC", i);
+	}
+	clock_step(POLL_STEP_NS);
+	tap(tcq_drain(&scq) == 0, "WRITE not complete before its ACK");
+	put32(ext, 0x1f000001);
+	m = w_frame(inj, 0x11, a.qpn, psn + 2, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0),
+	    "ACK (AETH 0x1f) for the last PSN from the wire: WRITE completes");
+	psn += 3;
+
+	/* READ 1500 bytes: one READ request with RETH; two responses. */
+	fill_pattern(DST, 1500, 0x6d, want);
+	memset(f, 0, 1500);
+	memwrite(t_bus(RBUF), f, 1500);
+	g[0] = sge(1500, E.lkey, RBUF);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_READ | KITE_WQE_F_SIGNALED, 0, 0x1000, 0x77aa01, 0, 0,
+		      g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 16 + 4 && f[42] == 0x0c && be24(f + 51) == (psn & 0xffffff) &&
+	    (f[50] & 0x80) && be32(f + 58) == 0x1000 && be32(f + 62) == 0x77aa01 &&
+	    be32(f + 66) == 1500,
+	    "READ request on the wire: opcode 0x0c, PSN, AckReq, RETH (va, rkey, 1500)");
+	m = w_frame(inj, 0x0d, a.qpn, psn, false, ext, 4, want, 1024);
+	wire_send(inj, m);
+	m = w_frame(inj, 0x0f, a.qpn, psn + 1, false, ext, 4, want + 1024, 476);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_READ, 1500) && mem_eq(RBUF, want, 1500),
+	    "READ responses FIRST + LAST from the wire: READ completes, 1500 bytes placed");
+	psn += 2;
+
+	/* No ACK: after the local ACK timeout (67 ms) the WRITE is sent again. */
+	fill_pattern(SRC, 1500, 0x4b, want);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, 0x2000, 0xabcd01, 0, 0,
+		      g, 1);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 16 + 1024 + 4 && f[42] == 0x06;
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff),
+	    "WRITE 1500: FIRST and LAST sent");
+	clock_step(70000000);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 16 + 1024 + 4 && f[42] == 0x06 && be24(f + 51) == (psn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff) &&
+	    !memcmp(f + 54, want + 1024, 476),
+	    "ACK timeout: the whole WRITE retransmitted from its first PSN (go-back-N)");
+	/* A sequence NAK for PSN + 1: only the LAST packet again. */
+	put32(ext, 0x60000000);
+	m = w_frame(inj, 0x11, a.qpn, psn + 1, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 476 + 4 && f[42] == 0x08 && be24(f + 51) == ((psn + 1) & 0xffffff) &&
+	    (f[50] & 0x80), "NAK sequence error for PSN + 1: retransmission from PSN + 1 only");
+	tap(tcq_drain(&scq) == 0, "not complete after the NAK");
+	put32(ext, 0x1f000003);
+	m = w_frame(inj, 0x11, a.qpn, psn + 1, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0),
+	    "ACK after the retransmissions: WRITE completes");
+	psn += 2;
+	put32(ext, 0x1f000001);
+
+	/* Responder: a SEND with a PSN gap gets a sequence NAK for the expected PSN. */
+	g[0] = sge(256, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	m = w_frame(inj, 0x04, a.qpn, epsn + 2, true, NULL, 0, (const uint8_t *)"gap", 3);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && be24(f + 51) == (epsn & 0xffffff) &&
+	    f[54] == 0x60 && be24(f + 47) == W_PEER_QPN,
+	    "SEND with a PSN gap: NAK (AETH 0x60, PSN sequence error) for the expected PSN");
+	tap(tcq_drain(&rcq) == 0, "the out-of-order SEND is not delivered");
+	/* The expected PSN: delivered and ACKed. */
+	m = w_frame(inj, 0x04, a.qpn, epsn, true, NULL, 0, (const uint8_t *)"in order", 8);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && be24(f + 51) == (epsn & 0xffffff) &&
+	    f[54] == 0x1f && be24(f + 55) == 1,
+	    "SEND with the expected PSN: ACK (AETH 0x1f, MSN 1) for its PSN");
+	ok = tcq_next(&rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, a.qpn, 0) && c.byte_len == 8,
+	    "in-order SEND delivered (byte_len 8)");
+	/* A duplicate: re-ACKed, not delivered again. */
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && be24(f + 51) == (epsn & 0xffffff) && f[54] == 0x1f,
+	    "duplicate SEND: ACKed again");
+	tap(tcq_drain(&rcq) == 0, "duplicate SEND: not delivered twice");
+	epsn++;
+
+	/* Responder READ from the wire: 1500 bytes -> FIRST + LAST with AETH. */
+	fill_pattern(DST, 1500, 0x7e, want);
+	put32(ext, 0);
+	put32(ext + 4, (uint32_t)((DST) >> 32));
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)DST);
+	put32(ext + 8, R.rkey);
+	put32(ext + 12, 1500);
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == (epsn & 0xffffff) &&
+	    f[54] == 0x1f && !memcmp(f + 58, want, 1024),
+	    "READ request from the wire: READ_RESP_FIRST (AETH) with 1024 bytes");
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 476 + 4 && f[42] == 0x0f && be24(f + 51) == ((epsn + 1) & 0xffffff) &&
+	    !memcmp(f + 58, want + 1024, 476),
+	    "READ_RESP_LAST (AETH) with the remaining 476 bytes at PSN + 1");
+	/* The same READ again (a duplicate): executed again. */
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == (epsn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f &&
+	    be24(f + 51) == ((epsn + 1) & 0xffffff) && !memcmp(f + 58, want + 1024, 476),
+	    "duplicate READ request: the responses are sent again");
+	epsn += 2;
+
+	/* FETCH_ADD, then its duplicate: answered from the result cache. */
+	set64(DST + 16, 100);
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)(DST + 16));
+	put32(ext + 8, R.rkey);
+	put32(ext + 12, 0);
+	put32(ext + 16, 5);
+	put32(ext + 20, 0);
+	put32(ext + 24, 0);
+	m = w_frame(inj, 0x14, a.qpn, epsn, true, ext, 28, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 12 + 4 && f[42] == 0x12 && be24(f + 51) == (epsn & 0xffffff) &&
+	    f[54] == 0x1f && be32(f + 58) == 0 && be32(f + 62) == 100 && mem64(DST + 16) == 105,
+	    "FETCH_ADD from the wire: ATOMIC ACK with the original 100, memory 105");
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 12 + 4 && f[42] == 0x12 && be32(f + 62) == 100 && mem64(DST + 16) == 105,
+	    "duplicate FETCH_ADD: replayed from the cache (original 100), not added again");
+	epsn++;
+
+	/* A READ with a bad R_Key: NAK remote access error. */
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)DST);
+	put32(ext + 8, R.rkey ^ 0x80);
+	put32(ext + 12, 1500);
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x62,
+	    "READ with a bad R_Key: NAK remote access error (AETH 0x62)");
+	tap(qp_state(a.qpn) == KITE_QPS_ERR, "responder access error: QP in ERR");
+}
+
+/* ------------------------------------------------------------------ */
 /* Main                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -5357,6 +6058,9 @@ static const struct group {
 	{ "engine", g_engine },
 	{ "engine_rx", g_engine_rx },
 	{ "engine_wire", g_engine_wire },
+	{ "rc", g_rc },
+	{ "rc_err", g_rc_err },
+	{ "rc_wire", g_rc_wire },
 };
 
 static void run_group(const struct group *g)
@@ -5371,7 +6075,8 @@ static void run_group(const struct group *g)
 	memset(&eq1, 0, sizeof(eq1));
 	stats_buf = 0;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
-	if ((g->fn == g_engine_tx || g->fn == g_engine_wire) && !wire_open())
+	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire) &&
+	    !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {
 		alarm(GROUP_TIMEOUT_S);

@@ -1,5 +1,5 @@
 /*
- * Kite NIC: the RDMA data engine (UD and GSI).
+ * Kite NIC: the RDMA data engine (UD and GSI; RC in kite_rc.c).
  *
  * Send: an SQ doorbell (or a state change) marks the QP in sq_pending and
  * schedules the engine bottom half, which executes at most
@@ -18,9 +18,9 @@
  * payload are scattered, and completes with a receive CQE. Anything
  * malformed is dropped and counted in KITE_STAT_ROCE_RX_DROPS.
  *
- * RC transport is not part of this revision of the engine: a WQE of an
- * RC QP completes with KITE_SYND_LOCAL_QP_OP (vendor syndrome
- * KITE_VSYND_UNSUPPORTED) and RC packets are dropped.
+ * RC QPs: the SQ is worked on, and RC packets are handled, by the RC
+ * transport in kite_rc.c, which shares the frame building, parsing, key
+ * checks and completion helpers of this file.
  *
  * Every value read from guest memory or from the wire is checked before
  * it is used; every DMA goes through pci_dma_read/write and its result is
@@ -133,26 +133,6 @@ uint32_t kite_roce_icrc(const uint8_t *l3, size_t len, bool ipv6)
 /* Frame building                                                      */
 /* ------------------------------------------------------------------ */
 
-typedef struct KiteRoceTx {
-    uint8_t dmac[6];
-    uint8_t smac[6];
-    uint16_t vlan;              /* KITE_VLAN_*, 0: untagged */
-    bool ipv6;
-    uint8_t sgid[16];
-    uint8_t dgid[16];
-    uint8_t hop_limit;
-    uint8_t tclass;
-    uint32_t flow_label;
-    uint16_t sport;
-    uint8_t opcode;             /* BTH opcode */
-    bool solicited;
-    uint32_t dqpn;
-    uint32_t psn;
-    uint32_t qkey;
-    uint32_t sqpn;
-    bool has_imm;
-    uint8_t imm[4];             /* as on the wire */
-} KiteRoceTx;
 
 static uint32_t kite_csum_add(uint32_t sum, const uint8_t *p, size_t len)
 {
@@ -190,8 +170,7 @@ static uint32_t kite_flow_label(uint32_t lqpn, uint32_t rqpn)
  * from the two QPNs) folded into 14 bits, in 0xc000..0xffff
  * (rdma_flow_label_to_udp_sport()).
  */
-static uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn,
-                                uint32_t dqpn)
+uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn, uint32_t dqpn)
 {
     uint32_t fl = flow_label & 0xfffff;
 
@@ -205,8 +184,8 @@ static uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn,
  * Build a UD SEND packet into @f (KITE_ROCE_MAX_FRAME bytes) with @len
  * bytes of payload (at most 4096). Returns the frame length.
  */
-static size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
-                              const uint8_t *payload, uint32_t len)
+size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
+                       const uint8_t *payload, uint32_t len)
 {
     size_t off = 0, l3, l4, ib, iblen, iplen;
     uint32_t pad = -len & 3;
@@ -228,8 +207,9 @@ static size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     iplen = t->ipv6 ? KITE_IPV6_HLEN : KITE_IPV4_HLEN;
     l4 = l3 + iplen;
     ib = l4 + KITE_UDP_HLEN;
-    iblen = KITE_BTH_LEN + KITE_DETH_LEN + (t->has_imm ? KITE_IMMDT_LEN : 0) +
-            len + pad + KITE_ICRC_LEN;
+    iblen = KITE_BTH_LEN + len + pad + KITE_ICRC_LEN +
+            (t->rc ? t->ext_len :
+             KITE_DETH_LEN + (t->has_imm ? KITE_IMMDT_LEN : 0));
 
     if (t->ipv6) {
         stl_be_p(f + l3, 6U << 28 | (uint32_t)t->tclass << 20 |
@@ -264,12 +244,18 @@ static size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     f[off + 1] = (t->solicited ? 0x80 : 0) | pad << 4;     /* TVer 0 */
     stw_be_p(f + off + 2, KITE_PKEY_DEFAULT);
     stl_be_p(f + off + 4, t->dqpn & KITE_OBJ_MASK);        /* resv8a 0 */
-    stl_be_p(f + off + 8, t->psn & KITE_PSN_MASK);         /* AckReq 0 */
+    stl_be_p(f + off + 8, (t->psn & KITE_PSN_MASK) |
+             (t->ackreq ? BIT(31) : 0));
     off += KITE_BTH_LEN;
-    stl_be_p(f + off, t->qkey);
-    stl_be_p(f + off + 4, t->sqpn & KITE_OBJ_MASK);
-    off += KITE_DETH_LEN;
-    if (t->has_imm) {
+    if (t->rc) {
+        memcpy(f + off, t->ext, t->ext_len);
+        off += t->ext_len;
+    } else {
+        stl_be_p(f + off, t->qkey);
+        stl_be_p(f + off + 4, t->sqpn & KITE_OBJ_MASK);
+        off += KITE_DETH_LEN;
+    }
+    if (!t->rc && t->has_imm) {
         memcpy(f + off, t->imm, 4);
         off += KITE_IMMDT_LEN;
     }
@@ -299,8 +285,8 @@ static size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
 /* Memory keys                                                         */
 /* ------------------------------------------------------------------ */
 
-static bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
-                        bool write)
+bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
+                 bool write)
 {
     MemTxResult r;
 
@@ -315,8 +301,8 @@ static bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
 
 /* The MR @key names, if it is valid, in @pdn, grants @access and covers
  * [addr, addr + len). */
-static KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
-                              uint64_t addr, uint64_t len, uint32_t access)
+KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
+                       uint64_t addr, uint64_t len, uint32_t access)
 {
     uint32_t index = FIELD_GET(KITE_KEY_INDEX, key);
     KiteMR *mr;
@@ -390,8 +376,8 @@ static bool kite_mr_page(KiteState *s, KiteMR *mr, uint64_t page,
 }
 
 /* Copy between @buf and [addr, addr + len) of @mr (checked by the caller). */
-static bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
-                       uint64_t len, bool write)
+bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
+                uint64_t len, bool write)
 {
     uint64_t psize, off, n, pa;
 
@@ -420,8 +406,8 @@ static bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
 /* Completions                                                         */
 /* ------------------------------------------------------------------ */
 
-static void kite_engine_cqe(KiteState *s, uint32_t cqn, struct kite_cqe *cqe,
-                            uint8_t opcode)
+void kite_engine_cqe(KiteState *s, uint32_t cqn, struct kite_cqe *cqe,
+                     uint8_t opcode)
 {
     KiteCQ *cq = kite_cq_lookup(s, cqn);
 
@@ -432,8 +418,8 @@ static void kite_engine_cqe(KiteState *s, uint32_t cqn, struct kite_cqe *cqe,
     }
 }
 
-static void kite_req_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
-                         uint16_t wqe_idx, uint8_t wqe_op, uint32_t synd)
+void kite_req_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
+                  uint16_t wqe_idx, uint8_t wqe_op, uint32_t synd)
 {
     struct kite_cqe cqe = {
         .qpn = cpu_to_le32(qpn),
@@ -446,8 +432,8 @@ static void kite_req_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
                     synd ? KITE_CQE_OP_REQ_ERR : KITE_CQE_OP_REQ);
 }
 
-static void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
-                              uint16_t wqe_idx, uint32_t synd)
+void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
+                       uint16_t wqe_idx, uint32_t synd)
 {
     struct kite_cqe cqe = {
         .qpn = cpu_to_le32(qpn),
@@ -458,15 +444,15 @@ static void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
     kite_engine_cqe(s, qp->recv_cqn, &cqe, KITE_CQE_OP_RESP_ERR);
 }
 
-static uint32_t kite_synd(uint8_t synd, uint8_t vendor)
+uint32_t kite_synd(uint8_t synd, uint8_t vendor)
 {
     return FIELD_PREP(KITE_CQE_SYNDROME, synd) |
            FIELD_PREP(KITE_CQE_VENDOR_SYNDROME, vendor);
 }
 
 /* A WQE completed in error: UD and GSI send errors go to SQE, others ERR. */
-static void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
-                                bool send)
+void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
+                         bool send)
 {
     if (send && qp->type != KITE_QPT_RC) {
         if (qp->state == KITE_QPS_RTS || qp->state == KITE_QPS_SQD) {
@@ -491,9 +477,9 @@ static void kite_engine_tx_sent(NetClientState *nc, ssize_t len)
 }
 
 /* Send a built frame: loop it back to our own port, or to the backend. */
-static void kite_engine_xmit(KiteState *s, const uint8_t *dmac, size_t len)
+void kite_engine_xmit(KiteState *s, uint8_t *f, size_t len)
 {
-    uint8_t *f = s->rdma.engine_frame;
+    const uint8_t *dmac = f;
     NetClientState *nc;
 
     if (s->rdma.fault_icrc) {
@@ -546,8 +532,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR) {
-        /* Allowed on UD QPs by the PRM, not implemented yet. */
-        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_UNSUPPORTED);
+        return kite_engine_local_op(s, qp->pdn, wqe, stride);
     }
     if (op != KITE_WQE_OP_SEND && op != KITE_WQE_OP_SEND_IMM) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
@@ -655,12 +640,12 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     qp->attr.sq_psn = cpu_to_le32((t.psn + 1) & KITE_PSN_MASK);
 
     flen = kite_roce_build(s->rdma.engine_frame, &t, payload, total);
-    kite_engine_xmit(s, t.dmac, flen);
+    kite_engine_xmit(s, s->rdma.engine_frame, flen);
     return 0;
 }
 
 /* Execute (RTS) or flush (SQE, ERR) the WQE at the SQ's consumer counter. */
-static void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
+void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     KiteWQ *wq = &qp->sq;
     uint32_t stride = 1U << wq->wqe_shift;
@@ -687,8 +672,6 @@ static void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
     }
     if (!ok) {
         synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
-    } else if (qp->type == KITE_QPT_RC) {
-        synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_UNSUPPORTED);
     } else {
         synd = kite_ud_send(s, qpn, qp, wqe, stride);
     }
@@ -710,6 +693,9 @@ static bool kite_sq_process(KiteState *s, uint32_t qpn, int *budget)
 {
     KiteQP *qp = &s->rdma.qp[qpn];
 
+    if (qp->valid && qp->type == KITE_QPT_RC) {
+        return kite_rc_sq_process(s, qpn, qp, budget);
+    }
     while (qp->valid && qp->sq.ci != qp->sq.pi) {
         switch (qp->state) {
         case KITE_QPS_RTS:
@@ -738,6 +724,9 @@ static bool kite_rq_process(KiteState *s, uint32_t qpn, int *budget)
 {
     KiteQP *qp = &s->rdma.qp[qpn];
 
+    if (qp->valid && qp->type == KITE_QPT_RC && qp->state != KITE_QPS_ERR) {
+        return kite_rc_rq_process(s, qpn, qp, budget);
+    }
     while (qp->valid && qp->state == KITE_QPS_ERR && qp->rq.ci != qp->rq.pi) {
         if (*budget <= 0) {
             return false;
@@ -804,32 +793,15 @@ void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq)
 /* Receive                                                             */
 /* ------------------------------------------------------------------ */
 
-typedef struct KiteRoceRx {
-    const uint8_t *smac;
-    bool vlan;
-    uint16_t tci;
-    bool ipv6;
-    const uint8_t *l3;
-    uint8_t opcode;
-    bool solicited;
-    uint32_t dqpn;
-    uint32_t qkey;
-    uint32_t sqpn;
-    bool has_imm;
-    uint32_t imm;               /* raw, as on the wire */
-    const uint8_t *payload;
-    uint32_t len;
-} KiteRoceRx;
 
-static void kite_rx_drop(KiteState *s, const char *why)
+void kite_rx_drop(KiteState *s, const char *why)
 {
     s->stats[KITE_STAT_ROCE_RX_DROPS]++;
     kite_guest_error(s, "RoCEv2 packet dropped: %s", why);
 }
 
 /* Parse and check a frame; NULL, or the reason it is dropped. */
-static const char *kite_roce_parse(const uint8_t *buf, size_t len,
-                                   KiteRoceRx *p)
+const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
 {
     size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen, hdr;
     uint16_t et;
@@ -915,6 +887,27 @@ static const char *kite_roce_parse(const uint8_t *buf, size_t len,
         return "P_Key not the default partition";
     }
     p->dqpn = ldl_be_p(buf + ib + 4) & KITE_OBJ_MASK;
+    p->psn = ldl_be_p(buf + ib + 8) & KITE_PSN_MASK;
+    p->ackreq = buf[ib + 8] & 0x80;
+    if (p->opcode < 0x20) {
+        int ext = kite_rc_ext_len(p->opcode);
+
+        if (ext < 0) {
+            return "RC BTH opcode not supported";
+        }
+        p->rc = true;
+        hdr = KITE_BTH_LEN + ext;
+        if (iblen < hdr + pad + KITE_ICRC_LEN) {
+            return "short RC packet";
+        }
+        p->ext = buf + ib + KITE_BTH_LEN;
+        p->payload = buf + ib + hdr;
+        p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+        if (p->len > 4096) {
+            return "payload larger than the largest MTU";
+        }
+        return NULL;
+    }
     if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
         p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
         return "BTH opcode not supported (UD SEND only)";
@@ -941,8 +934,8 @@ static const char *kite_roce_parse(const uint8_t *buf, size_t len,
  * Scatter @msg into the RQ WQE at the consumer counter of @qp.
  * Returns 0 or a syndrome.
  */
-static uint32_t kite_rq_scatter(KiteState *s, KiteQP *qp, const uint8_t *msg,
-                                uint32_t len)
+uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
+                            uint32_t len, uint64_t at)
 {
     KiteWQ *wq = &qp->rq;
     uint32_t stride = 1U << wq->wqe_shift;
@@ -965,14 +958,23 @@ static uint32_t kite_rq_scatter(KiteState *s, KiteQP *qp, const uint8_t *msg,
     for (i = 0; i < nsge; i++) {
         room += ldl_le_p(wqe + 16 + 16 * i);
     }
-    if (room < len) {
+    if (room < at + len) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
     }
     for (i = 0; i < nsge && done < len; i++) {
         const uint8_t *sge = wqe + 16 + 16 * i;
-        uint32_t n = MIN(ldl_le_p(sge), len - done);
+        uint32_t sl = ldl_le_p(sge);
         uint64_t a = ldq_le_p(sge + 8);
+        uint32_t n;
         KiteMR *mr;
+
+        if (at >= sl) {
+            at -= sl;
+            continue;
+        }
+        a += at;
+        n = MIN(sl - at, len - done);
+        at = 0;
 
         if (!n) {
             continue;
@@ -1006,6 +1008,14 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
         return;
     }
     qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
+    if (p.rc) {
+        if (!qp || !qp->valid || qp->type != KITE_QPT_RC) {
+            kite_rx_drop(s, "no RC QP with the destination QPN");
+            return;
+        }
+        kite_rc_receive(s, p.dqpn, qp, &p);
+        return;
+    }
     if (!qp || !qp->valid ||
         (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
         kite_rx_drop(s, "no UD QP with the destination QPN");
@@ -1036,7 +1046,7 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     }
     memcpy(msg + KITE_GRH_LEN, p.payload, p.len);
 
-    synd = kite_rq_scatter(s, qp, msg, KITE_GRH_LEN + p.len);
+    synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p.len, 0);
     if (synd) {
         kite_resp_err_cqe(s, p.dqpn, qp, qp->rq.ci, synd);
         qp->rq.ci++;
@@ -1079,6 +1089,7 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
 void kite_engine_init(KiteState *s)
 {
     kite_crc_init();
+    kite_rc_init(s);
     s->rdma.engine_bh = qemu_bh_new_guarded(kite_engine_bh, s,
                                             &DEVICE(s)->mem_reentrancy_guard);
 }
@@ -1094,10 +1105,12 @@ void kite_engine_reset(KiteState *s)
     bitmap_zero(r->rq_pending, KITE_MAX_QP);
     r->engine_cursor = 0;
     r->engine_tx_waiting = false;
+    kite_rc_reset(s);
 }
 
 void kite_engine_exit(KiteState *s)
 {
+    kite_rc_exit(s);
     if (s->rdma.engine_bh) {
         qemu_bh_delete(s->rdma.engine_bh);
         s->rdma.engine_bh = NULL;

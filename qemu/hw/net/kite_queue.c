@@ -1097,16 +1097,22 @@ void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
     }
     qp->attr_mask |= attrs;
     qp->state = next;
+    if (attrs & KITE_QP_ATTR_RQ_PSN) {
+        qp->rc.epsn = le32_to_cpu(in.rq_psn) & KITE_PSN_MASK;
+        qp->rc.nak_sent = false;
+    }
     if (next == KITE_QPS_RESET) {
+        kite_rc_qp_reset(qp);
         memset(&qp->attr, 0, sizeof(qp->attr));
         qp->attr_mask = 0;
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
     }
-    if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD) {
+    if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD && !qp->rc.busy) {
         /*
-         * The engine executes a WQE from start to completion within one
-         * bottom-half run, so no started WQE is outstanding: drained now.
+         * The engine executes a UD WQE from start to completion within
+         * one bottom-half run; an RC QP is drained when no message is in
+         * flight (kite_rc.c reports it when the one in flight completes).
          */
         kite_async_event(s, KITE_EQE_SQ_DRAINED, le32_to_cpu(in.qpn), 0);
     }

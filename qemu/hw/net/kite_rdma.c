@@ -280,8 +280,6 @@ static void kite_cmd_dealloc_pd(KiteState *s, KiteCmdCtx *c)
 
 /* Memory regions */
 
-#define KITE_ACCESS_ALL (KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
-                         KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
 
 static KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag)
 {
