@@ -117,6 +117,30 @@ wait "$server"
 check "perftest: ib_send_bw -c UD, the server side completes too" test "$?" = 0
 cp /tmp/pt-*.log /kite-out/ 2>/dev/null
 
+# RC through the device's loopback: rdma-core's ibv_rc_pingpong (data
+# checked, polling and with events) and perftest's RC tests, unchanged.
+# pair ID NAME SERVER-CMD...: run a server and its client (the same command
+# with the server's address); both must succeed. Logs: /kite-out/ID-*.log.
+pair() {
+	local id=$1 name=$2 st server
+	shift 2
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$@" >"/tmp/$id-server.log" 2>&1 &
+	server=$!
+	sleep 2
+	check "$name" bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
+	wait "$server"
+	st=$?
+	check "$name: the server side completes too" test "$st" = 0
+	cp "/tmp/$id-server.log" "/tmp/$id-client.log" /kite-out/ 2>/dev/null
+}
+rcpp=$KITE_RDMA_CORE/bin/ibv_rc_pingpong
+pair rcpp "ibv_rc_pingpong: 500 x 4096 bytes, data checked" "$rcpp" -d kite0 -g "$gidx" -c -n 500 -s 4096
+pair rcpp-e "ibv_rc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$rcpp" -d kite0 -g "$gidx" -c -e -n 100 -s 20000
+for t in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat; do
+	pair "$t" "perftest: $t (RC)" "$t" -d kite0 -x "$gidx" -n 200
+done
+pair ib_send_bw-e "perftest: ib_send_bw -e (sleep on CQ events)" ib_send_bw -d kite0 -x "$gidx" -n 200 -e
+
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "rdma: bound again" kite_ib_bound
