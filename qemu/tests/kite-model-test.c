@@ -5827,8 +5827,9 @@ static void g_rc_wire(void)
 	struct kite_wqe_sge g[2];
 	struct kite_cqe c;
 	struct tcq scq, rcq;
-	struct tqp a;
+	struct tqp a, b;
 	struct res r;
+	unsigned mark;
 	uint32_t psn = T_RC_PSN, epsn = T_RC_PSN;
 	uint16_t idx;
 	ssize_t n;
@@ -6015,6 +6016,8 @@ static void g_rc_wire(void)
 	epsn++;
 
 	/* A READ with a bad R_Key: NAK remote access error. */
+	eq_drain(&eq0);
+	mark = neqlog;
 	put32(ext, (uint32_t)(DST >> 32));
 	put32(ext + 4, (uint32_t)DST);
 	put32(ext + 8, R.rkey ^ 0x80);
@@ -6025,6 +6028,39 @@ static void g_rc_wire(void)
 	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x62,
 	    "READ with a bad R_Key: NAK remote access error (AETH 0x62)");
 	tap(qp_state(a.qpn) == KITE_QPS_ERR, "responder access error: QP in ERR");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_QP_ACCESS_ERR, a.qpn) != NULL,
+	    "responder access error: QP_ACCESS_ERR (obj QPN) on EQ0");
+
+	/* A QP in RTR: the first packet posts COMM_EST, and is ACKed. */
+	need(tqp_create(&b, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (RTR only)");
+	{
+		struct kite_cmd_modify_qp at = attrs_valid(b.qpn);
+
+		at.dest_qpn = W_PEER_QPN;
+		memcpy(at.dmac, peer, 6);
+		at.rq_psn = at.sq_psn = T_RC_PSN;
+		need(modify_qp(&at, 0x0001d, KITE_QPS_INIT, &r), &r, "RC RESET to INIT");
+		need(modify_qp(&at, 0x1a8c1, KITE_QPS_RTR, &r), &r, "RC INIT to RTR");
+	}
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&b, g, 1);
+	eq_drain(&eq0);
+	mark = neqlog;
+	m = w_frame(inj, 0x04, b.qpn, T_RC_PSN, true, NULL, 0, (const uint8_t *)"rtr", 3);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && be24(f + 51) == T_RC_PSN && f[54] == 0x1f,
+	    "QP in RTR: SEND delivered and ACKed");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_QP_COMM_EST, b.qpn) != NULL,
+	    "first packet in RTR: QP_COMM_EST (obj QPN) on EQ0");
+	ok = tcq_next(&rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, b.qpn, 0) && c.byte_len == 3,
+	    "RTR QP: RESP_SEND byte_len 3");
 }
 
 /* ------------------------------------------------------------------ */

@@ -151,6 +151,7 @@ typedef struct KiteRcState {
     int64_t deadline;           /* QEMU_CLOCK_VIRTUAL ns, 0: none */
 
     /* Responder. */
+    bool comm_est;              /* KITE_EQE_QP_COMM_EST posted */
     uint32_t epsn;              /* expected PSN */
     uint32_t msn;
     bool nak_sent;              /* sequence NAK sent for epsn */

@@ -1250,6 +1250,10 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rx_drop(s, "RC QP not ready to receive");
         return;
     }
+    if (qp->state == KITE_QPS_RTR && !rc->comm_est) {
+        rc->comm_est = true;
+        kite_async_event(s, KITE_EQE_QP_COMM_EST, qpn, 0);
+    }
     d = kite_psn_diff(p->psn, rc->epsn);
     if (d > 0) {
         /* A gap: one sequence NAK until the expected PSN arrives. */
