@@ -5994,6 +5994,22 @@ static void g_rc_wire(void)
 	    "duplicate READ request: the responses are sent again");
 	epsn += 2;
 
+	/* Two READ requests back to back: both answered, in order. */
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	put32(ext + 12, 100);
+	m = w_frame(inj, 0x0c, a.qpn, epsn + 2, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == (epsn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	ok = ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f;
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 100 + 4 && f[42] == 0x10 &&
+	    be24(f + 51) == ((epsn + 2) & 0xffffff) && !memcmp(f + 58, want, 100),
+	    "two READs back to back: FIRST, LAST, then READ_RESP_ONLY (100 bytes) at PSN + 2");
+	epsn += 3;
+
 	/* FETCH_ADD, then its duplicate: answered from the result cache. */
 	set64(DST + 16, 100);
 	put32(ext, (uint32_t)(DST >> 32));
