@@ -5820,6 +5820,70 @@ static ssize_t w_next(uint8_t *f, size_t len)
 	return n;
 }
 
+/*
+ * Random RC packets with valid ICRCs at QP @q (requests and responses,
+ * PSNs around the expected one, RETHs and AtomicETHs that sometimes name
+ * real memory), with the QP brought back to RTS whenever it fails: the
+ * model must neither crash nor stop answering.
+ */
+static void rc_wire_fuzz(struct tqp *q)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[2048], pl[1100];
+	uint64_t x = 0x6b697465ULL;
+	uint8_t ext[32];
+	struct kite_wqe_sge g[1];
+	unsigned i, j, resets = 0, sent = 0;
+	size_t m;
+
+	for (i = 0; i < 400; i++) {
+		uint8_t op;
+		uint32_t psn, len;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i % 40 == 0) {
+			if (qp_state(q->qpn) != KITE_QPS_RTS) {
+				tap(tqp_to(q, KITE_QPS_RESET) == KITE_CMD_OK,
+				    "fuzz: QP %u back to RESET", q->qpn);
+				q->spi = q->rpi = 0;
+				rc_rts(q, W_PEER_QPN, peer, 14, 7, 6);
+				resets++;
+			}
+			g[0] = sge(3000, E.lkey, RBUF);
+			post_recv(q, g, 1);
+		}
+		op = (uint8_t)(x % 0x18);
+		psn = T_RC_PSN + (uint32_t)((x >> 8) % 8);
+		len = (uint32_t)((x >> 16) % 1100);
+		for (j = 0; j < sizeof(ext); j++)
+			ext[j] = (uint8_t)(x >> (j % 8 * 8)) ^ (uint8_t)j;
+		if (x & (1ULL << 40)) {
+			put32(ext, (uint32_t)(DST >> 32));
+			put32(ext + 4, (uint32_t)DST + (uint32_t)((x >> 41) % 64) * 8);
+			put32(ext + 8, R.rkey);
+			put32(ext + 12, (uint32_t)((x >> 48) % 5000));
+		}
+		if (op == 0x0c || op == 0x11 || op == 0x12 || op == 0x13 || op == 0x14)
+			len = 0;
+		m = w_frame(f, op, q->qpn, psn, x & (1ULL << 50), ext,
+			    (size_t)((x >> 52) % 33), pl, len);
+		wire_send(f, m);
+		sent++;
+		if (i % 20 == 19) {
+			wire_settle();
+			while (recv(wire_fd, f, sizeof(f), MSG_DONTWAIT) > 0)
+				;
+		}
+	}
+	wire_settle();
+	while (recv(wire_fd, f, sizeof(f), MSG_DONTWAIT) > 0)
+		;
+	tap(sent == 400 && qp_state(q->qpn) >= KITE_QPS_RESET,
+	    "RC fuzz: 400 random RC packets (%u QP recoveries), the model still answers", resets);
+}
+
 static void g_rc_wire(void)
 {
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
@@ -6077,6 +6141,8 @@ static void g_rc_wire(void)
 	ok = tcq_next(&rcq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, b.qpn, 0) && c.byte_len == 3,
 	    "RTR QP: RESP_SEND byte_len 3");
+
+	rc_wire_fuzz(&b);
 }
 
 /* ------------------------------------------------------------------ */
