@@ -5999,6 +5999,30 @@ static void g_rc_wire(void)
 	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0),
 	    "ACK after the retransmissions: WRITE completes");
 	psn += 2;
+
+	/* RTS to SQD with a WRITE in flight: drained when it is acknowledged. */
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, 0x3000, 0xabcd01, 0, 0,
+		      g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 16 + 100 + 4 && f[42] == 0x0a && (f[50] & 0x80),
+	    "WRITE 100: RDMA WRITE ONLY (RETH) with AckReq");
+	eq_drain(&eq0);
+	mark = neqlog;
+	tap(tqp_to(&a, KITE_QPS_SQD) == KITE_CMD_OK, "RTS to SQD with the WRITE in flight");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(!eqe_find(mark, KITE_EQE_SQ_DRAINED, a.qpn), "SQD: not drained before the ACK");
+	put32(ext, 0x1f000004);
+	m = w_frame(inj, 0x11, a.qpn, psn, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0), "SQD: the WRITE completes on its ACK");
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_SQ_DRAINED, a.qpn) != NULL,
+	    "SQ_DRAINED (obj QPN) posted when the message in flight completes");
+	tap(tqp_to(&a, KITE_QPS_RTS) == KITE_CMD_OK, "SQD to RTS");
+	psn += 1;
 	put32(ext, 0x1f000001);
 
 	/* Responder: a SEND with a PSN gap gets a sequence NAK for the expected PSN. */
