@@ -5737,6 +5737,23 @@ static void g_rc_err(void)
 	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ);
 	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA);
 
+	/* A receive WQE too small: invalid request for the requester. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	g[0] = sge(100, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_REMOTE_INVAL_REQ) &&
+		 c.wqe_idx == idx, "SEND 1500 into a 100-byte RQ WQE: REQ_ERR REMOTE_INVAL_REQ"))
+		cqe_diag("send", &c);
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, P.b.qpn, KITE_SYND_LOCAL_LENGTH) &&
+		 c.wqe_idx == 0, "responder: RESP_ERR LOCAL_LENGTH for the RQ WQE"))
+		cqe_diag("recv", &c);
+	tap(qp_state(P.a.qpn) == KITE_QPS_ERR && qp_state(P.b.qpn) == KITE_QPS_ERR,
+	    "too-small RQ WQE: both QPs in ERR");
+
 	/* RNR retries exhausted: rnr_retry 1. */
 	rc_pair(&P, MAC, 14, 7, 1);
 	g[0] = sge(64, E.lkey, SRC);
