@@ -5737,6 +5737,23 @@ static void g_rc_err(void)
 	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ);
 	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA);
 
+	/* A receive WQE too small: invalid request for the requester. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	g[0] = sge(100, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_REMOTE_INVAL_REQ) &&
+		 c.wqe_idx == idx, "SEND 1500 into a 100-byte RQ WQE: REQ_ERR REMOTE_INVAL_REQ"))
+		cqe_diag("send", &c);
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, P.b.qpn, KITE_SYND_LOCAL_LENGTH) &&
+		 c.wqe_idx == 0, "responder: RESP_ERR LOCAL_LENGTH for the RQ WQE"))
+		cqe_diag("recv", &c);
+	tap(qp_state(P.a.qpn) == KITE_QPS_ERR && qp_state(P.b.qpn) == KITE_QPS_ERR,
+	    "too-small RQ WQE: both QPs in ERR");
+
 	/* RNR retries exhausted: rnr_retry 1. */
 	rc_pair(&P, MAC, 14, 7, 1);
 	g[0] = sge(64, E.lkey, SRC);
@@ -5820,6 +5837,70 @@ static ssize_t w_next(uint8_t *f, size_t len)
 	return n;
 }
 
+/*
+ * Random RC packets with valid ICRCs at QP @q (requests and responses,
+ * PSNs around the expected one, RETHs and AtomicETHs that sometimes name
+ * real memory), with the QP brought back to RTS whenever it fails: the
+ * model must neither crash nor stop answering.
+ */
+static void rc_wire_fuzz(struct tqp *q)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[2048], pl[1100];
+	uint64_t x = 0x6b697465ULL;
+	uint8_t ext[32];
+	struct kite_wqe_sge g[1];
+	unsigned i, j, resets = 0, sent = 0;
+	size_t m;
+
+	for (i = 0; i < 400; i++) {
+		uint8_t op;
+		uint32_t psn, len;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i % 40 == 0) {
+			if (qp_state(q->qpn) != KITE_QPS_RTS) {
+				tap(tqp_to(q, KITE_QPS_RESET) == KITE_CMD_OK,
+				    "fuzz: QP %u back to RESET", q->qpn);
+				q->spi = q->rpi = 0;
+				rc_rts(q, W_PEER_QPN, peer, 14, 7, 6);
+				resets++;
+			}
+			g[0] = sge(3000, E.lkey, RBUF);
+			post_recv(q, g, 1);
+		}
+		op = (uint8_t)(x % 0x18);
+		psn = T_RC_PSN + (uint32_t)((x >> 8) % 8);
+		len = (uint32_t)((x >> 16) % 1100);
+		for (j = 0; j < sizeof(ext); j++)
+			ext[j] = (uint8_t)(x >> (j % 8 * 8)) ^ (uint8_t)j;
+		if (x & (1ULL << 40)) {
+			put32(ext, (uint32_t)(DST >> 32));
+			put32(ext + 4, (uint32_t)DST + (uint32_t)((x >> 41) % 64) * 8);
+			put32(ext + 8, R.rkey);
+			put32(ext + 12, (uint32_t)((x >> 48) % 5000));
+		}
+		if (op == 0x0c || op == 0x11 || op == 0x12 || op == 0x13 || op == 0x14)
+			len = 0;
+		m = w_frame(f, op, q->qpn, psn, x & (1ULL << 50), ext,
+			    (size_t)((x >> 52) % 33), pl, len);
+		wire_send(f, m);
+		sent++;
+		if (i % 20 == 19) {
+			wire_settle();
+			while (recv(wire_fd, f, sizeof(f), MSG_DONTWAIT) > 0)
+				;
+		}
+	}
+	wire_settle();
+	while (recv(wire_fd, f, sizeof(f), MSG_DONTWAIT) > 0)
+		;
+	tap(sent == 400 && qp_state(q->qpn) >= KITE_QPS_RESET,
+	    "RC fuzz: 400 random RC packets (%u QP recoveries), the model still answers", resets);
+}
+
 static void g_rc_wire(void)
 {
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
@@ -5827,8 +5908,9 @@ static void g_rc_wire(void)
 	struct kite_wqe_sge g[2];
 	struct kite_cqe c;
 	struct tcq scq, rcq;
-	struct tqp a;
+	struct tqp a, b;
 	struct res r;
+	unsigned mark;
 	uint32_t psn = T_RC_PSN, epsn = T_RC_PSN;
 	uint16_t idx;
 	ssize_t n;
@@ -5934,6 +6016,30 @@ static void g_rc_wire(void)
 	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0),
 	    "ACK after the retransmissions: WRITE completes");
 	psn += 2;
+
+	/* RTS to SQD with a WRITE in flight: drained when it is acknowledged. */
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, 0x3000, 0xabcd01, 0, 0,
+		      g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 16 + 100 + 4 && f[42] == 0x0a && (f[50] & 0x80),
+	    "WRITE 100: RDMA WRITE ONLY (RETH) with AckReq");
+	eq_drain(&eq0);
+	mark = neqlog;
+	tap(tqp_to(&a, KITE_QPS_SQD) == KITE_CMD_OK, "RTS to SQD with the WRITE in flight");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(!eqe_find(mark, KITE_EQE_SQ_DRAINED, a.qpn), "SQD: not drained before the ACK");
+	put32(ext, 0x1f000004);
+	m = w_frame(inj, 0x11, a.qpn, psn, false, ext, 4, NULL, 0);
+	wire_send(inj, m);
+	wire_settle();
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0), "SQD: the WRITE completes on its ACK");
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_SQ_DRAINED, a.qpn) != NULL,
+	    "SQ_DRAINED (obj QPN) posted when the message in flight completes");
+	tap(tqp_to(&a, KITE_QPS_RTS) == KITE_CMD_OK, "SQD to RTS");
+	psn += 1;
 	put32(ext, 0x1f000001);
 
 	/* Responder: a SEND with a PSN gap gets a sequence NAK for the expected PSN. */
@@ -5993,6 +6099,22 @@ static void g_rc_wire(void)
 	    "duplicate READ request: the responses are sent again");
 	epsn += 2;
 
+	/* Two READ requests back to back: both answered, in order. */
+	m = w_frame(inj, 0x0c, a.qpn, epsn, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	put32(ext + 12, 100);
+	m = w_frame(inj, 0x0c, a.qpn, epsn + 2, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == (epsn & 0xffffff);
+	n = w_next(f, sizeof(f));
+	ok = ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f;
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 100 + 4 && f[42] == 0x10 &&
+	    be24(f + 51) == ((epsn + 2) & 0xffffff) && !memcmp(f + 58, want, 100),
+	    "two READs back to back: FIRST, LAST, then READ_RESP_ONLY (100 bytes) at PSN + 2");
+	epsn += 3;
+
 	/* FETCH_ADD, then its duplicate: answered from the result cache. */
 	set64(DST + 16, 100);
 	put32(ext, (uint32_t)(DST >> 32));
@@ -6015,6 +6137,8 @@ static void g_rc_wire(void)
 	epsn++;
 
 	/* A READ with a bad R_Key: NAK remote access error. */
+	eq_drain(&eq0);
+	mark = neqlog;
 	put32(ext, (uint32_t)(DST >> 32));
 	put32(ext + 4, (uint32_t)DST);
 	put32(ext + 8, R.rkey ^ 0x80);
@@ -6025,6 +6149,41 @@ static void g_rc_wire(void)
 	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x62,
 	    "READ with a bad R_Key: NAK remote access error (AETH 0x62)");
 	tap(qp_state(a.qpn) == KITE_QPS_ERR, "responder access error: QP in ERR");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_QP_ACCESS_ERR, a.qpn) != NULL,
+	    "responder access error: QP_ACCESS_ERR (obj QPN) on EQ0");
+
+	/* A QP in RTR: the first packet posts COMM_EST, and is ACKed. */
+	need(tqp_create(&b, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (RTR only)");
+	{
+		struct kite_cmd_modify_qp at = attrs_valid(b.qpn);
+
+		at.dest_qpn = W_PEER_QPN;
+		memcpy(at.dmac, peer, 6);
+		at.rq_psn = at.sq_psn = T_RC_PSN;
+		need(modify_qp(&at, 0x0001d, KITE_QPS_INIT, &r), &r, "RC RESET to INIT");
+		need(modify_qp(&at, 0x1a8c1, KITE_QPS_RTR, &r), &r, "RC INIT to RTR");
+	}
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&b, g, 1);
+	eq_drain(&eq0);
+	mark = neqlog;
+	m = w_frame(inj, 0x04, b.qpn, T_RC_PSN, true, NULL, 0, (const uint8_t *)"rtr", 3);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && be24(f + 51) == T_RC_PSN && f[54] == 0x1f,
+	    "QP in RTR: SEND delivered and ACKed");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(eqe_find(mark, KITE_EQE_QP_COMM_EST, b.qpn) != NULL,
+	    "first packet in RTR: QP_COMM_EST (obj QPN) on EQ0");
+	ok = tcq_next(&rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, b.qpn, 0) && c.byte_len == 3,
+	    "RTR QP: RESP_SEND byte_len 3");
+
+	rc_wire_fuzz(&b);
 }
 
 /* ------------------------------------------------------------------ */
