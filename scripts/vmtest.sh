@@ -15,6 +15,8 @@
 #          and rdma_cm (udaddy); the wire's capture is checked (ICRC, tshark)
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
+#   nvme   one Kite VM: NVMe over RDMA (nvmet-rdma target on null_blk,
+#          nvme-rdma host) through the device's loopback, data compared
 #   rdma   one Kite VM: kite_ib's command channel and event queues, the
 #          RDMA device in the tools, user CQs/QPs through the uverbs ABI, a
 #          device that stops answering commands
@@ -127,6 +129,13 @@ group_ethops() {
 	vm_outcome ethops "$st" ethops
 }
 
+group_nvme() {
+	local st=0
+	vm_start nvme "$VMLOGS/nvme" "$KITE_ROOT/scripts/guest/test-nvme.sh" --kite
+	vm_wait nvme "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome nvme "$st" nvme
+}
+
 group_rdma() {
 	local st=0
 	vm_start rdma "$VMLOGS/rdma" "$KITE_ROOT/scripts/guest/test-rdma.sh" --kite
@@ -141,7 +150,7 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
-KITE_VM_GROUPS=(bind wire eth ethops rdma verbs)
+KITE_VM_GROUPS=(bind wire eth ethops rdma verbs nvme)
 
 vmtest_run() {
 	local g
