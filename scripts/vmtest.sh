@@ -103,8 +103,11 @@ wire_check() {
 		tap_skip "vm $1: wire capture decodes in tshark" "tshark not installed"
 		return
 	fi
-	# RPC-over-RDMA's heuristic dissector misreads small RC SEND payloads.
-	bad=$(tshark --disable-protocol rpcordma -r "$pcap" \
+	# The RPC-over-RDMA and NVMe-over-RDMA dissectors read RC payloads they
+	# did not see the connection of (small SENDs, RDMA WRITE middles) as
+	# malformed RPCs or NVMe capsules; the transport headers are what is
+	# checked here.
+	bad=$(tshark --disable-protocol rpcordma --disable-protocol nvme-rdma -r "$pcap" \
 		-Y 'udp.dstport == 4791 && (!infiniband.bth || _ws.malformed)' 2>/dev/null | wc -l)
 	out=$(tshark -r "$pcap" -Y 'infiniband.bth' 2>/dev/null | wc -l)
 	test "$bad" = 0 && test "$out" -gt 0

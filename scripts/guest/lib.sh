@@ -109,3 +109,37 @@ kite_install_modules() {
 	cp "$KITE_EN_KO" "$KITE_IB_KO" "$d/"
 	depmod -a
 }
+
+# nvme_target IP: an NVMe over RDMA target: subsystem "kite" with a 1 GiB
+# memory-backed null_blk namespace, listening on IP:4420 (nvmet-rdma).
+nvme_target() {
+	local cfg=/sys/kernel/config/nvmet
+	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir $cfg/subsystems/kite && echo 1 >$cfg/subsystems/kite/attr_allow_any_host &&
+		mkdir $cfg/subsystems/kite/namespaces/1 &&
+		echo /dev/nullb0 >$cfg/subsystems/kite/namespaces/1/device_path &&
+		echo 1 >$cfg/subsystems/kite/namespaces/1/enable &&
+		mkdir $cfg/ports/1 && echo rdma >$cfg/ports/1/addr_trtype &&
+		echo ipv4 >$cfg/ports/1/addr_adrfam && echo "$1" >$cfg/ports/1/addr_traddr &&
+		echo 4420 >$cfg/ports/1/addr_trsvcid &&
+		ln -s $cfg/subsystems/kite $cfg/ports/1/subsystems/kite
+}
+
+# nvme_target_remove: undo nvme_target.
+nvme_target_remove() {
+	local cfg=/sys/kernel/config/nvmet
+	rm $cfg/ports/1/subsystems/kite && rmdir $cfg/ports/1 &&
+		echo 0 >$cfg/subsystems/kite/namespaces/1/enable &&
+		rmdir $cfg/subsystems/kite/namespaces/1 && rmdir $cfg/subsystems/kite &&
+		modprobe -r nvmet-rdma
+}
+
+# nvme_io DEV MB: write MB megabytes of random data to DEV with O_DIRECT,
+# read them back and compare (sha256).
+nvme_io() {
+	head -c $(($2 * 1048576)) /dev/urandom >/tmp/nvme-data &&
+		dd if=/tmp/nvme-data of="$1" bs=64k oflag=direct status=none &&
+		dd if="$1" of=/tmp/nvme-back bs=64k count=$(($2 * 16)) iflag=direct status=none &&
+		test "$(sha256sum </tmp/nvme-data)" = "$(sha256sum </tmp/nvme-back)"
+}

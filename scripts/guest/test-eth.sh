@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # VM test, run in both VMs of a two-VM topology: ping and a 4 MB TCP
 # transfer, compared by SHA-256, between this VM's NIC and the peer's; then
-# RoCEv2 UD traffic between kite_ib or rdma_rxe on each side.
+# RoCEv2 between kite_ib or rdma_rxe on each side: UD and RC tools,
+# rdma_cm, and NVMe over RDMA (the receiving VM is the target).
 # Environment: KITE_SELF_IP, KITE_PEER_IP, KITE_ROLE (send or receive),
 # KITE_NIC and KITE_PEER_NIC (kite or virtio).
 . "$KITE_ROOT/scripts/guest/lib.sh"
@@ -139,6 +140,24 @@ fi
 if [ "$KITE_NIC" = kite ] && [ "$KITE_PEER_NIC" = kite ]; then
 	rc_pair wbw "rc: perftest ib_write_bw $rdev<->$prdev" ib_write_bw -d "$rdev" -x "$gidx" -n 500
 	rc_pair rbwR "rc: perftest ib_read_bw -R (rdma_cm) $rdev<->$prdev" ib_read_bw -d "$rdev" -R -n 500
+fi
+
+# NVMe over RDMA between the VMs: the receiving VM is the target, the
+# sending VM the host (Kite or rdma_rxe on either side).
+if [ "$KITE_ROLE" = receive ]; then
+	check "nvme: target on $KITE_SELF_IP:4420 ($rdev)" nvme_target "$KITE_SELF_IP"
+else
+	modprobe nvme-rdma
+	ok=1
+	for i in $(seq 1 30); do
+		timeout 30 nvme connect -t rdma -a "$KITE_PEER_IP" -s 4420 -n kite >/tmp/nvme.log 2>&1 && { ok=0; break; }
+		sleep 1
+	done
+	check "nvme: nvme connect -t rdma $rdev->$prdev" test "$ok" = 0
+	check "nvme: the namespace appears" wait_for 10 bash -c "ls /dev/nvme*n1"
+	check "nvme: 4 MB written, read back, compared (sha256) $rdev->$prdev" \
+		nvme_io "$(ls /dev/nvme*n1 2>/dev/null | head -n 1)" 4
+	check "nvme: disconnect" nvme disconnect -n kite
 fi
 
 if [ "$KITE_NIC" = kite ]; then
