@@ -288,6 +288,19 @@ static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
 	}
 }
 
+/* Write @num_sge data segments; the caller checked that they fit. */
+static void kite_write_sges(struct kite_wqe_sge *seg, const struct ibv_sge *sg,
+			    int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		seg[i].length = htole32(sg[i].length);
+		seg[i].lkey = htole32(sg[i].lkey);
+		seg[i].addr = htole64(sg[i].addr);
+	}
+}
+
 /* SGEs, or with IBV_SEND_INLINE the bytes they point to, at @off. */
 static int kite_send_data(uint8_t *wqe, size_t wqe_size, size_t off,
 			  const struct ibv_send_wr *wr, uint32_t max_inline,
@@ -304,11 +317,7 @@ static int kite_send_data(uint8_t *wqe, size_t wqe_size, size_t off,
 		if (wr->num_sge > KITE_MAX_SGE ||
 		    (size_t)wr->num_sge > (wqe_size - off) / KITE_SEG_SIZE)
 			return EINVAL;
-		for (i = 0; i < wr->num_sge; i++) {
-			seg[i].length = htole32(wr->sg_list[i].length);
-			seg[i].lkey = htole32(wr->sg_list[i].lkey);
-			seg[i].addr = htole64(wr->sg_list[i].addr);
-		}
+		kite_write_sges(seg, wr->sg_list, wr->num_sge);
 		*opcode |= FIELD_PREP(KITE_WQE_NUM_SGE, wr->num_sge);
 		return 0;
 	}
@@ -499,7 +508,6 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	size_t wqe_size = 1U << qp->rq.ring.entry_shift;
 	uint32_t start;
 	int ret = 0;
-	int i;
 
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.pi;
@@ -524,11 +532,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		}
 		memset(wqe, 0, wqe_size);
 		hdr->num_sge = htole32(wr->num_sge);
-		for (i = 0; i < wr->num_sge; i++) {
-			seg[i].length = htole32(wr->sg_list[i].length);
-			seg[i].lkey = htole32(wr->sg_list[i].lkey);
-			seg[i].addr = htole64(wr->sg_list[i].addr);
-		}
+		kite_write_sges(seg, wr->sg_list, wr->num_sge);
 		qp->rq.wr_id[slot] = wr->wr_id;
 		qp->rq.pi++;
 	}
