@@ -5549,6 +5549,13 @@ static void rc_fast_reg(struct rcpair *P)
 	ok = tcq_next(&P->scq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P->a.qpn, KITE_SYND_REMOTE_ACCESS) &&
 	    c.wqe_idx == idx, "WRITE through the invalidated rkey: REMOTE_ACCESS");
+	/* The REG_MR WQE changed the tag; the allocation key still frees it. */
+	cmd_obj(KITE_CMD_DEREG_MR, (fkey & ~0xffu) | 0x42, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR of the fast-reg MR with a third tag -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEREG_MR, fkey, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the fast-reg MR by its allocation key after REG_MR retagged it");
+	cmd_obj(KITE_CMD_DEREG_MR, key, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR again by its current key -> E_OBJECT");
 }
 
 static void g_rc(void)

@@ -205,6 +205,7 @@ typedef struct KiteMR {
     uint8_t tag;
     uint8_t state;              /* KITE_MR_STATE_* */
     bool fast;                  /* created by ALLOC_MR */
+    uint8_t alloc_tag;          /* fast: the tag ALLOC_MR was given */
     uint32_t pdn;
     uint32_t uctx;
     uint32_t access;

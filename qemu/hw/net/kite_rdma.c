@@ -419,6 +419,7 @@ static void kite_cmd_alloc_mr(KiteState *s, KiteCmdCtx *c)
         .tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
         .state = KITE_MR_STATE_INVALID,
         .fast = true,
+        .alloc_tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
         .pdn = pdn,
         .uctx = uctx,
         .flags = flags,
@@ -436,8 +437,14 @@ static void kite_cmd_dereg_mr(KiteState *s, KiteCmdCtx *c)
     }
     index = FIELD_GET(KITE_KEY_INDEX, key);
     mr = &s->rdma.mr[index < KITE_MAX_MR ? index : 0];
+    /*
+     * A fast-registration MR's tag changes on the data path, where the
+     * driver cannot follow it (a flushed REG_MR leaves the old one): its
+     * allocation key frees it too.
+     */
     if (index == 0 || index >= KITE_MAX_MR || !mr->valid ||
-        mr->tag != FIELD_GET(KITE_KEY_TAG, key)) {
+        (mr->tag != FIELD_GET(KITE_KEY_TAG, key) &&
+         !(mr->fast && mr->alloc_tag == FIELD_GET(KITE_KEY_TAG, key)))) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
         return;
     }

@@ -406,9 +406,13 @@ struct kite_ib_qp {
  * @frpl: fast-registration MRs: a level-1 PTE page map_mr_sg fills
  * @max_pages: fast-registration MRs: capacity of @frpl
  * @npages: fast-registration MRs: pages mapped by the last map_mr_sg
+ * @key: the key the device gave at creation, which DEREG_MR takes (a
+ *	fast-registration MR's keys change with IB_WR_REG_MR work requests,
+ *	which may be flushed instead of executed)
  */
 struct kite_ib_mr {
 	struct ib_mr ibmr;
+	u32 key;
 	struct ib_umem *umem;
 	struct kite_ib_pbl pbl;
 	struct kite_ib_dma_page frpl;

@@ -117,6 +117,7 @@ static int kite_ib_reg_mr_cmd(struct kite_ib_dev *dev, struct kite_ib_mr *mr,
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
 		return err;
+	mr->key = cmd.result;
 	mr->ibmr.lkey = cmd.result;
 	mr->ibmr.rkey = cmd.result;
 	return 0;
@@ -245,6 +246,7 @@ struct ib_mr *kite_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
 		goto err_free_frpl;
+	mr->key = cmd.result;
 	mr->ibmr.lkey = cmd.result;
 	mr->ibmr.rkey = cmd.result;
 	return &mr->ibmr;
@@ -300,7 +302,7 @@ int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct kite_ib_mr *mr = to_kmr(ibmr);
 	int err;
 
-	err = kite_ib_cmd_destroy(dev, KITE_CMD_DEREG_MR, ibmr->lkey);
+	err = kite_ib_cmd_destroy(dev, KITE_CMD_DEREG_MR, mr->key);
 	if (err)
 		return err;
 	if (mr->frpl.va)
