@@ -109,6 +109,12 @@ kvt works
 kvt capacity
 check "rdma res: the same objects after the capacity cases" test "$(res_summary)" = "$base"
 
+# The kernel data path in the device's loopback (data compared, drain),
+# and the CQ arm rules as a kernel consumer sees them.
+kvt data
+kvt events
+check "rdma res: the same objects after the data and events cases" test "$(res_summary)" = "$base"
+
 # The device stops answering while a kernel consumer holds objects.
 kvt hang_prepare
 check "hang: the device stops completing commands (fault-cmd-hang)" fault "fault-cmd-hang true"

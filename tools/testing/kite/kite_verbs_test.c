@@ -22,6 +22,12 @@
  * works             destroy kept objects, then every verb works
  * capacity          the device's CQ, QP and PD tables hold what QUERY_DEVICE
  *                   promised (nothing leaked inside the device)
+ * data              the data path through the device's loopback: SEND,
+ *                   SEND_WITH_IMM, inline SEND, REG_MR, RDMA WRITE and
+ *                   READ, atomics, SEND_WITH_INV (data compared), a remote
+ *                   access error moving the QP to ERROR, ib_drain_qp()
+ * events            the CQ arm rules: NEXT_COMP, REPORT_MISSED_EVENTS,
+ *                   SOLICITED
  * bench N           create and destroy N CQs and N QPs, timed
  *
  * Results are TAP-like kernel log lines, "kite_verbs_test: ok - SET: NAME"
@@ -35,11 +41,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/errno.h>
 #include <linux/kite/kite_hw.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/scatterlist.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -212,8 +220,11 @@ static void kvt_res_check(struct kvt_run *r, const int *kept0)
 /* Object helpers                                                      */
 /* ------------------------------------------------------------------ */
 
+static atomic_t kvt_comp_events;
+
 static void kvt_comp(struct ib_cq *cq, void *ctx)
 {
+	atomic_inc(&kvt_comp_events);
 }
 
 static void kvt_cq_event(struct ib_event *ev, void *ctx)
@@ -1121,6 +1132,556 @@ out_pd:
 }
 
 /* ------------------------------------------------------------------ */
+/* data: the kernel data path through the device's loopback            */
+/* ------------------------------------------------------------------ */
+
+#define KVT_BUF		8192	/* two pages, page aligned (kmalloc) */
+#define KVT_MSG		5000	/* five packets at the 1024-byte path MTU */
+#define KVT_WAIT	(5 * HZ)
+
+/**
+ * struct kvt_wr - a work request whose completion a case waits for
+ * @cqe: what the request's wr_cqe points at
+ * @done: completed by kvt_wr_done()
+ * @wc: the completion
+ */
+struct kvt_wr {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+/**
+ * struct kvt_data - the objects of the data set
+ * @pd: protection domain (its local_dma_lkey covers the buffers)
+ * @cq: completion queue polled by the core in softirq context
+ * @qp: RC QP connected to itself
+ * @qp2: a second one, for the remote access error
+ * @mr: fast-registration MR over @dst
+ * @sg: @dst as a scatterlist
+ * @src: source buffer
+ * @dst: destination buffer
+ * @src_dma: @src's DMA address
+ * @wr: completions waited for (freed only after the CQ)
+ */
+struct kvt_data {
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_qp *qp2;
+	struct ib_mr *mr;
+	struct scatterlist sg;
+	u8 *src;
+	u8 *dst;
+	u64 src_dma;
+	struct kvt_wr wr[8];
+};
+
+enum { KVT_SEND, KVT_RECV, KVT_REG, KVT_EXTRA };
+
+static void kvt_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvt_wr *w = container_of(wc->wr_cqe, struct kvt_wr, cqe);
+
+	w->wc = *wc;
+	complete(&w->done);
+}
+
+static struct ib_cqe *kvt_wr_arm(struct kvt_wr *w)
+{
+	w->cqe.done = kvt_wr_done;
+	reinit_completion(&w->done);
+	memset(&w->wc, 0, sizeof(w->wc));
+	w->wc.status = -1;
+	return &w->cqe;
+}
+
+/* Wait for @w's completion: its status, or -ETIMEDOUT. */
+static int kvt_wr_wait(struct kvt_wr *w)
+{
+	if (!wait_for_completion_timeout(&w->done, KVT_WAIT))
+		return -ETIMEDOUT;
+	return w->wc.status;
+}
+
+/* Wait for @w's completion and check its status. */
+static bool kvt_wc(struct kvt_run *r, struct kvt_wr *w,
+		   enum ib_wc_status want, const char *name)
+{
+	int got = kvt_wr_wait(w);
+
+	if (kvt_result(r, got == want, "%s: %s", name, ib_wc_status_msg(want)))
+		return true;
+	pr_info("# got %s\n", got < 0 ? "no completion" : ib_wc_status_msg(got));
+	return false;
+}
+
+/* Post a receive of up to KVT_BUF bytes into @d->dst. */
+static int kvt_data_recv(struct kvt_data *d, struct ib_qp *qp,
+			 struct kvt_wr *w)
+{
+	struct ib_sge sge = {
+		.addr = sg_dma_address(&d->sg),
+		.length = KVT_BUF,
+		.lkey = d->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = kvt_wr_arm(w),
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+/*
+ * Post one signalled send-queue request of @len bytes at @d->src + @off;
+ * @rdma and @atomic are filled in for the opcodes that use them.
+ */
+static int kvt_data_send(struct kvt_data *d, struct ib_qp *qp,
+			 struct ib_send_wr *wr, u32 off, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = d->src_dma + off,
+		.length = len,
+		.lkey = d->pd->local_dma_lkey,
+	};
+
+	wr->wr_cqe = kvt_wr_arm(&d->wr[KVT_SEND]);
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	return ib_post_send(qp, wr, NULL);
+}
+
+/* A self-connected RC QP in RTS on @d->cq, or an ERR_PTR. */
+static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
+{
+	union ib_gid gid = {};
+	u8 mac[ETH_ALEN] = {};
+	struct ib_qp_init_attr ia;
+	struct ib_qp_attr a;
+	int sgid, empty, mask, err;
+	struct ib_qp *qp;
+
+	kvt_qp_attr(&ia, d->cq, IB_QPT_RC);
+	ia.cap.max_inline_data = 64;
+	qp = ib_create_qp(d->pd, &ia);
+	if (IS_ERR(qp))
+		return qp;
+	kvt_gids(r->dev, &sgid, &empty, &gid, mac);
+	mask = kvt_init_attr(&a);
+	a.qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
+	err = ib_modify_qp(qp, &a, mask);
+	if (!err)
+		err = sgid < 0 ? -ENODATA :
+		      ib_modify_qp(qp, &a, kvt_rtr_attr(qp, &a, sgid, &gid, mac));
+	if (!err) {
+		/* Connected to itself: its SQ PSN is its RQ PSN. */
+		mask = kvt_rts_attr(&a);
+		a.sq_psn = 0x123;
+		err = ib_modify_qp(qp, &a, mask);
+	}
+	if (err) {
+		ib_destroy_qp(qp);
+		return ERR_PTR(err);
+	}
+	return qp;
+}
+
+static int kvt_qp_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr ia;
+	struct ib_qp_attr a;
+	int err;
+
+	err = ib_query_qp(qp, &a, IB_QP_STATE, &ia);
+	return err ? err : a.qp_state;
+}
+
+/* SEND, SEND_WITH_IMM and an inline SEND to the QP itself. */
+static void kvt_data_send_cases(struct kvt_run *r, struct kvt_data *d)
+{
+	struct kvt_wr *rw = &d->wr[KVT_RECV], *sw = &d->wr[KVT_SEND];
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
+	int i;
+
+	for (i = 0; i < KVT_BUF; i++)
+		d->src[i] = i * 7 + 3;
+	memset(d->dst, 0, KVT_BUF);
+	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
+	kvt_expect(r, kvt_data_send(d, d->qp, &wr, 0, KVT_MSG), 0,
+		   "post_send(SEND, %d bytes)", KVT_MSG);
+	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND completes");
+	kvt_wc(r, rw, IB_WC_SUCCESS, "its RECV completes");
+	kvt_result(r, rw->wc.opcode == IB_WC_RECV && rw->wc.byte_len == KVT_MSG &&
+		   !(rw->wc.wc_flags & IB_WC_WITH_IMM) && rw->wc.qp == d->qp &&
+		   sw->wc.opcode == IB_WC_SEND,
+		   "SEND/RECV completions: opcodes, byte_len %u, QP", rw->wc.byte_len);
+	kvt_result(r, !memcmp(d->src, d->dst, KVT_MSG),
+		   "%d bytes sent arrive intact", KVT_MSG);
+
+	wr = (struct ib_send_wr){ .opcode = IB_WR_SEND_WITH_IMM,
+				  .ex.imm_data = cpu_to_be32(0x12345678) };
+	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
+	kvt_expect(r, kvt_data_send(d, d->qp, &wr, 100, 1), 0,
+		   "post_send(SEND_WITH_IMM)");
+	kvt_wc(r, rw, IB_WC_SUCCESS, "SEND_WITH_IMM arrives");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND_WITH_IMM completes");
+	kvt_result(r, (rw->wc.wc_flags & IB_WC_WITH_IMM) &&
+		   rw->wc.ex.imm_data == cpu_to_be32(0x12345678) &&
+		   rw->wc.byte_len == 1 && d->dst[0] == d->src[100],
+		   "the receiver sees the immediate (%#x) and the byte",
+		   be32_to_cpu(rw->wc.ex.imm_data));
+
+	/* Inline: the device copies from the WQE, not from memory. */
+	wr = (struct ib_send_wr){ .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_INLINE };
+	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
+	{
+		struct ib_sge sge = {
+			.addr = (uintptr_t)(d->src + 200), .length = 64,
+		};
+
+		wr.wr_cqe = kvt_wr_arm(sw);
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.send_flags |= IB_SEND_SIGNALED;
+		kvt_expect(r, ib_post_send(d->qp, &wr, NULL), 0,
+			   "post_send(SEND, 64 bytes inline)");
+	}
+	kvt_wc(r, sw, IB_WC_SUCCESS, "inline SEND completes");
+	kvt_wc(r, rw, IB_WC_SUCCESS, "inline SEND arrives");
+	kvt_result(r, rw->wc.byte_len == 64 && !memcmp(d->dst, d->src + 200, 64),
+		   "the inline bytes arrive intact");
+}
+
+/* IB_WR_REG_MR, then RDMA WRITE, READ and atomics through the MR. */
+static void kvt_data_rdma_cases(struct kvt_run *r, struct kvt_data *d)
+{
+	struct kvt_wr *sw = &d->wr[KVT_SEND], *rw = &d->wr[KVT_RECV];
+	struct ib_reg_wr reg = {
+		.wr.opcode = IB_WR_REG_MR,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_atomic_wr at = {};
+	struct ib_rdma_wr rdma = {};
+	struct ib_send_wr inv = {};
+	u64 *remote, *local;
+
+	d->mr = ib_alloc_mr(d->pd, IB_MR_TYPE_MEM_REG, KVT_BUF / PAGE_SIZE);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->mr), 0, "alloc_mr")) {
+		d->mr = NULL;
+		return;
+	}
+	kvt_result(r, ib_map_mr_sg(d->mr, &d->sg, 1, NULL, PAGE_SIZE) == 1,
+		   "map_mr_sg(two pages)");
+	ib_update_fast_reg_key(d->mr, ib_inc_rkey(d->mr->rkey));
+	reg.mr = d->mr;
+	reg.key = d->mr->rkey;
+	reg.wr.wr_cqe = kvt_wr_arm(sw);
+	kvt_expect(r, ib_post_send(d->qp, &reg.wr, NULL), 0, "post_send(REG_MR)");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "REG_MR completes");
+	kvt_result(r, sw->wc.opcode == IB_WC_REG_MR, "REG_MR completion opcode");
+
+	memset(d->dst, 0, KVT_BUF);
+	rdma.wr.opcode = IB_WR_RDMA_WRITE;
+	rdma.remote_addr = d->mr->iova + 1000;
+	rdma.rkey = d->mr->rkey;
+	kvt_expect(r, kvt_data_send(d, d->qp, &rdma.wr, 0, KVT_MSG), 0,
+		   "post_send(RDMA_WRITE, %d bytes)", KVT_MSG);
+	kvt_wc(r, sw, IB_WC_SUCCESS, "RDMA_WRITE completes");
+	kvt_result(r, sw->wc.opcode == IB_WC_RDMA_WRITE &&
+		   !memcmp(d->dst + 1000, d->src, KVT_MSG) && !d->dst[999],
+		   "RDMA_WRITE: the bytes land at the MR offset, nothing before");
+
+	memset(d->src + 4096, 0, 4096);
+	rdma = (struct ib_rdma_wr){ .wr.opcode = IB_WR_RDMA_READ,
+				    .remote_addr = d->mr->iova + 1500,
+				    .rkey = d->mr->rkey };
+	kvt_expect(r, kvt_data_send(d, d->qp, &rdma.wr, 4096, 3000), 0,
+		   "post_send(RDMA_READ, 3000 bytes)");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "RDMA_READ completes");
+	kvt_result(r, sw->wc.opcode == IB_WC_RDMA_READ &&
+		   !memcmp(d->src + 4096, d->dst + 1500, 3000),
+		   "RDMA_READ: the remote bytes arrive");
+
+	remote = (u64 *)(d->dst + 4096);
+	local = (u64 *)d->src;
+	*remote = 40;
+	at = (struct ib_atomic_wr){ .wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+				    .remote_addr = d->mr->iova + 4096,
+				    .compare_add = 2, .rkey = d->mr->rkey };
+	kvt_expect(r, kvt_data_send(d, d->qp, &at.wr, 0, 8), 0,
+		   "post_send(ATOMIC_FETCH_AND_ADD)");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "FETCH_AND_ADD completes");
+	kvt_result(r, *local == 40 && *remote == 42,
+		   "FETCH_AND_ADD: original %llu returned, %llu in memory",
+		   *local, *remote);
+	at = (struct ib_atomic_wr){ .wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP,
+				    .remote_addr = d->mr->iova + 4096,
+				    .compare_add = 42, .swap = 7,
+				    .rkey = d->mr->rkey };
+	kvt_expect(r, kvt_data_send(d, d->qp, &at.wr, 0, 8), 0,
+		   "post_send(ATOMIC_CMP_AND_SWP)");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "CMP_AND_SWP completes");
+	kvt_result(r, *local == 42 && *remote == 7,
+		   "CMP_AND_SWP: original %llu returned, %llu swapped in",
+		   *local, *remote);
+
+	/* SEND_WITH_INV: the receiver's MR is invalidated on arrival. */
+	inv = (struct ib_send_wr){ .opcode = IB_WR_SEND_WITH_INV,
+				   .ex.invalidate_rkey = d->mr->rkey };
+	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
+	kvt_expect(r, kvt_data_send(d, d->qp, &inv, 0, 16), 0,
+		   "post_send(SEND_WITH_INV)");
+	kvt_wc(r, rw, IB_WC_SUCCESS, "SEND_WITH_INV arrives");
+	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND_WITH_INV completes");
+	kvt_result(r, (rw->wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+		   rw->wc.ex.invalidate_rkey == d->mr->rkey,
+		   "the receiver sees the invalidated rkey %#x",
+		   rw->wc.ex.invalidate_rkey);
+}
+
+/*
+ * The invalidated rkey is refused by the responder: the requester's WRITE
+ * completes with a remote access error and its QP goes to ERROR, where a
+ * posted receive completes flushed.
+ */
+static void kvt_data_error_cases(struct kvt_run *r, struct kvt_data *d)
+{
+	struct kvt_wr *sw = &d->wr[KVT_SEND], *rw = &d->wr[KVT_RECV];
+	struct ib_rdma_wr rdma = { .wr.opcode = IB_WR_RDMA_WRITE };
+
+	if (!d->mr)
+		return;
+	d->qp2 = kvt_data_qp(r, d);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->qp2), 0, "second RC QP in RTS")) {
+		d->qp2 = NULL;
+		return;
+	}
+	rdma.remote_addr = d->mr->iova;
+	rdma.rkey = d->mr->rkey;
+	kvt_expect(r, kvt_data_send(d, d->qp2, &rdma.wr, 0, 64), 0,
+		   "post_send(RDMA_WRITE to the invalidated rkey)");
+	kvt_wc(r, sw, IB_WC_REM_ACCESS_ERR, "the WRITE completes with a remote access error");
+	kvt_result(r, kvt_qp_state(d->qp2) == IB_QPS_ERR, "the QP is in ERROR");
+	kvt_expect(r, kvt_data_recv(d, d->qp2, rw), 0, "post_recv in ERROR");
+	kvt_wc(r, rw, IB_WC_WR_FLUSH_ERR, "a receive posted in ERROR completes flushed");
+}
+
+/*
+ * ib_drain_qp() on a QP with receives outstanding: the core moves it to
+ * ERROR and waits for its marker requests; everything completes flushed.
+ */
+static void kvt_data_drain(struct kvt_run *r, struct kvt_data *d)
+{
+	int i, flushed = 0;
+
+	for (i = KVT_EXTRA; i < ARRAY_SIZE(d->wr); i++)
+		kvt_expect(r, kvt_data_recv(d, d->qp, &d->wr[i]), 0,
+			   "post_recv %d", i);
+	ib_drain_qp(d->qp);
+	for (i = KVT_EXTRA; i < ARRAY_SIZE(d->wr); i++)
+		flushed += kvt_wr_wait(&d->wr[i]) == IB_WC_WR_FLUSH_ERR;
+	kvt_result(r, flushed == ARRAY_SIZE(d->wr) - KVT_EXTRA,
+		   "ib_drain_qp returns; the %d outstanding receives completed flushed",
+		   flushed);
+	kvt_result(r, kvt_qp_state(d->qp) == IB_QPS_ERR,
+		   "the drained QP is in ERROR");
+}
+
+static void kvt_run_data(struct kvt_run *r)
+{
+	struct ib_device *dev = r->dev;
+	struct kvt_data *d;
+	int i;
+
+	kvt_destroy_kept(r);
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return;
+	for (i = 0; i < ARRAY_SIZE(d->wr); i++)
+		init_completion(&d->wr[i].done);
+	d->src = kzalloc(KVT_BUF, GFP_KERNEL);
+	d->dst = kzalloc(KVT_BUF, GFP_KERNEL);
+	if (!d->src || !d->dst)
+		goto out_free;
+	d->pd = ib_alloc_pd(dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->pd), 0, "alloc_pd"))
+		goto out_free;
+	d->src_dma = ib_dma_map_single(dev, d->src, KVT_BUF, DMA_BIDIRECTIONAL);
+	if (!kvt_result(r, !ib_dma_mapping_error(dev, d->src_dma), "map source"))
+		goto out_pd;
+	sg_init_one(&d->sg, d->dst, KVT_BUF);
+	if (!kvt_result(r, ib_dma_map_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL) == 1,
+			"map destination"))
+		goto out_src;
+	d->cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_SOFTIRQ);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->cq), 0, "alloc_cq(IB_POLL_SOFTIRQ)"))
+		goto out_dst;
+	d->qp = kvt_data_qp(r, d);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->qp), 0, "RC QP connected to itself in RTS"))
+		goto out_cq;
+
+	kvt_data_send_cases(r, d);
+	kvt_data_rdma_cases(r, d);
+	kvt_data_error_cases(r, d);
+	kvt_data_drain(r, d);
+
+	if (d->qp2)
+		kvt_expect(r, ib_destroy_qp(d->qp2), 0, "destroy the second QP");
+	kvt_expect(r, ib_destroy_qp(d->qp), 0, "destroy_qp");
+	if (d->mr)
+		kvt_expect(r, ib_dereg_mr(d->mr), 0, "dereg_mr");
+out_cq:
+	ib_free_cq(d->cq);
+out_dst:
+	ib_dma_unmap_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL);
+out_src:
+	ib_dma_unmap_single(dev, d->src_dma, KVT_BUF, DMA_BIDIRECTIONAL);
+out_pd:
+	ib_dealloc_pd(d->pd);
+out_free:
+	kfree(d->dst);
+	kfree(d->src);
+	kfree(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* events: the arm rules seen from a kernel consumer                   */
+/* ------------------------------------------------------------------ */
+
+/* Completion events until @n arrived, or false after KVT_WAIT. */
+static bool kvt_events_reach(int n)
+{
+	unsigned long end = jiffies + KVT_WAIT;
+
+	while (atomic_read(&kvt_comp_events) < n) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(2000, 5000);
+	}
+	return true;
+}
+
+/* Poll @cq until @n completions arrived or KVT_WAIT passed; how many. */
+static int kvt_poll_n(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + KVT_WAIT;
+	int got = 0, ret;
+
+	while (got < n && !time_after(jiffies, end)) {
+		ret = ib_poll_cq(cq, n - got, wc + got);
+		if (ret < 0)
+			return ret;
+		got += ret;
+		if (got < n)
+			usleep_range(2000, 5000);
+	}
+	return got;
+}
+
+/* A SEND of one byte to the QP itself, with a receive for it. */
+static int kvt_send_self(struct ib_qp *qp, u32 lkey, u64 addr, int flags)
+{
+	struct ib_sge sge = { .addr = addr, .length = 1, .lkey = lkey };
+	struct ib_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.wr_id = 2,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = flags,
+	};
+
+	return ib_post_recv(qp, &rwr, NULL) ?: ib_post_send(qp, &swr, NULL);
+}
+
+static void kvt_run_events(struct kvt_run *r)
+{
+	struct ib_device *dev = r->dev;
+	struct ib_wc wc[4];
+	struct kvt_data *d;
+	u64 dma;
+	u8 *buf;
+	int n;
+
+	kvt_destroy_kept(r);
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	buf = kzalloc(64, GFP_KERNEL);
+	if (!d || !buf)
+		goto out_free;
+	d->pd = ib_alloc_pd(dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->pd), 0, "alloc_pd"))
+		goto out_free;
+	dma = ib_dma_map_single(dev, buf, 64, DMA_BIDIRECTIONAL);
+	if (!kvt_result(r, !ib_dma_mapping_error(dev, dma), "map buffer"))
+		goto out_pd;
+	if (!kvt_expect(r, kvt_cq(r, 64, 0, &d->cq), 0, "create_cq"))
+		goto out_buf;
+	d->qp = kvt_data_qp(r, d);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->qp), 0, "RC QP connected to itself in RTS"))
+		goto out_cq;
+
+	atomic_set(&kvt_comp_events, 0);
+	kvt_expect(r, ib_req_notify_cq(d->cq, IB_CQ_NEXT_COMP), 0,
+		   "req_notify_cq(NEXT_COMP) on an empty CQ");
+	kvt_expect(r, kvt_send_self(d->qp, d->pd->local_dma_lkey, dma,
+				    IB_SEND_SIGNALED), 0, "post a SEND and its RECV");
+	kvt_result(r, kvt_events_reach(1),
+		   "the armed CQ's completion reaches the handler (EQE, MSI-X, tasklet)");
+	n = kvt_poll_n(d->cq, 2, wc);
+	kvt_result(r, n == 2 && !wc[0].status && !wc[1].status,
+		   "poll_cq: both completions (%d)", n);
+	kvt_expect(r, ib_req_notify_cq(d->cq, IB_CQ_NEXT_COMP |
+				       IB_CQ_REPORT_MISSED_EVENTS), 0,
+		   "req_notify_cq(REPORT_MISSED_EVENTS) on an empty CQ: 0");
+
+	kvt_expect(r, kvt_send_self(d->qp, d->pd->local_dma_lkey, dma,
+				    IB_SEND_SIGNALED), 0, "post a SEND and its RECV");
+	kvt_result(r, kvt_events_reach(2), "the re-armed CQ raises one more event");
+	kvt_result(r, ib_req_notify_cq(d->cq, IB_CQ_NEXT_COMP |
+				       IB_CQ_REPORT_MISSED_EVENTS) > 0,
+		   "req_notify_cq(REPORT_MISSED_EVENTS) with completions waiting: > 0");
+	n = kvt_poll_n(d->cq, 2, wc);
+	kvt_result(r, n == 2, "poll_cq: both completions (%d)", n);
+	/* The arm just made may have fired for the second of them. */
+	msleep(50);
+	atomic_set(&kvt_comp_events, 0);
+
+	/* Solicited: only a solicited (or error) completion raises it. */
+	kvt_expect(r, ib_req_notify_cq(d->cq, IB_CQ_SOLICITED), 0,
+		   "req_notify_cq(SOLICITED)");
+	kvt_expect(r, kvt_send_self(d->qp, d->pd->local_dma_lkey, dma,
+				    IB_SEND_SIGNALED), 0,
+		   "post an unsolicited SEND and its RECV");
+	n = kvt_poll_n(d->cq, 2, wc);
+	msleep(100);
+	kvt_result(r, n == 2 && !atomic_read(&kvt_comp_events),
+		   "unsolicited completions (%d) raise no event", n);
+	kvt_expect(r, kvt_send_self(d->qp, d->pd->local_dma_lkey, dma,
+				    IB_SEND_SIGNALED | IB_SEND_SOLICITED), 0,
+		   "post a solicited SEND and its RECV");
+	kvt_result(r, kvt_events_reach(1), "the solicited completion raises the event");
+	n = kvt_poll_n(d->cq, 2, wc);
+	kvt_result(r, n == 2, "poll_cq: both completions (%d)", n);
+
+	kvt_expect(r, ib_destroy_qp(d->qp), 0, "destroy_qp");
+out_cq:
+	kvt_expect(r, ib_destroy_cq_user(d->cq, NULL), 0, "destroy_cq");
+out_buf:
+	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
+out_pd:
+	ib_dealloc_pd(d->pd);
+out_free:
+	kfree(buf);
+	kfree(d);
+}
+
+/* ------------------------------------------------------------------ */
 /* capacity and bench                                                  */
 /* ------------------------------------------------------------------ */
 
@@ -1292,7 +1853,8 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 	if (strcmp(set, "bad") && strcmp(set, "fault") &&
 	    strcmp(set, "hang_prepare") && strcmp(set, "hang") &&
 	    strcmp(set, "works") && strcmp(set, "capacity") &&
-	    strcmp(set, "bench"))
+	    strcmp(set, "bench") && strcmp(set, "data") &&
+	    strcmp(set, "events"))
 		return -EINVAL;
 	if (!strcmp(set, "fault") && n != 3)
 		return -EINVAL;
@@ -1320,6 +1882,10 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 		kvt_run_works(&r);
 	else if (!strcmp(set, "capacity"))
 		kvt_run_capacity(&r);
+	else if (!strcmp(set, "data"))
+		kvt_run_data(&r);
+	else if (!strcmp(set, "events"))
+		kvt_run_events(&r);
 	else
 		kvt_run_bench(&r, a);
 	kvt_res_check(&r, kept0);
@@ -1333,7 +1899,7 @@ static const struct kernel_param_ops kvt_run_ops = {
 	.set = kvt_run_set,
 };
 module_param_cb(run, &kvt_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "Write a case set to run it: bad, fault OP STATUS, hang_prepare, hang TIMEOUT_MS, works, capacity, bench N");
+MODULE_PARM_DESC(run, "Write a case set to run it: bad, fault OP STATUS, hang_prepare, hang TIMEOUT_MS, works, capacity, data, events, bench N");
 
 /* ------------------------------------------------------------------ */
 /* The ib_client                                                       */
