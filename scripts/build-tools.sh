@@ -21,4 +21,12 @@ for prog in kite_uverbs_test kite_mr_bench kite_dp_bench; do
 			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -libverbs
 	fi
 done
+# Programs that connect through librdmacm.
+for prog in kite_rc_stream; do
+	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ]; then
+		gcc -O2 -g -Wall -Wextra -Werror \
+			-I"$RC/include" -o "$OUT/$prog" "$SRC/$prog.c" \
+			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -lrdmacm -libverbs
+	fi
+done
 echo "$OUT"

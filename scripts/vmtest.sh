@@ -13,6 +13,10 @@
 #          between the two: ibv_ud_pingpong over Kite<->Kite and over
 #          Kite<->rdma_rxe (soft-RoCE on the virtio-net VM), data checked,
 #          and rdma_cm (udaddy); the wire's capture is checked (ICRC, tshark)
+#   link   two Kite VMs: the wire is cut (set_link off) under an RC
+#          write stream and under NVMe over RDMA I/O: retry-exceeded
+#          completions, QPs in ERROR, new connections after set_link on,
+#          data intact
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
 #   nvme   one Kite VM: NVMe over RDMA (nvmet-rdma target on null_blk,
@@ -72,16 +76,17 @@ group_wire() {
 	vm_outcome peer "$b" wire
 }
 
-# two_vms GROUP NIC_A NIC_B: VM a sends to VM b over one wire.
+# two_vms GROUP NIC_A NIC_B [SCRIPT]: VM a sends to VM b over one wire; both
+# run SCRIPT (default test-eth.sh) from scripts/guest.
 two_vms() {
-	local group=$1 a=0 b=0 p1 p2
+	local group=$1 a=0 b=0 p1 p2 script=$KITE_ROOT/scripts/guest/${4:-test-eth.sh}
 	p1=$((20000 + RANDOM % 20000))
 	p2=$((p1 + 1))
-	vm_start "$group-a" "$VMLOGS/$group-a" "$KITE_ROOT/scripts/guest/test-eth.sh" \
+	vm_start "$group-a" "$VMLOGS/$group-a" "$script" \
 		"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
 		--env KITE_PEER_NIC="$3" \
 		--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
-	vm_start "$group-b" "$VMLOGS/$group-b" "$KITE_ROOT/scripts/guest/test-eth.sh" \
+	vm_start "$group-b" "$VMLOGS/$group-b" "$script" \
 		"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
 		--env KITE_PEER_NIC="$2" \
 		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
@@ -123,6 +128,10 @@ group_eth() {
 	wire_check eth-mixed-rev eth-mixed-rev-b
 }
 
+group_link() {
+	two_vms link kite kite test-link.sh
+}
+
 group_ethops() {
 	local st=0 p
 	p=$((20000 + RANDOM % 20000))
@@ -153,7 +162,7 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
-KITE_VM_GROUPS=(bind wire eth ethops rdma verbs nvme)
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme)
 
 vmtest_run() {
 	local g
