@@ -135,6 +135,23 @@ typedef struct KiteWQ {
 
 /* RC transport state of a QP (kite_rc.c); zero in RESET. */
 #define KITE_RC_RDQ             16      /* max_dest_rd_atomic limit */
+#define KITE_RC_RSPQ            (2 * KITE_RC_RDQ + 1)
+
+/* A response the responder owes, sent in order by the engine. */
+#define KITE_RC_RSP_ACK         0       /* ACK or NAK */
+#define KITE_RC_RSP_READ        1
+#define KITE_RC_RSP_ATOMIC      2
+
+typedef struct KiteRcResp {
+    uint8_t kind;               /* KITE_RC_RSP_* */
+    uint8_t synd;               /* ACK: AETH syndrome */
+    uint32_t psn;               /* READ: PSN of the first response */
+    uint32_t msn;
+    uint32_t key;               /* READ */
+    uint32_t len;               /* READ */
+    uint64_t val;               /* READ: address; atomic: original value */
+} KiteRcResp;
+
 typedef struct KiteRcState {
     /* Requester: one message (the WQE at sq.ci) in flight at a time. */
     bool busy;
@@ -163,16 +180,12 @@ typedef struct KiteRcState {
     uint32_t wr_key;
     uint32_t wr_len;
     uint32_t wr_off;
-    /* READ requests answered by the engine bottom half, in order. */
-    struct {
-        uint64_t va;
-        uint32_t key;
-        uint32_t len;
-        uint32_t psn;           /* PSN of the first response packet */
-    } rdq[KITE_RC_RDQ];
-    uint8_t rdq_head;
-    uint8_t rdq_n;
-    uint32_t rd_pkt;            /* next response packet of the head */
+    /* Responses (ACKs, READ responses, atomic ACKs) in PSN order. */
+    KiteRcResp rsp[KITE_RC_RSPQ];
+    uint8_t rsp_head;
+    uint8_t rsp_n;
+    uint8_t rsp_rd;             /* READ and atomic entries */
+    uint32_t rd_pkt;            /* next response packet of a READ head */
     /* The last atomic executed, replayed for a duplicate. */
     bool at_valid;
     uint32_t at_psn;

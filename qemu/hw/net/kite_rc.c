@@ -18,10 +18,13 @@
  * own RETH) or replayed from the one-entry atomic result cache. A SEND
  * or WRITE_IMM without an RQ WQE gets an RNR NAK carrying
  * min_rnr_timer. Key, PD, access, bounds and opcode-sequence violations
- * get a NAK (remote access error, invalid request) and move the
- * responder QP to ERR. Every request with AckReq is acknowledged. READ
- * requests are queued (up to KITE_RC_RDQ) and their responses generated
- * by the engine bottom half, within its budget.
+ * get a NAK (remote access error, invalid request) at once and move the
+ * responder QP to ERR. Every other response goes through a queue sent in
+ * order by the engine bottom half, within its budget: READ responses
+ * (up to KITE_RC_RDQ READ and atomic requests waiting), atomic ACKs,
+ * and ACKs and NAKs. Every request with AckReq is acknowledged, but
+ * ACKs are coalesced: an ACK waiting at the tail of the queue is
+ * replaced by a later one, which acknowledges both.
  *
  * Copyright (c) 2026 Kite
  *
@@ -879,9 +882,9 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 /* Responder                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Send an ACK, NAK or atomic ACK with @aeth_synd for @psn. */
+/* Send an ACK, NAK or atomic ACK with @aeth_synd and @msn for @psn. */
 static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
-                             uint32_t psn, uint8_t aeth_synd,
+                             uint32_t psn, uint8_t aeth_synd, uint32_t msn,
                              const uint64_t *orig)
 {
     static const uint8_t none[1];
@@ -893,7 +896,7 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     t.opcode = orig ? RC_ATOMIC_ACK : RC_ACK;
     t.psn = psn & KITE_PSN_MASK;
-    stl_be_p(t.ext, (uint32_t)aeth_synd << 24 | (qp->rc.msn & KITE_PSN_MASK));
+    stl_be_p(t.ext, (uint32_t)aeth_synd << 24 | (msn & KITE_PSN_MASK));
     t.ext_len = RC_AETH_LEN;
     if (orig) {
         stq_be_p(t.ext + RC_AETH_LEN, *orig);
@@ -901,6 +904,54 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     flen = kite_roce_build(s->rdma.rc_frame, &t, none, 0);
     kite_engine_xmit(s, s->rdma.rc_frame, flen);
+}
+
+/*
+ * A new entry at the tail of the response queue. It has room: at most
+ * KITE_RC_RDQ READ and atomic entries, and at most one ACK entry before
+ * each of them and at the tail.
+ */
+static KiteRcResp *kite_rc_rsp_add(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcResp *r;
+
+    assert(rc->rsp_n < KITE_RC_RSPQ);
+    r = &rc->rsp[(rc->rsp_head + rc->rsp_n) % KITE_RC_RSPQ];
+    memset(r, 0, sizeof(*r));
+    rc->rsp_n++;
+    return r;
+}
+
+/*
+ * Acknowledge (or NAK, @aeth_synd) @psn, after the READ and atomic
+ * responses already owed. ACKs are coalesced: one waiting at the tail of
+ * the queue is replaced by this one (which acknowledges at least as
+ * much), unless it is a NAK for this PSN or a later one.
+ */
+static void kite_rc_queue_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              uint32_t psn, uint8_t aeth_synd)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcResp *r = NULL;
+
+    if (rc->rsp_n) {
+        r = &rc->rsp[(rc->rsp_head + rc->rsp_n - 1) % KITE_RC_RSPQ];
+        if (r->kind != KITE_RC_RSP_ACK) {
+            r = NULL;
+        } else if (r->synd != RC_AETH_ACK &&
+                   kite_psn_diff(psn, r->psn) <= 0) {
+            return;
+        }
+    }
+    if (!r) {
+        r = kite_rc_rsp_add(qp);
+    }
+    r->kind = KITE_RC_RSP_ACK;
+    r->synd = aeth_synd;
+    r->psn = psn & KITE_PSN_MASK;
+    r->msn = rc->msn;
+    kite_engine_kick(s, qpn, false, true);
 }
 
 /*
@@ -914,13 +965,14 @@ static void kite_rc_resp_fatal(KiteState *s, uint32_t qpn, KiteQP *qp,
     KiteRcState *rc = &qp->rc;
 
     kite_guest_error(s, "RC QP %u responder error: %s", qpn, why);
-    kite_rc_send_ack(s, qpn, qp, psn, RC_AETH_NAK | nak, NULL);
+    /* At once: the responses still owed are never sent. */
+    rc->rsp_n = rc->rsp_rd = 0;
+    kite_rc_send_ack(s, qpn, qp, psn, RC_AETH_NAK | nak, rc->msn, NULL);
     if (rc->in_send && qp->rq.ci != qp->rq.pi) {
         kite_resp_err_cqe(s, qpn, qp, qp->rq.ci, synd);
         qp->rq.ci++;
     }
     rc->in_send = rc->in_write = false;
-    rc->rdq_n = 0;
     kite_async_event(s, nak == RC_NAK_REM_ACCESS ? KITE_EQE_QP_ACCESS_ERR :
                                                    KITE_EQE_QP_REQ_ERR,
                      qpn, 0);
@@ -963,6 +1015,7 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
     uint64_t va = ldq_be_p(p->ext);
     uint32_t key = ldl_be_p(p->ext + 8), len = ldl_be_p(p->ext + 12);
     uint32_t mtu = kite_rc_mtu(s, qp);
+    KiteRcResp *r;
 
     if (p->len || len > KITE_RC_MAX_MSG) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
@@ -977,10 +1030,9 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (dup) {
         unsigned i;
 
-        for (i = 0; i < rc->rdq_n; i++) {
-            unsigned k = (rc->rdq_head + i) % KITE_RC_RDQ;
-
-            if (rc->rdq[k].psn == p->psn) {
+        for (i = 0; i < rc->rsp_n; i++) {
+            r = &rc->rsp[(rc->rsp_head + i) % KITE_RC_RSPQ];
+            if (r->kind == KITE_RC_RSP_READ && r->psn == p->psn) {
                 /* Still queued; the one being answered starts over. */
                 if (i == 0) {
                     rc->rd_pkt = 0;
@@ -989,27 +1041,40 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
             }
         }
     }
-    if (rc->rdq_n == KITE_RC_RDQ) {
+    if (rc->rsp_rd == KITE_RC_RDQ) {
         /* The requester exceeded max_dest_rd_atomic: it retries. */
         kite_rx_drop(s, "READ request with the READ queue full");
         return;
     }
-    {
-        unsigned k = (rc->rdq_head + rc->rdq_n) % KITE_RC_RDQ;
-
-        rc->rdq[k].va = va;
-        rc->rdq[k].key = key;
-        rc->rdq[k].len = len;
-        rc->rdq[k].psn = p->psn;
-        if (!rc->rdq_n) {
-            rc->rd_pkt = 0;
-        }
-        rc->rdq_n++;
+    if (!rc->rsp_n) {
+        rc->rd_pkt = 0;
     }
+    r = kite_rc_rsp_add(qp);
+    r->kind = KITE_RC_RSP_READ;
+    r->val = va;
+    r->key = key;
+    r->len = len;
+    r->psn = p->psn;
+    rc->rsp_rd++;
     if (!dup) {
         rc->epsn = (rc->epsn + MAX(1, DIV_ROUND_UP(len, mtu))) & KITE_PSN_MASK;
         rc->msn++;
     }
+    r->msn = rc->msn;
+    kite_engine_kick(s, qpn, false, true);
+}
+
+/* Queue the atomic ACK for @psn with the original value @orig. */
+static void kite_rc_queue_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 uint32_t psn, uint64_t orig)
+{
+    KiteRcResp *r = kite_rc_rsp_add(qp);
+
+    r->kind = KITE_RC_RSP_ATOMIC;
+    r->psn = psn;
+    r->msn = qp->rc.msn;
+    r->val = orig;
+    qp->rc.rsp_rd++;
     kite_engine_kick(s, qpn, false, true);
 }
 
@@ -1026,6 +1091,11 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (p->len || (va & 7)) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
                            "malformed or unaligned atomic");
+        return;
+    }
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        /* The requester exceeded max_dest_rd_atomic: it retries. */
+        kite_rx_drop(s, "atomic with the READ queue full");
         return;
     }
     mr = kite_rc_rkey(s, qp, key, va, 8, KITE_ACCESS_REMOTE_ATOMIC);
@@ -1057,7 +1127,7 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
     rc->at_orig = orig;
     rc->epsn = (rc->epsn + 1) & KITE_PSN_MASK;
     rc->msn++;
-    kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, &orig);
+    kite_rc_queue_atomic(s, qpn, qp, p->psn, orig);
 }
 
 /* A duplicate request (PSN before the expected one). */
@@ -1072,15 +1142,17 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
-        if (rc->at_valid && rc->at_psn == p->psn) {
-            kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, &rc->at_orig);
-        } else {
+        if (!rc->at_valid || rc->at_psn != p->psn) {
             kite_rx_drop(s, "duplicate atomic not in the result cache");
+        } else if (rc->rsp_rd == KITE_RC_RDQ) {
+            kite_rx_drop(s, "duplicate atomic with the READ queue full");
+        } else {
+            kite_rc_queue_atomic(s, qpn, qp, p->psn, rc->at_orig);
         }
         return;
     default:
         if (p->ackreq) {
-            kite_rc_send_ack(s, qpn, qp, rc->epsn - 1, RC_AETH_ACK, NULL);
+            kite_rc_queue_ack(s, qpn, qp, rc->epsn - 1, RC_AETH_ACK);
         }
         return;
     }
@@ -1114,9 +1186,8 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     if (first) {
         if (qp->rq.ci == qp->rq.pi) {
-            kite_rc_send_ack(s, qpn, qp, p->psn,
-                             RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f),
-                             NULL);
+            kite_rc_queue_ack(s, qpn, qp, p->psn,
+                              RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
             return;
         }
         rc->in_send = true;
@@ -1168,7 +1239,7 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_engine_cqe(s, qp->recv_cqn, &cqe, cqe_op);
     }
     if (p->ackreq) {
-        kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn, RC_AETH_ACK);
     }
 }
 
@@ -1190,8 +1261,8 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     if (imm && qp->rq.ci == qp->rq.pi) {
-        kite_rc_send_ack(s, qpn, qp, p->psn,
-                         RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f), NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn,
+                          RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
         return;
     }
     if (first) {
@@ -1256,7 +1327,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
     }
     if (p->ackreq) {
-        kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn, RC_AETH_ACK);
     }
 }
 
@@ -1281,8 +1352,8 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         /* A gap: one sequence NAK until the expected PSN arrives. */
         if (!rc->nak_sent) {
             rc->nak_sent = true;
-            kite_rc_send_ack(s, qpn, qp, rc->epsn,
-                             RC_AETH_NAK | RC_NAK_PSN_SEQ, NULL);
+            kite_rc_queue_ack(s, qpn, qp, rc->epsn,
+                              RC_AETH_NAK | RC_NAK_PSN_SEQ);
         }
         kite_rx_drop(s, "RC PSN ahead of the expected PSN");
         return;
@@ -1350,69 +1421,87 @@ void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 }
 
-/* READ responses, at most @budget packets. */
-bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
+/* Send one READ response packet for the READ at the head of the queue. */
+static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     static uint8_t payload[4096];
     KiteRcState *rc = &qp->rc;
+    KiteRcResp *r = &rc->rsp[rc->rsp_head];
+    uint32_t mtu = kite_rc_mtu(s, qp);
+    uint32_t n = MAX(1, DIV_ROUND_UP(r->len, mtu)), k = rc->rd_pkt;
+    uint64_t off = (uint64_t)k * mtu;
+    uint32_t len = k < n ? MIN(mtu, r->len - off) : 0;
+    KiteRoceTx t;
+    KiteMR *mr;
+    size_t flen;
 
-    while (qp->valid && rc->rdq_n &&
+    if (len) {
+        mr = kite_rc_rkey(s, qp, r->key, r->val + off, len,
+                          KITE_ACCESS_REMOTE_READ);
+        if (!mr || !kite_mr_rw(s, mr, r->val + off, payload, len, false)) {
+            kite_rc_resp_fatal(s, qpn, qp, r->psn + k,
+                               mr ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
+                               "READ response source");
+            return;
+        }
+    }
+    if (!kite_rc_tx_init(s, qpn, qp, &t)) {
+        rc->rsp_n = rc->rsp_rd = 0;
+        return;
+    }
+    t.psn = (r->psn + k) & KITE_PSN_MASK;
+    if (n == 1) {
+        t.opcode = RC_READ_RESP_ONLY;
+    } else if (k == 0) {
+        t.opcode = RC_READ_RESP_FIRST;
+    } else if (k + 1 >= n) {
+        t.opcode = RC_READ_RESP_LAST;
+    } else {
+        t.opcode = RC_READ_RESP_MIDDLE;
+    }
+    if (t.opcode != RC_READ_RESP_MIDDLE) {
+        stl_be_p(t.ext, (uint32_t)RC_AETH_ACK << 24 |
+                 (r->msn & KITE_PSN_MASK));
+        t.ext_len = RC_AETH_LEN;
+    }
+    rc->rd_pkt++;
+    if (rc->rd_pkt >= n) {
+        rc->rsp_head = (rc->rsp_head + 1) % KITE_RC_RSPQ;
+        rc->rsp_n--;
+        rc->rsp_rd--;
+        rc->rd_pkt = 0;
+    }
+    flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
+    kite_engine_xmit(s, s->rdma.rc_frame, flen);
+}
+
+/* The responses owed, in order: at most @budget packets. */
+bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
+{
+    KiteRcState *rc = &qp->rc;
+
+    while (qp->valid && rc->rsp_n &&
            (qp->state == KITE_QPS_RTR || qp->state == KITE_QPS_RTS ||
             qp->state == KITE_QPS_SQD)) {
-        uint32_t mtu = kite_rc_mtu(s, qp);
-        uint64_t rd_va = rc->rdq[rc->rdq_head].va;
-        uint32_t rd_key = rc->rdq[rc->rdq_head].key;
-        uint32_t rd_len = rc->rdq[rc->rdq_head].len;
-        uint32_t rd_psn = rc->rdq[rc->rdq_head].psn;
-        uint32_t n = MAX(1, DIV_ROUND_UP(rd_len, mtu)), k = rc->rd_pkt;
-        uint64_t off = (uint64_t)k * mtu;
-        uint32_t len = MIN(mtu, rd_len - off);
-        KiteRoceTx t;
-        KiteMR *mr;
-        size_t flen;
+        KiteRcResp r = rc->rsp[rc->rsp_head];
 
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             return false;
         }
         (*budget)--;
-        if (len) {
-            mr = kite_rc_rkey(s, qp, rd_key, rd_va + off, len,
-                              KITE_ACCESS_REMOTE_READ);
-            if (!mr || !kite_mr_rw(s, mr, rd_va + off, payload, len,
-                                   false)) {
-                kite_rc_resp_fatal(s, qpn, qp, rd_psn + k,
-                                   mr ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
-                                   "READ response source");
-                return true;
-            }
+        if (r.kind == KITE_RC_RSP_READ) {
+            kite_rc_read_resp(s, qpn, qp);
+            continue;
         }
-        if (!kite_rc_tx_init(s, qpn, qp, &t)) {
-            rc->rdq_n = 0;
-            return true;
-        }
-        t.psn = (rd_psn + k) & KITE_PSN_MASK;
-        if (n == 1) {
-            t.opcode = RC_READ_RESP_ONLY;
-        } else if (k == 0) {
-            t.opcode = RC_READ_RESP_FIRST;
-        } else if (k + 1 == n) {
-            t.opcode = RC_READ_RESP_LAST;
+        /* Dequeued first: over loopback the answer may queue more. */
+        rc->rsp_head = (rc->rsp_head + 1) % KITE_RC_RSPQ;
+        rc->rsp_n--;
+        if (r.kind == KITE_RC_RSP_ATOMIC) {
+            rc->rsp_rd--;
+            kite_rc_send_ack(s, qpn, qp, r.psn, RC_AETH_ACK, r.msn, &r.val);
         } else {
-            t.opcode = RC_READ_RESP_MIDDLE;
+            kite_rc_send_ack(s, qpn, qp, r.psn, r.synd, r.msn, NULL);
         }
-        if (t.opcode != RC_READ_RESP_MIDDLE) {
-            stl_be_p(t.ext, (uint32_t)RC_AETH_ACK << 24 |
-                     (rc->msn & KITE_PSN_MASK));
-            t.ext_len = RC_AETH_LEN;
-        }
-        rc->rd_pkt++;
-        if (rc->rd_pkt == n) {
-            rc->rdq_head = (rc->rdq_head + 1) % KITE_RC_RDQ;
-            rc->rdq_n--;
-            rc->rd_pkt = 0;
-        }
-        flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
-        kite_engine_xmit(s, s->rdma.rc_frame, flen);
     }
     return true;
 }
