@@ -136,6 +136,25 @@ typedef struct KiteWQ {
 /* RC transport state of a QP (kite_rc.c); zero in RESET. */
 #define KITE_RC_RDQ             16      /* max_dest_rd_atomic limit */
 #define KITE_RC_RSPQ            (2 * KITE_RC_RDQ + 1)
+/*
+ * Requester limits: WQEs outstanding, how far past the oldest
+ * unacknowledged PSN a packet may be, AckReq inside long messages.
+ */
+#define KITE_RC_SQ_WINDOW       16
+#define KITE_RC_PSN_WINDOW      64
+#define KITE_RC_ACKREQ_EVERY    32
+
+/* A requester WQE started and not yet completed. */
+typedef struct KiteRcSwqe {
+    uint8_t op;                 /* KITE_WQE_OP_* */
+    bool signaled;              /* completes with a CQE */
+    uint16_t wqe_idx;
+    uint32_t mtu;               /* the path MTU it was segmented by */
+    uint32_t first_psn;         /* PSN of its first packet */
+    uint32_t npsn;              /* PSNs it uses */
+    uint32_t acked;             /* PSNs acknowledged or answered */
+    uint64_t total;             /* message length */
+} KiteRcSwqe;
 
 /* A response the responder owes, sent in order by the engine. */
 #define KITE_RC_RSP_ACK         0       /* ACK or NAK */
@@ -153,15 +172,17 @@ typedef struct KiteRcResp {
 } KiteRcResp;
 
 typedef struct KiteRcState {
-    /* Requester: one message (the WQE at sq.ci) in flight at a time. */
-    bool busy;
-    uint8_t op;                 /* KITE_WQE_OP_* of the message */
-    bool signaled;              /* completes with a CQE */
-    uint16_t wqe_idx;
-    uint32_t first_psn;         /* PSN of its first packet */
-    uint32_t npsn;              /* PSNs it uses */
-    uint32_t next;              /* next packet to send (index) */
-    uint32_t rd_next;           /* READ: next response packet expected */
+    /*
+     * Requester: the WQEs from sq.ci to sq.ci + nout - 1 are outstanding
+     * (swqe[], indexed by SQ counter modulo the window); the next packet
+     * to send is packet tx_pkt of WQE sq.ci + tx.
+     */
+    KiteRcSwqe swqe[KITE_RC_SQ_WINDOW];
+    uint16_t nout;
+    uint16_t nrd;               /* outstanding READ and atomic WQEs */
+    uint16_t tx;
+    uint32_t tx_pkt;
+    bool tx_blocked;            /* WQE sq.ci + tx failed: wait to head */
     uint8_t retry;              /* transport retries left */
     uint8_t rnr_retry;          /* RNR retries left */
     bool timed_out;             /* the timer expired: retransmit */
