@@ -5353,13 +5353,14 @@ static void rc_keys(void)
 			 "REG_MR (no REMOTE_WRITE)");
 }
 
-/* Bring RC QP @q to RTS connected to @dqpn at @dmac. */
-static void rc_rts(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t timeout,
-		   uint8_t retry, uint8_t rnr_retry)
+/* Bring RC QP @q to RTS connected to @dqpn at @dmac, with max_rd_atomic @rd. */
+static void rc_rts_rd(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t timeout,
+		      uint8_t retry, uint8_t rnr_retry, uint8_t rd)
 {
 	struct kite_cmd_modify_qp a = attrs_valid(q->qpn);
 	struct res r;
 
+	a.max_rd_atomic = rd;
 	a.access |= KITE_ACCESS_REMOTE_ATOMIC;
 	a.dest_qpn = dqpn;
 	memcpy(a.dmac, dmac, 6);
@@ -5371,6 +5372,12 @@ static void rc_rts(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t ti
 	need(modify_qp(&a, 0x0001d, KITE_QPS_INIT, &r), &r, "RC RESET to INIT");
 	need(modify_qp(&a, 0x1a8c1, KITE_QPS_RTR, &r), &r, "RC INIT to RTR");
 	need(modify_qp(&a, 0x05701, KITE_QPS_RTS, &r), &r, "RC RTR to RTS");
+}
+
+static void rc_rts(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t timeout,
+		   uint8_t retry, uint8_t rnr_retry)
+{
+	rc_rts_rd(q, dqpn, dmac, timeout, retry, rnr_retry, 4);
 }
 
 static void rc_pair(struct rcpair *p, const uint8_t *dmac, uint8_t timeout, uint8_t retry,
@@ -5388,9 +5395,9 @@ static void rc_pair(struct rcpair *p, const uint8_t *dmac, uint8_t timeout, uint
 	rc_rts(&p->b, p->a.qpn, MAC, timeout, retry, rnr_retry);
 }
 
-/* An RC send WQE; returns its wqe_idx. */
-static uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
-			uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n)
+/* Write an RC send WQE without ringing the doorbell; returns its wqe_idx. */
+static uint16_t write_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
+			 uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n)
 {
 	uint8_t w[256];
 	struct kite_wqe_ctrl c;
@@ -5419,7 +5426,21 @@ static uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, 
 	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
 		 w, 1u << q->sshift);
 	q->spi++;
+	return idx;
+}
+
+static void ring_sq(struct tqp *q)
+{
 	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));
+}
+
+/* An RC send WQE, doorbell rung; returns its wqe_idx. */
+static uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
+			uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n)
+{
+	uint16_t idx = write_rc(q, opw, imm, va, rkey, swap, cmp, g, n);
+
+	ring_sq(q);
 	return idx;
 }
 
@@ -6194,6 +6215,476 @@ static void g_rc_wire(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* RC requester pipelining                                             */
+/* ------------------------------------------------------------------ */
+
+#define W_NONE	0xffffffffu
+
+/* A RoCEv2 frame QEMU sent (IPv4, no VLAN: the BTH is at offset 42). */
+struct wpkt {
+	uint8_t op;
+	uint32_t dqpn, psn;
+	bool ackreq, dropped;
+	uint8_t aeth;			/* ACKs and READ responses but MIDDLE */
+	size_t len;
+	uint8_t fr[1200];
+};
+
+static struct wpkt wlog[64];
+
+/*
+ * The frames QEMU sends until the wire has been quiet for a while, logged
+ * in wlog[] (at most 64). With @relay the test is a switch between two
+ * QPs of the model: every frame goes back to the model, addressed to its
+ * own MAC, but the first one for QPN @drop_qpn with PSN @drop_psn.
+ */
+static unsigned w_collect(bool relay, uint32_t drop_qpn, uint32_t drop_psn)
+{
+	static uint8_t f[2048];
+	unsigned n = 0;
+	ssize_t len;
+
+	while (n < ARRAY_SIZE(wlog) && (len = w_next(f, sizeof(f))) > 0) {
+		struct wpkt *k = &wlog[n++];
+
+		memset(k, 0, sizeof(*k));
+		k->op = f[42];
+		k->dqpn = be24(f + 47);
+		k->psn = be24(f + 51);
+		k->ackreq = f[50] & 0x80;
+		if (k->op == 0x11 || k->op == 0x12 || (k->op >= 0x0d && k->op <= 0x10 && k->op != 0x0e))
+			k->aeth = f[54];
+		k->len = (size_t)len;
+		memcpy(k->fr, f, (size_t)len < sizeof(k->fr) ? (size_t)len : sizeof(k->fr));
+		if (!relay)
+			continue;
+		if (k->dqpn == drop_qpn && k->psn == drop_psn) {
+			k->dropped = true;
+			drop_psn = W_NONE;
+			continue;
+		}
+		memcpy(f, MAC, 6);
+		wire_send(f, (size_t)len);
+	}
+	return n;
+}
+
+static void wlog_diag(unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		diag("frame %u: opcode 0x%02x QP 0x%x PSN 0x%06x%s aeth 0x%02x len %zu%s", i,
+		     wlog[i].op, wlog[i].dqpn, wlog[i].psn, wlog[i].ackreq ? " AckReq" : "",
+		     wlog[i].aeth, wlog[i].len, wlog[i].dropped ? " (dropped)" : "");
+}
+
+/* Check wlog[from..] against @n (opcode, PSN offset from @psn, AckReq) triples. */
+static bool wlog_is(unsigned from, unsigned got, uint32_t psn, const uint8_t (*want)[3], unsigned n)
+{
+	unsigned i;
+
+	if (got != from + n)
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct wpkt *k = &wlog[from + i];
+
+		if (k->op != want[i][0] || k->psn != ((psn + want[i][1]) & 0xffffff) ||
+		    k->ackreq != !!want[i][2] || k->dqpn != W_PEER_QPN)
+			return false;
+	}
+	return true;
+}
+
+/* An ACK (AETH syndrome @synd) from the peer for @psn of QP @qpn. */
+static void w_ack(uint32_t qpn, uint32_t psn, uint8_t synd)
+{
+	static uint8_t f[128];
+	uint8_t ext[4];
+
+	put32(ext, (uint32_t)synd << 24 | 1);
+	wire_send(f, w_frame(f, 0x11, qpn, psn, false, ext, 4, NULL, 0));
+	wire_settle();
+}
+
+/* A READ response (@op) or atomic ACK (@op 0x12, @pl the original value). */
+static void w_resp(uint32_t qpn, uint8_t op, uint32_t psn, const uint8_t *pl, size_t len)
+{
+	static uint8_t f[2048];
+	uint8_t ext[12];
+
+	put32(ext, 0x1f000001);
+	if (op == 0x12) {
+		memcpy(ext + 4, pl, 8);
+		wire_send(f, w_frame(f, op, qpn, psn, false, ext, 12, NULL, 0));
+	} else {
+		wire_send(f, w_frame(f, op, qpn, psn, false, ext, 4, pl, len));
+	}
+	wire_settle();
+}
+
+static bool req_err(struct tcq *q, uint32_t qpn, uint16_t idx, unsigned synd)
+{
+	struct kite_cqe c;
+	bool ok = tcq_next(q, &c) && cqe_is(&c, KITE_CQE_OP_REQ_ERR, qpn, synd) &&
+		  c.wqe_idx == idx;
+
+	if (!ok)
+		cqe_diag("send", &c);
+	return ok;
+}
+
+#define WR	(KITE_WQE_OP_RDMA_WRITE)
+#define SIG	(KITE_WQE_F_SIGNALED)
+
+/* Several messages in flight against the test as the peer. */
+static void rc_pipe_wire(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static const uint8_t batch[6][3] = {
+		{ 0x06, 0, 0 }, { 0x08, 1, 1 }, { 0x0a, 2, 1 },
+		{ 0x06, 3, 0 }, { 0x07, 4, 0 }, { 0x08, 5, 1 },
+	};
+	static const uint8_t nak[4][3] = {
+		{ 0x07, 1, 0 }, { 0x08, 2, 1 }, { 0x06, 3, 0 }, { 0x08, 4, 1 },
+	};
+	static const uint8_t rd1[2][3] = { { 0x0c, 0, 1 }, { 0x14, 1, 1 } };
+	static const uint8_t rd2[2][3] = { { 0x0c, 2, 1 }, { 0x04, 3, 1 } };
+	static const uint8_t fence1[3][3] = { { 0x0a, 0, 1 }, { 0x0c, 1, 1 }, { 0x0a, 2, 1 } };
+	static const uint8_t fence2[1][3] = { { 0x0a, 3, 1 } };
+	static const uint8_t to[5][3] = {
+		{ 0x06, 0, 0 }, { 0x08, 1, 1 }, { 0x0a, 2, 1 }, { 0x0a, 3, 1 }, { 0x04, 4, 1 },
+	};
+	static uint8_t want[3000];
+	struct kite_wqe_sge g[1];
+	struct tcq scq, rcq;
+	struct tqp a, a2, a3;
+	struct res r;
+	uint32_t psn = T_RC_PSN;
+	uint16_t i1, i2, i3, i4, i5;
+	uint8_t orig[8];
+	unsigned n;
+
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	tcq_make(&scq, 6);
+	tcq_make(&rcq, 6);
+	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r, "CREATE_QP RC");
+	rc_rts(&a, W_PEER_QPN, peer, 14, 7, 6);
+
+	/* Three WRITEs posted at once: 2 + 1 + 3 packets, the second unsignaled. */
+	fill_pattern(SRC, 2500, 0x3c, want);
+	g[0] = sge(1500, E.lkey, SRC);
+	i1 = write_rc(&a, WR | SIG, 0, 0x10000, 0xabcd01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	i2 = write_rc(&a, WR, 0, 0x20000, 0xabcd01, 0, 0, g, 1);
+	g[0] = sge(2500, E.lkey, SRC);
+	i3 = write_rc(&a, WR | SIG, 0, 0x30000, 0xabcd01, 0, 0, g, 1);
+	ring_sq(&a);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, batch, 6),
+		 "three WRITEs posted at once: all 6 packets of the 3 messages before any ACK, "
+		 "consecutive PSNs, AckReq on each LAST/ONLY"))
+		wlog_diag(n);
+	tap(tcq_drain(&scq) == 0, "pipelined WRITEs: no completion before an ACK");
+	w_ack(a.qpn, psn + 5, 0x1f);
+	tap(req_ok(&scq, a.qpn, i1, WR, 0) && req_ok(&scq, a.qpn, i3, WR, 0) &&
+	    tcq_drain(&scq) == 0,
+	    "one ACK for the last PSN completes all three in order: CQE %u, CQE %u (%u unsignaled)",
+	    i1, i3, i2);
+	psn += 6;
+
+	/* A sequence NAK in the middle of the first of two messages. */
+	g[0] = sge(2500, E.lkey, SRC);
+	i1 = write_rc(&a, WR | SIG, 0, 0x40000, 0xabcd01, 0, 0, g, 1);
+	g[0] = sge(1500, E.lkey, SRC);
+	i2 = write_rc(&a, WR | SIG, 0, 0x50000, 0xabcd01, 0, 0, g, 1);
+	ring_sq(&a);
+	n = w_collect(false, 0, W_NONE);
+	tap(n == 5, "WRITE 2500 + WRITE 1500: 5 packets in flight (%u)", n);
+	w_ack(a.qpn, psn + 1, 0x60);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, nak, 4) && !memcmp(wlog[0].fr + 54, want + 1024, 1024) &&
+		 !memcmp(wlog[2].fr + 54 + 16, want, 1024),
+		 "NAK sequence error for PSN + 1: resent from there (MIDDLE, LAST), then the "
+		 "second WRITE in full, payloads right"))
+		wlog_diag(n);
+	tap(tcq_drain(&scq) == 0, "after the NAK: nothing complete");
+	w_ack(a.qpn, psn + 3, 0x1f);
+	tap(req_ok(&scq, a.qpn, i1, WR, 0) && tcq_drain(&scq) == 0,
+	    "ACK in the middle of the second WRITE: only the first completes");
+	w_ack(a.qpn, psn + 4, 0x1f);
+	tap(req_ok(&scq, a.qpn, i2, WR, 0), "ACK for its last PSN: the second completes");
+	tap(w_collect(false, 0, W_NONE) == 0, "no retransmission after the ACKs");
+	psn += 5;
+
+	/* 80 packets (8 SGEs of 10 KiB): the 64-PSN window, AckReq every 32nd. */
+	{
+		struct kite_wqe_sge g8[8];
+		unsigned k, bad = 0;
+
+		for (k = 0; k < 8; k++)
+			g8[k] = sge(10240, E.lkey, SRC);
+		i1 = write_rc(&a, WR | SIG, 0, 0x100000, 0xabcd01, 0, 0, g8, 8);
+		ring_sq(&a);
+		n = w_collect(false, 0, W_NONE);
+		for (k = 0; k < n; k++)
+			bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
+			       wlog[k].ackreq != (k % 32 == 31);
+		if (!tap(n == 64 && !bad,
+			 "WRITE of 80 packets: 64 sent (the window), AckReq on the 32nd and 64th"))
+			wlog_diag(n);
+		w_ack(a.qpn, psn + 31, 0x1f);
+		n = w_collect(false, 0, W_NONE);
+		bad = 0;
+		for (k = 0; k < n; k++)
+			bad += wlog[k].psn != ((psn + 64 + k) & 0xffffff) ||
+			       wlog[k].ackreq != (k == 15);
+		if (!tap(n == 16 && !bad && wlog[15].op == 0x08 && tcq_drain(&scq) == 0,
+			 "ACK for the 32nd: the window moves, the last 16 go out, AckReq on the LAST"))
+			wlog_diag(n);
+		w_ack(a.qpn, psn + 79, 0x1f);
+		tap(req_ok(&scq, a.qpn, i1, WR, 0), "ACK for the last PSN: the WRITE completes");
+		psn += 80;
+	}
+
+	/* max_rd_atomic 2: a READ and an atomic in flight, the next READ waits. */
+	need(tqp_create(&a2, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (max_rd_atomic 2)");
+	rc_rts_rd(&a2, W_PEER_QPN, peer, 14, 7, 6, 2);
+	psn = T_RC_PSN;
+	memzero(t_bus(RBUF), 512);
+	g[0] = sge(100, E.lkey, RBUF);
+	i1 = write_rc(&a2, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x1000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(8, E.lkey, RBUF + 200);
+	i2 = write_rc(&a2, KITE_WQE_OP_ATOMIC_FA | SIG, 0, 0x2000, 0x77aa01, 1, 0, g, 1);
+	g[0] = sge(100, E.lkey, RBUF + 300);
+	i3 = write_rc(&a2, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x3000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(10, E.lkey, SRC);
+	i4 = write_rc(&a2, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	ring_sq(&a2);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, rd1, 2),
+		 "max_rd_atomic 2: READ and FETCH_ADD sent; the second READ and the SEND after it wait"))
+		wlog_diag(n);
+	w_resp(a2.qpn, 0x10, psn, want, 100);
+	tap(req_ok(&scq, a2.qpn, i1, KITE_WQE_OP_RDMA_READ, 100) && mem_eq(RBUF, want, 100),
+	    "READ response: the first READ completes");
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, rd2, 2),
+		 "one READ/atomic slot free: the second READ is sent, then the SEND"))
+		wlog_diag(n);
+	memset(orig, 0, 8);
+	orig[7] = 42;
+	w_resp(a2.qpn, 0x12, psn + 1, orig, 8);
+	w_resp(a2.qpn, 0x10, psn + 2, want + 100, 100);
+	w_ack(a2.qpn, psn + 3, 0x1f);
+	tap(req_ok(&scq, a2.qpn, i2, KITE_WQE_OP_ATOMIC_FA, 8) &&
+	    req_ok(&scq, a2.qpn, i3, KITE_WQE_OP_RDMA_READ, 100) &&
+	    req_ok(&scq, a2.qpn, i4, KITE_WQE_OP_SEND, 0) && mem64(RBUF + 200) == 42 &&
+	    mem_eq(RBUF + 300, want + 100, 100),
+	    "atomic ACK, READ response, ACK: FETCH_ADD, READ and SEND complete in order");
+	psn += 4;
+
+	/* Fence: a WRITE passes an outstanding READ, a fenced one does not. */
+	g[0] = sge(100, E.lkey, SRC);
+	i1 = write_rc(&a2, WR | SIG, 0, 0x4000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, RBUF);
+	i2 = write_rc(&a2, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x5000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	i3 = write_rc(&a2, WR, 0, 0x6000, 0x77aa01, 0, 0, g, 1);
+	i4 = write_rc(&a2, WR | SIG | KITE_WQE_F_FENCE, 0, 0x7000, 0x77aa01, 0, 0, g, 1);
+	ring_sq(&a2);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, fence1, 3),
+		 "WRITE, READ, WRITE sent; the fenced WRITE waits for the READ"))
+		wlog_diag(n);
+	w_resp(a2.qpn, 0x10, psn + 1, want, 100);
+	tap(req_ok(&scq, a2.qpn, i1, WR, 0) && req_ok(&scq, a2.qpn, i2, KITE_WQE_OP_RDMA_READ, 100),
+	    "the READ response implicitly acknowledges the WRITE before it: both complete");
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, fence2, 1), "READ complete: the fenced WRITE is sent"))
+		wlog_diag(n);
+	w_ack(a2.qpn, psn + 3, 0x1f);
+	tap(req_ok(&scq, a2.qpn, i4, WR, 0) && tcq_drain(&scq) == 0,
+	    "ACK: the unsignaled WRITE and the fenced one complete (%u silent)", i3);
+
+	/* ACK timeout with four WQEs outstanding; retry_cnt 1. */
+	need(tqp_create(&a3, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (timeout 10, retry 1)");
+	rc_rts(&a3, W_PEER_QPN, peer, 10, 1, 6);
+	psn = T_RC_PSN;
+	g[0] = sge(1500, E.lkey, SRC);
+	i1 = write_rc(&a3, WR | SIG, 0, 0x8000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	i2 = write_rc(&a3, WR, 0, 0x9000, 0x77aa01, 0, 0, g, 1);
+	i3 = write_rc(&a3, WR | SIG, 0, 0xa000, 0x77aa01, 0, 0, g, 1);
+	i4 = write_rc(&a3, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+	ring_sq(&a3);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, to, 5), "four WQEs in flight (5 packets), no ACK"))
+		wlog_diag(n);
+	run_for(4000000);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, psn, to, 5),
+		 "ACK timeout (4.2 ms): every outstanding WQE resent from the oldest PSN"))
+		wlog_diag(n);
+	run_for(5000000);
+	tap(req_err(&scq, a3.qpn, i1, KITE_SYND_RETRY_EXC) &&
+	    req_err(&scq, a3.qpn, i2, KITE_SYND_WR_FLUSH) &&
+	    req_err(&scq, a3.qpn, i3, KITE_SYND_WR_FLUSH) &&
+	    req_err(&scq, a3.qpn, i4, KITE_SYND_WR_FLUSH) && qp_state(a3.qpn) == KITE_QPS_ERR,
+	    "retries exhausted: RETRY_EXC for the oldest, the three after it flushed, QP in ERR");
+	i5 = post_rc(&a3, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+	tap(req_err(&scq, a3.qpn, i5, KITE_SYND_WR_FLUSH), "a WQE posted in ERR is flushed");
+}
+
+/* Two QPs of the model through the test as a lossy switch. */
+static void rc_pipe_relay(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[5000];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P;
+	struct res r;
+	unsigned n, i, nak = 0, from_a = 0, resent_at = 0;
+	uint32_t psn = T_RC_PSN;
+	uint16_t i1, i2;
+	bool ok, seen_nak = false, first_again = false;
+
+	tcq_make(&P.scq, 6);
+	tcq_make(&P.rcq, 6);
+	need(tqp_create(&P.a, KITE_QPT_RC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC A");
+	need(tqp_create(&P.b, KITE_QPT_RC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC B");
+	rc_rts(&P.a, P.b.qpn, peer, 14, 7, 6);
+	rc_rts(&P.b, P.a.qpn, peer, 14, 7, 6);
+
+	fill_pattern(SRC, 4500, 0x2d, want);
+	g[0] = sge(3000, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(3000, E.lkey, RBUF + 4000);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(2500, E.lkey, SRC);
+	i1 = write_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	g[0] = sge(2000, E.lkey, SRC + 2500);
+	i2 = write_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	ring_sq(&P.a);
+	/* Lose the SEND MIDDLE (PSN + 1) of the first message. */
+	n = w_collect(true, P.b.qpn, (psn + 1) & 0xffffff);
+	for (i = 0; i < n; i++) {
+		const struct wpkt *k = &wlog[i];
+
+		if (k->dqpn == P.a.qpn && k->op == 0x11 && k->aeth == 0x60 &&
+		    k->psn == ((psn + 1) & 0xffffff)) {
+			nak++;
+			seen_nak = true;
+			continue;
+		}
+		if (k->dqpn != P.b.qpn)
+			continue;
+		from_a++;
+		if (seen_nak && !resent_at)
+			resent_at = i;
+		if (seen_nak && k->psn == (psn & 0xffffff))
+			first_again = true;
+	}
+	ok = nak == 1 && from_a == 9 && resent_at && wlog[resent_at].op == 0x01 &&
+	     wlog[resent_at].psn == ((psn + 1) & 0xffffff) && !first_again;
+	if (!tap(ok, "lost SEND MIDDLE: one sequence NAK from B, A resends from that PSN "
+		 "(not the message's first), 5 + 4 packets in all"))
+		wlog_diag(n);
+	tap(req_ok(&P.scq, P.a.qpn, i1, KITE_WQE_OP_SEND, 0) &&
+	    req_ok(&P.scq, P.a.qpn, i2, KITE_WQE_OP_SEND, 0), "both SENDs complete, in order");
+	ok = tcq_next(&P.rcq, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) &&
+	     c.byte_len == 2500 && c.wqe_idx == 0;
+	ok = ok && tcq_next(&P.rcq, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) &&
+	     c.byte_len == 2000 && c.wqe_idx == 1;
+	tap(ok && tcq_drain(&P.rcq) == 0 && mem_eq(RBUF, want, 2500) &&
+	    mem_eq(RBUF + 4000, want + 2500, 2000),
+	    "B: each message delivered once, byte for byte");
+}
+
+/* Over loopback: unsignaled WQEs in a batch, and an RNR NAK in the middle of one. */
+static void rc_pipe_loop(void)
+{
+	static uint8_t want[8 * 700];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P;
+	uint16_t idx[8];
+	unsigned i;
+	bool ok = true;
+
+	rc_pair(&P, MAC, 14, 7, 7);
+	fill_pattern(SRC, sizeof(want), 0x4e, want);
+	for (i = 0; i < 8; i++) {
+		g[0] = sge(1024, E.lkey, RBUF + 1024 * i);
+		post_recv(&P.b, g, 1);
+	}
+	for (i = 0; i < 8; i++) {
+		g[0] = sge(700, E.lkey, SRC + 700 * i);
+		idx[i] = write_rc(&P.a, KITE_WQE_OP_SEND | (i % 3 == 2 ? SIG : 0), 0, 0, 0, 0, 0,
+				  g, 1);
+	}
+	ring_sq(&P.a);
+	for (i = 2; i < 8; i += 3)
+		ok = ok && req_ok(&P.scq, P.a.qpn, idx[i], KITE_WQE_OP_SEND, 0);
+	tap(ok && tcq_drain(&P.scq) == 0,
+	    "8 SENDs at once, every third signaled: exactly the CQEs for %u and %u, in order",
+	    idx[2], idx[5]);
+	for (i = 0; i < 8; i++) {
+		ok = tcq_next(&P.rcq, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) &&
+		     c.byte_len == 700 && c.wqe_idx == i && mem_eq(RBUF + 1024 * i, want + 700 * i, 700);
+		if (!ok)
+			break;
+	}
+	tap(ok, "8 receive CQEs in order, each message byte for byte");
+	/* The SQ consumer moved past the unsignaled ones: 16 more fit the 16-deep SQ. */
+	for (i = 0; i < 16; i++) {
+		g[0] = sge(16, E.lkey, SRC);
+		idx[i % 8] = write_rc(&P.a, WR | (i == 15 ? SIG : 0), 0, DST, R.rkey, 0, 0, g, 1);
+	}
+	ring_sq(&P.a);
+	tap(req_ok(&P.scq, P.a.qpn, idx[7], WR, 0) && tcq_drain(&P.scq) == 0,
+	    "16 WRITEs filling the SQ, only the last signaled: one CQE");
+
+	/* Three SENDs, no RQ WQE: RNR NAK for the first, none is lost. */
+	for (i = 0; i < 3; i++) {
+		g[0] = sge(700, E.lkey, SRC + 700 * i);
+		idx[i] = write_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	}
+	ring_sq(&P.a);
+	clock_step(100000);
+	tap(tcq_drain(&P.scq) == 0 && qp_state(P.a.qpn) == KITE_QPS_RTS,
+	    "pipelined SENDs without RQ WQEs: RNR NAK, nothing completes, A still RTS");
+	for (i = 0; i < 3; i++) {
+		g[0] = sge(1024, E.lkey, RBUF + 1024 * i);
+		post_recv(&P.b, g, 1);
+	}
+	run_for(2000000);
+	ok = true;
+	for (i = 0; i < 3; i++)
+		ok = ok && req_ok(&P.scq, P.a.qpn, idx[i], KITE_WQE_OP_SEND, 0);
+	tap(ok, "RQ WQEs posted: the three SENDs complete in order after the RNR back-off");
+	for (i = 0; i < 3; i++) {
+		ok = ok && tcq_next(&P.rcq, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) &&
+		     c.byte_len == 700 && mem_eq(RBUF + 1024 * i, want + 700 * i, 700);
+	}
+	tap(ok && tcq_drain(&P.rcq) == 0, "each delivered once, in order");
+}
+
+static void g_rc_pipe(void)
+{
+	eng_setup();
+	rc_keys();
+	rc_pipe_loop();
+	rc_pipe_wire();
+	rc_pipe_relay();
+}
+
+/* ------------------------------------------------------------------ */
 /* Main                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -6227,6 +6718,7 @@ static const struct group {
 	{ "rc", g_rc },
 	{ "rc_err", g_rc_err },
 	{ "rc_wire", g_rc_wire },
+	{ "rc_pipe", g_rc_pipe },
 };
 
 static void run_group(const struct group *g)
@@ -6241,7 +6733,8 @@ static void run_group(const struct group *g)
 	memset(&eq1, 0, sizeof(eq1));
 	stats_buf = 0;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
-	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire) &&
+	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire ||
+	     g->fn == g_rc_pipe) &&
 	    !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {

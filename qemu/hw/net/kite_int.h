@@ -135,16 +135,54 @@ typedef struct KiteWQ {
 
 /* RC transport state of a QP (kite_rc.c); zero in RESET. */
 #define KITE_RC_RDQ             16      /* max_dest_rd_atomic limit */
-typedef struct KiteRcState {
-    /* Requester: one message (the WQE at sq.ci) in flight at a time. */
-    bool busy;
-    uint8_t op;                 /* KITE_WQE_OP_* of the message */
+#define KITE_RC_RSPQ            (2 * KITE_RC_RDQ + 1)
+/*
+ * Requester limits: WQEs outstanding, how far past the oldest
+ * unacknowledged PSN a packet may be, AckReq inside long messages.
+ */
+#define KITE_RC_SQ_WINDOW       16
+#define KITE_RC_PSN_WINDOW      64
+#define KITE_RC_ACKREQ_EVERY    32
+
+/* A requester WQE started and not yet completed. */
+typedef struct KiteRcSwqe {
+    uint8_t op;                 /* KITE_WQE_OP_* */
     bool signaled;              /* completes with a CQE */
     uint16_t wqe_idx;
+    uint32_t mtu;               /* the path MTU it was segmented by */
     uint32_t first_psn;         /* PSN of its first packet */
     uint32_t npsn;              /* PSNs it uses */
-    uint32_t next;              /* next packet to send (index) */
-    uint32_t rd_next;           /* READ: next response packet expected */
+    uint32_t acked;             /* PSNs acknowledged or answered */
+    uint64_t total;             /* message length */
+} KiteRcSwqe;
+
+/* A response the responder owes, sent in order by the engine. */
+#define KITE_RC_RSP_ACK         0       /* ACK or NAK */
+#define KITE_RC_RSP_READ        1
+#define KITE_RC_RSP_ATOMIC      2
+
+typedef struct KiteRcResp {
+    uint8_t kind;               /* KITE_RC_RSP_* */
+    uint8_t synd;               /* ACK: AETH syndrome */
+    uint32_t psn;               /* READ: PSN of the first response */
+    uint32_t msn;
+    uint32_t key;               /* READ */
+    uint32_t len;               /* READ */
+    uint64_t val;               /* READ: address; atomic: original value */
+} KiteRcResp;
+
+typedef struct KiteRcState {
+    /*
+     * Requester: the WQEs from sq.ci to sq.ci + nout - 1 are outstanding
+     * (swqe[], indexed by SQ counter modulo the window); the next packet
+     * to send is packet tx_pkt of WQE sq.ci + tx.
+     */
+    KiteRcSwqe swqe[KITE_RC_SQ_WINDOW];
+    uint16_t nout;
+    uint16_t nrd;               /* outstanding READ and atomic WQEs */
+    uint16_t tx;
+    uint32_t tx_pkt;
+    bool tx_blocked;            /* WQE sq.ci + tx failed: wait to head */
     uint8_t retry;              /* transport retries left */
     uint8_t rnr_retry;          /* RNR retries left */
     bool timed_out;             /* the timer expired: retransmit */
@@ -163,16 +201,12 @@ typedef struct KiteRcState {
     uint32_t wr_key;
     uint32_t wr_len;
     uint32_t wr_off;
-    /* READ requests answered by the engine bottom half, in order. */
-    struct {
-        uint64_t va;
-        uint32_t key;
-        uint32_t len;
-        uint32_t psn;           /* PSN of the first response packet */
-    } rdq[KITE_RC_RDQ];
-    uint8_t rdq_head;
-    uint8_t rdq_n;
-    uint32_t rd_pkt;            /* next response packet of the head */
+    /* Responses (ACKs, READ responses, atomic ACKs) in PSN order. */
+    KiteRcResp rsp[KITE_RC_RSPQ];
+    uint8_t rsp_head;
+    uint8_t rsp_n;
+    uint8_t rsp_rd;             /* READ and atomic entries */
+    uint32_t rd_pkt;            /* next response packet of a READ head */
     /* The last atomic executed, replayed for a duplicate. */
     bool at_valid;
     uint32_t at_psn;

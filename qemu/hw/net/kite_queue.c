@@ -1108,11 +1108,11 @@ void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
     }
-    if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD && !qp->rc.busy) {
+    if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD && !qp->rc.nout) {
         /*
          * The engine executes a UD WQE from start to completion within
-         * one bottom-half run; an RC QP is drained when no message is in
-         * flight (kite_rc.c reports it when the one in flight completes).
+         * one bottom-half run; an RC QP is drained when no WQE is
+         * outstanding (kite_rc.c reports it when the last one completes).
          */
         kite_async_event(s, KITE_EQE_SQ_DRAINED, le32_to_cpu(in.qpn), 0);
     }

@@ -1,16 +1,29 @@
 /*
  * Kite NIC: the RC transport of the RDMA data engine.
  *
- * Requester: the WQE at the SQ's consumer counter is the one message in
- * flight (so fences and the max_rd_atomic limit hold trivially). It is
- * segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY packets, one
- * packet per unit of the engine's budget, AckReq set on the last; it
- * completes only when it is acknowledged (ACK, the last READ response,
- * the atomic ACK). A local ACK timeout (4.096 us * 2^timeout on the
- * virtual clock), a sequence NAK or an RNR NAK retransmits from the
- * first unacknowledged packet (go-back-N); retry_cnt and rnr_retry
- * (7: unlimited) bound the retries, after which the WQE completes with
- * RETRY_EXC or RNR_RETRY_EXC and the QP goes to ERR (flushing the rest).
+ * Requester: WQEs start in SQ order and several are outstanding at once
+ * (started, not yet completed): at most KITE_RC_SQ_WINDOW WQEs, no
+ * packet more than KITE_RC_PSN_WINDOW PSNs past the oldest
+ * unacknowledged PSN, at most max_rd_atomic (0 counts as 1) READ and
+ * atomic WQEs. A fenced WQE starts when no READ or atomic is
+ * outstanding; a local operation (LOCAL_INV, REG_MR) when nothing is.
+ * A message is segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY
+ * packets, one packet per unit of the engine's budget, AckReq set on
+ * the last and on every KITE_RC_ACKREQ_EVERY-th. WQEs complete in order,
+ * the oldest first, when acknowledged: an ACK acknowledges every packet
+ * up to its PSN; any response (READ response, atomic ACK, ACK, NAK)
+ * implicitly acknowledges the SEND and WRITE packets before its PSN,
+ * while an unanswered READ or atomic before it means its response was
+ * lost (IBA 9.7.5.1). A local ACK timeout (4.096 us * 2^timeout on the
+ * virtual clock, restarted by forward progress), a sequence NAK, a lost
+ * response or an RNR NAK goes back N: packets are sent again from the
+ * oldest unacknowledged one, which may be in the middle of a message,
+ * and the WQEs after it are sent again in full (a READ asks only for
+ * what has not arrived). retry_cnt and rnr_retry (7: unlimited) bound
+ * the retries without progress, after which the oldest WQE completes
+ * with RETRY_EXC or RNR_RETRY_EXC and the QP goes to ERR (flushing the
+ * rest). A WQE that fails locally completes in error once it is the
+ * oldest.
  *
  * Responder: packets are executed in PSN order. A PSN ahead of the
  * expected one is answered by one sequence NAK; a duplicate is
@@ -18,10 +31,13 @@
  * own RETH) or replayed from the one-entry atomic result cache. A SEND
  * or WRITE_IMM without an RQ WQE gets an RNR NAK carrying
  * min_rnr_timer. Key, PD, access, bounds and opcode-sequence violations
- * get a NAK (remote access error, invalid request) and move the
- * responder QP to ERR. Every request with AckReq is acknowledged. READ
- * requests are queued (up to KITE_RC_RDQ) and their responses generated
- * by the engine bottom half, within its budget.
+ * get a NAK (remote access error, invalid request) at once and move the
+ * responder QP to ERR. Every other response goes through a queue sent in
+ * order by the engine bottom half, within its budget: READ responses
+ * (up to KITE_RC_RDQ READ and atomic requests waiting), atomic ACKs,
+ * and ACKs and NAKs. Every request with AckReq is acknowledged, but
+ * ACKs are coalesced: an ACK waiting at the tail of the queue is
+ * replaced by a later one, which acknowledges both.
  *
  * Copyright (c) 2026 Kite
  *
@@ -334,16 +350,17 @@ typedef struct KiteRcWqe {
     uint64_t cmp;
 } KiteRcWqe;
 
-/* Fetch and check the WQE at the SQ's consumer counter. */
-static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, KiteRcWqe *w)
+/* Fetch and check the WQE at SQ counter @pos. */
+static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
+                              KiteRcWqe *w)
 {
     KiteWQ *wq = &qp->sq;
     uint32_t stride = 1U << wq->wqe_shift, i;
-    uint64_t addr = kite_pbl_entry(&wq->pbl, wq->ci, wq->log_depth,
+    uint64_t addr = kite_pbl_entry(&wq->pbl, pos, wq->log_depth,
                                    wq->wqe_shift);
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
 
-    w->idx = wq->ci;
+    w->idx = pos;
     w->op = 0;
     if (!kite_dma_rw(s, addr, w->wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
@@ -462,53 +479,158 @@ static uint32_t kite_rc_sge_rw(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     return 0;
 }
 
-/* The message in flight failed: error CQE, QP to ERR, flush the rest. */
-static void kite_rc_req_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
-                             uint32_t synd)
+static bool kite_rc_is_rd(uint8_t op)
 {
-    kite_req_cqe(s, qpn, qp, qp->rc.wqe_idx, qp->rc.op, synd);
+    return op == KITE_WQE_OP_RDMA_READ || op == KITE_WQE_OP_ATOMIC_CS ||
+           op == KITE_WQE_OP_ATOMIC_FA;
+}
+
+/* Outstanding WQE @i (0: the oldest, at the SQ's consumer counter). */
+static KiteRcSwqe *kite_rc_swqe(KiteQP *qp, uint32_t i)
+{
+    return &qp->rc.swqe[(uint16_t)(qp->sq.ci + i) % KITE_RC_SQ_WINDOW];
+}
+
+/* Forget every outstanding WQE (the QP left RTS and SQD). */
+static void kite_rc_req_clear(KiteRcState *rc)
+{
+    rc->nout = 0;
+    rc->nrd = 0;
+    rc->tx = 0;
+    rc->tx_pkt = 0;
+    rc->tx_blocked = false;
+    rc->deadline = 0;
+    rc->timed_out = false;
+    rc->rnr_wait = false;
+}
+
+/*
+ * The WQE at the SQ's consumer counter (outstanding or not) failed: error
+ * CQE, QP to ERR, which flushes the rest.
+ */
+static void kite_rc_req_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
+                             uint16_t wqe_idx, uint8_t op, uint32_t synd)
+{
+    kite_req_cqe(s, qpn, qp, wqe_idx, op, synd);
     qp->sq.ci++;
-    qp->rc.busy = false;
-    qp->rc.deadline = 0;
-    qp->rc.timed_out = false;
+    kite_rc_req_clear(&qp->rc);
     kite_engine_qp_fail(s, qpn, qp, true);
 }
 
-/* The message in flight was acknowledged. */
-static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
-                             uint32_t byte_len)
+/* The oldest outstanding WQE failed. */
+static void kite_rc_head_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              uint32_t synd)
+{
+    KiteRcSwqe *e = kite_rc_swqe(qp, 0);
+
+    kite_rc_req_fail(s, qpn, qp, e->wqe_idx, e->op, synd);
+}
+
+/* Some packet that was sent is not acknowledged yet. */
+static bool kite_rc_unacked(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e = kite_rc_swqe(qp, 0);
+
+    return rc->nout &&
+           (rc->tx || (!kite_rc_is_rd(e->op) && rc->tx_pkt > e->acked));
+}
+
+/*
+ * Forward progress: fresh retry counters, the timer restarted, and the
+ * SQ looked at again (the window moved).
+ */
+static void kite_rc_progress(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     KiteRcState *rc = &qp->rc;
 
-    if (rc->signaled || (qp->flags & KITE_QP_F_SQ_SIG_ALL)) {
-        struct kite_cqe cqe = {
-            .qpn = cpu_to_le32(qpn),
-            .byte_len = cpu_to_le32(byte_len),
-            .wqe_idx = cpu_to_le16(rc->wqe_idx),
-            .wqe_opcode = rc->op,
-        };
-
-        kite_engine_cqe(s, qp->send_cqn, &cqe, KITE_CQE_OP_REQ);
-    }
-    qp->sq.ci++;
-    rc->busy = false;
-    rc->deadline = 0;
+    rc->retry = qp->attr.retry_cnt;
+    rc->rnr_retry = qp->attr.rnr_retry;
     rc->timed_out = false;
-    if (qp->state == KITE_QPS_SQD) {
-        kite_async_event(s, KITE_EQE_SQ_DRAINED, qpn, 0);
+    if (kite_rc_unacked(qp)) {
+        kite_rc_arm_ack(s, qp);
+    } else {
+        rc->rnr_wait = false;
+        rc->deadline = 0;
     }
     kite_engine_kick(s, qpn, true, false);
 }
 
-/* Build and send packet @k of the message in flight. */
+/* Go back N: resend from the oldest unacknowledged packet. */
+static void kite_rc_go_back(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e = kite_rc_swqe(qp, 0);
+
+    rc->tx = 0;
+    /* A READ asks again for the part not received (e->acked). */
+    rc->tx_pkt = kite_rc_is_rd(e->op) ? 0 : e->acked;
+    rc->tx_blocked = false;
+}
+
+/* A lost packet or response: go back N, one retry. */
+static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+
+    if (!rc->retry) {
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_RETRY_EXC, 0));
+        return;
+    }
+    rc->retry--;
+    kite_rc_go_back(qp);
+    rc->deadline = 0;
+    rc->timed_out = false;
+    rc->rnr_wait = false;
+    kite_engine_kick(s, qpn, true, false);
+}
+
+/* The oldest outstanding WQE was acknowledged: complete it. */
+static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
+                             uint32_t byte_len)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e = kite_rc_swqe(qp, 0);
+
+    if (e->signaled || (qp->flags & KITE_QP_F_SQ_SIG_ALL)) {
+        struct kite_cqe cqe = {
+            .qpn = cpu_to_le32(qpn),
+            .byte_len = cpu_to_le32(byte_len),
+            .wqe_idx = cpu_to_le16(e->wqe_idx),
+            .wqe_opcode = e->op,
+        };
+
+        kite_engine_cqe(s, qp->send_cqn, &cqe, KITE_CQE_OP_REQ);
+    }
+    if (kite_rc_is_rd(e->op)) {
+        rc->nrd--;
+    }
+    qp->sq.ci++;
+    rc->nout--;
+    if (rc->tx) {
+        rc->tx--;
+    } else {
+        rc->tx_pkt = 0;
+    }
+    kite_rc_progress(s, qpn, qp);
+    if (!rc->nout && qp->state == KITE_QPS_SQD) {
+        kite_async_event(s, KITE_EQE_SQ_DRAINED, qpn, 0);
+    }
+}
+
+/*
+ * Build and send the next packet: packet tx_pkt of outstanding WQE tx,
+ * whose WQE is @w.
+ */
 static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  const KiteRcWqe *w)
 {
     static uint8_t payload[4096];
     KiteRcState *rc = &qp->rc;
-    uint32_t mtu = kite_rc_mtu(s, qp), k = rc->next, len = 0, synd;
+    KiteRcSwqe *e = kite_rc_swqe(qp, rc->tx);
+    uint32_t mtu = e->mtu, k = rc->tx_pkt, len = 0, synd;
     uint64_t off = (uint64_t)k * mtu;
-    bool first = k == 0, last = k + 1 == rc->npsn;
+    bool first = k == 0, last = k + 1 == e->npsn;
     bool sol = w->opw & KITE_WQE_F_SOLICITED;
     KiteRoceTx t;
     size_t flen;
@@ -516,7 +638,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (!kite_rc_tx_init(s, qpn, qp, &t)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
     }
-    t.psn = (rc->first_psn + k) & KITE_PSN_MASK;
+    t.psn = (e->first_psn + k) & KITE_PSN_MASK;
     memcpy(t.imm, w->wqe + offsetof(struct kite_wqe_ctrl, imm_data), 4);
 
     switch (w->op) {
@@ -534,7 +656,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
             return synd;
         }
         if (first && last) {
-            t.opcode = base + (send ? 4 : 4);    /* SEND_ONLY, WRITE_ONLY */
+            t.opcode = base + 4;                 /* SEND_ONLY, WRITE_ONLY */
         } else if (first) {
             t.opcode = base;
         } else if (last) {
@@ -560,14 +682,16 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
             t.ext_len = 4;
         }
         t.solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
-        t.ackreq = last;
+        /* Acknowledged at the end, and often enough to keep the window open. */
+        t.ackreq = last ||
+                   k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1;
         break;
     }
     case KITE_WQE_OP_RDMA_READ:
         /* (Re)request what has not arrived yet. */
-        off = (uint64_t)rc->rd_next * mtu;
+        off = (uint64_t)e->acked * mtu;
         t.opcode = RC_READ_REQ;
-        t.psn = (rc->first_psn + rc->rd_next) & KITE_PSN_MASK;
+        t.psn = (e->first_psn + e->acked) & KITE_PSN_MASK;
         stq_be_p(t.ext, w->va + off);
         stl_be_p(t.ext + 8, w->rkey);
         stl_be_p(t.ext + 12, w->total - MIN(off, w->total));
@@ -588,54 +712,93 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     flen = kite_roce_build(s->rdma.engine_frame, &t, payload, len);
-    rc->next = last ? rc->npsn : k + 1;
+    /* Over loopback the answer may arrive right here: account first. */
     if (last) {
+        rc->tx++;
+        rc->tx_pkt = 0;
+    } else {
+        rc->tx_pkt++;
+    }
+    if (!rc->deadline && !rc->rnr_wait) {
         kite_rc_arm_ack(s, qp);
     }
-    /* Over loopback the answer may complete the WQE right here. */
     kite_engine_xmit(s, s->rdma.engine_frame, flen);
     return 0;
 }
 
-/* Start the WQE at the SQ's consumer counter. */
-static uint32_t kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w)
+/*
+ * May @w, the WQE after the outstanding ones, start now? Fences, the
+ * max_rd_atomic limit and the PSN window.
+ */
+static bool kite_rc_may_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
+                              uint32_t npsn)
 {
     KiteRcState *rc = &qp->rc;
-    uint32_t mtu = kite_rc_mtu(s, qp);
     uint32_t psn = le32_to_cpu(qp->attr.sq_psn) & KITE_PSN_MASK;
+    KiteRcSwqe *e = kite_rc_swqe(qp, 0);
 
-    rc->busy = true;
-    rc->op = w->op;
-    rc->wqe_idx = w->idx;
-    rc->signaled = w->opw & KITE_WQE_F_SIGNALED;
-    rc->first_psn = psn;
-    rc->next = 0;
-    rc->rd_next = 0;
-    rc->retry = qp->attr.retry_cnt;
-    rc->rnr_retry = qp->attr.rnr_retry;
-    rc->timed_out = false;
-    rc->rnr_wait = false;
-    rc->deadline = 0;
-    if (w->op == KITE_WQE_OP_ATOMIC_CS || w->op == KITE_WQE_OP_ATOMIC_FA) {
-        rc->npsn = 1;
-    } else {
-        rc->npsn = MAX(1, DIV_ROUND_UP(w->total, mtu));
+    if ((w->opw & KITE_WQE_F_FENCE) && rc->nrd) {
+        return false;
     }
-    qp->attr.sq_psn = cpu_to_le32((psn + rc->npsn) & KITE_PSN_MASK);
-    return 0;
+    if (kite_rc_is_rd(w->op) && rc->nrd >= MAX(1, qp->attr.max_rd_atomic)) {
+        return false;
+    }
+    if (!rc->nout) {
+        return true;
+    }
+    /*
+     * Its first packet within the window; every outstanding PSN within
+     * half the PSN space, so that PSNs compare unambiguously.
+     */
+    return ((psn - e->first_psn - e->acked) & KITE_PSN_MASK) <
+           KITE_RC_PSN_WINDOW &&
+           ((psn - e->first_psn) & KITE_PSN_MASK) + (uint64_t)npsn <=
+           (KITE_PSN_MASK + 1) / 2;
 }
 
-/* The restart point of a retransmission: the first unacknowledged PSN. */
-static void kite_rc_rewind(KiteQP *qp, uint32_t d)
+/* Start @w, the WQE after the outstanding ones. */
+static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
+                          uint32_t npsn)
 {
     KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e = kite_rc_swqe(qp, rc->nout);
+    uint32_t psn = le32_to_cpu(qp->attr.sq_psn) & KITE_PSN_MASK;
 
-    if (rc->op == KITE_WQE_OP_RDMA_READ || rc->op == KITE_WQE_OP_ATOMIC_CS ||
-        rc->op == KITE_WQE_OP_ATOMIC_FA) {
-        rc->next = 0;
-    } else {
-        rc->next = MIN(d, rc->npsn - 1);
+    e->op = w->op;
+    e->signaled = w->opw & KITE_WQE_F_SIGNALED;
+    e->wqe_idx = w->idx;
+    e->mtu = kite_rc_mtu(s, qp);
+    e->first_psn = psn;
+    e->npsn = npsn;
+    e->acked = 0;
+    e->total = w->total;
+    if (!rc->nout) {
+        rc->retry = qp->attr.retry_cnt;
+        rc->rnr_retry = qp->attr.rnr_retry;
     }
+    rc->tx_pkt = 0;
+    if (kite_rc_is_rd(w->op)) {
+        rc->nrd++;
+    }
+    rc->nout++;
+    qp->attr.sq_psn = cpu_to_le32((psn + npsn) & KITE_PSN_MASK);
+}
+
+/* A local operation: executed and completed at once, in order. */
+static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
+                          const KiteRcWqe *w)
+{
+    uint32_t synd = kite_engine_local_op(s, qp->pdn, w->wqe,
+                                         1U << qp->sq.wqe_shift);
+
+    if (synd) {
+        kite_rc_req_fail(s, qpn, qp, w->idx, w->op, synd);
+        return;
+    }
+    if ((w->opw & KITE_WQE_F_SIGNALED) || (qp->flags & KITE_QP_F_SQ_SIG_ALL)) {
+        kite_req_cqe(s, qpn, qp, w->idx, w->op, 0);
+    }
+    qp->sq.ci++;
 }
 
 bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
@@ -643,13 +806,15 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
     KiteRcState *rc = &qp->rc;
     KiteRcWqe *w = g_new(KiteRcWqe, 1);
     bool done = true;
-    uint32_t synd;
+    uint32_t synd, npsn;
+    KiteRcSwqe *e;
 
-    while (qp->valid && qp->sq.ci != qp->sq.pi) {
+    while (qp->valid) {
         if (qp->state == KITE_QPS_ERR || qp->state == KITE_QPS_SQE) {
-            rc->busy = false;
-            rc->deadline = 0;
-            rc->timed_out = false;
+            kite_rc_req_clear(rc);
+            if (qp->sq.ci == qp->sq.pi) {
+                break;
+            }
             if (*budget <= 0) {
                 done = false;
                 break;
@@ -659,63 +824,127 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             continue;
         }
         if (qp->state != KITE_QPS_RTS &&
-            !(qp->state == KITE_QPS_SQD && rc->busy)) {
+            !(qp->state == KITE_QPS_SQD && rc->nout)) {
             break;
         }
-        if (rc->busy && rc->timed_out) {
+        if (rc->timed_out) {
             rc->timed_out = false;
-            if (rc->rnr_wait) {
+            if (!rc->nout) {
                 rc->rnr_wait = false;
-            } else if (!rc->retry) {
-                kite_rc_req_fail(s, qpn, qp,
-                                 kite_synd(KITE_SYND_RETRY_EXC, 0));
-                continue;
+            } else if (rc->rnr_wait) {
+                rc->rnr_wait = false;   /* the back-off is over */
             } else {
-                rc->retry--;
-                kite_rc_rewind(qp, 0);
+                kite_rc_retry(s, qpn, qp);
+                continue;
             }
         }
-        if (rc->busy && (rc->rnr_wait || rc->next >= rc->npsn)) {
-            break;                      /* waiting for the acknowledgement */
+        if (rc->rnr_wait) {
+            break;
+        }
+        if (rc->tx_blocked) {
+            if (rc->tx) {
+                break;                  /* until it is the oldest */
+            }
+            rc->tx_blocked = false;     /* try it again */
+        }
+        if (rc->tx == rc->nout &&
+            (qp->state != KITE_QPS_RTS || rc->nout == KITE_RC_SQ_WINDOW ||
+             (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
+            break;                      /* waiting for acknowledgements */
+        }
+        if (rc->tx < rc->nout) {
+            e = kite_rc_swqe(qp, rc->tx);
+            if (!kite_rc_is_rd(e->op) &&
+                ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
+                  kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
+                KITE_RC_PSN_WINDOW) {
+                break;                  /* the window is full */
+            }
         }
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             done = false;
             break;
         }
         (*budget)--;
-        synd = kite_rc_fetch(s, qp, w);
-        if (!synd && rc->busy && w->op != rc->op) {
-            synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
-        }
-        if (!synd && !rc->busy && (w->op == KITE_WQE_OP_LOCAL_INV ||
-                                   w->op == KITE_WQE_OP_REG_MR)) {
-            /* Local: executed and completed at once, in order. */
-            rc->op = w->op;
-            rc->wqe_idx = w->idx;
-            rc->signaled = w->opw & KITE_WQE_F_SIGNALED;
-            synd = kite_engine_local_op(s, qp->pdn, w->wqe,
-                                        1U << qp->sq.wqe_shift);
-            if (!synd) {
-                kite_rc_req_done(s, qpn, qp, 0);
+        synd = kite_rc_fetch(s, qp, qp->sq.ci + rc->tx, w);
+
+        if (rc->tx == rc->nout) {
+            /* Everything outstanding is sent: the next WQE. */
+            if (synd) {
+                if (rc->nout) {
+                    break;              /* completes after the earlier ones */
+                }
+                kite_rc_req_fail(s, qpn, qp, w->idx, w->op, synd);
                 continue;
             }
-        }
-        if (!synd && !rc->busy) {
-            synd = kite_rc_start(s, qp, w);
+            if (w->op == KITE_WQE_OP_LOCAL_INV || w->op == KITE_WQE_OP_REG_MR) {
+                if (rc->nout) {
+                    break;              /* after everything earlier */
+                }
+                kite_rc_local(s, qpn, qp, w);
+                continue;
+            }
+            if (w->op == KITE_WQE_OP_ATOMIC_CS ||
+                w->op == KITE_WQE_OP_ATOMIC_FA) {
+                npsn = 1;
+            } else {
+                npsn = MAX(1, DIV_ROUND_UP(w->total, kite_rc_mtu(s, qp)));
+            }
+            if (!kite_rc_may_start(s, qp, w, npsn)) {
+                break;
+            }
+            kite_rc_start(s, qp, w, npsn);
+        } else {
+            e = kite_rc_swqe(qp, rc->tx);
+            if (!synd && (w->op != e->op || w->total != e->total)) {
+                /* Rewritten while outstanding. */
+                synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+            }
         }
         if (!synd) {
             synd = kite_rc_send_pkt(s, qpn, qp, w);
         }
         if (synd) {
-            if (!rc->busy) {
-                rc->wqe_idx = w->idx;
-                rc->op = w->op;
+            if (rc->tx) {
+                /* Complete it in order, when it is the oldest. */
+                rc->tx_blocked = true;
+                continue;
             }
-            kite_rc_req_fail(s, qpn, qp, synd);
+            kite_rc_head_fail(s, qpn, qp, synd);
         }
     }
     g_free(w);
     return done;
+}
+
+/*
+ * The responder has executed every request before PSN offset @off of
+ * outstanding WQE @i (IBA 9.7.5.1): complete the SEND and WRITE WQEs
+ * before it and acknowledge the packets of WQE @i before @off. Returns
+ * false, with that WQE the oldest, at an unanswered READ or atomic before
+ * WQE @i: its response was lost.
+ */
+static bool kite_rc_implicit_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 uint32_t i, uint32_t off)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e;
+
+    for (; i; i--) {
+        if (kite_rc_is_rd(kite_rc_swqe(qp, 0)->op)) {
+            return false;
+        }
+        kite_rc_req_done(s, qpn, qp, 0);
+    }
+    e = kite_rc_swqe(qp, 0);
+    if (!kite_rc_is_rd(e->op) && off > e->acked) {
+        e->acked = off;
+        if (!rc->tx) {
+            rc->tx_pkt = MAX(rc->tx_pkt, off);
+        }
+        kite_rc_progress(s, qpn, qp);
+    }
+    return true;
 }
 
 /* An acknowledgement or response for the requester of @qp. */
@@ -723,19 +952,32 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                                 const KiteRoceRx *p)
 {
     KiteRcState *rc = &qp->rc;
-    uint32_t d, aeth = 0, mtu, synd, last;
+    uint32_t off = 0, aeth = 0, synd, i;
     uint64_t total;
     uint8_t code;
+    KiteRcSwqe *e = NULL;
     KiteRcWqe *w;
+    bool last;
 
-    if (!rc->busy ||
+    if (!rc->nout ||
         (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD)) {
-        kite_rx_drop(s, "RC response without a request in flight");
+        kite_rx_drop(s, "RC response without a request outstanding");
         return;
     }
-    d = (p->psn - rc->first_psn) & KITE_PSN_MASK;
-    if (d >= rc->npsn) {
-        kite_rx_drop(s, "RC response outside the message in flight");
+    /* The outstanding WQE the PSN belongs to. */
+    for (i = 0; i < rc->nout; i++) {
+        e = kite_rc_swqe(qp, i);
+        off = (p->psn - e->first_psn) & KITE_PSN_MASK;
+        if (off < e->npsn) {
+            break;
+        }
+    }
+    if (i == rc->nout) {
+        kite_rx_drop(s, "RC response outside the outstanding messages");
+        return;
+    }
+    if (!i && off < e->acked) {
+        kite_rx_drop(s, "RC response for a PSN already acknowledged");
         return;
     }
     if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
@@ -745,16 +987,22 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     code = aeth >> 24;
 
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
+        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+            kite_rc_retry(s, qpn, qp);
+            return;
+        }
         if (!rc->rnr_retry) {
-            kite_rc_req_fail(s, qpn, qp, kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
+            kite_rc_head_fail(s, qpn, qp,
+                              kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
             return;
         }
         if (rc->rnr_retry != 7) {
             rc->rnr_retry--;
         }
-        kite_rc_rewind(qp, d);
+        kite_rc_go_back(qp);
         kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
         rc->rnr_wait = true;
+        rc->timed_out = false;
         return;
     }
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
@@ -763,15 +1011,8 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
             if (rc->rnr_wait) {
                 return;                 /* already going back */
             }
-            if (!rc->retry) {
-                kite_rc_req_fail(s, qpn, qp, kite_synd(KITE_SYND_RETRY_EXC, 0));
-                return;
-            }
-            rc->retry--;
-            kite_rc_rewind(qp, d);
-            rc->deadline = 0;
-            rc->rnr_wait = false;
-            kite_engine_kick(s, qpn, true, false);
+            kite_rc_implicit_ack(s, qpn, qp, i, off);
+            kite_rc_retry(s, qpn, qp);
             return;
         case RC_NAK_INV_REQ:
             synd = KITE_SYND_REMOTE_INVAL_REQ;
@@ -786,27 +1027,39 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
             synd = KITE_SYND_BAD_RESP;
             break;
         }
-        kite_rc_req_fail(s, qpn, qp, kite_synd(synd, 0));
+        kite_rc_implicit_ack(s, qpn, qp, i, off);
+        kite_rc_head_fail(s, qpn, qp, kite_synd(synd, 0));
         return;
     }
     if ((code & 0xe0) != 0) {
-        kite_rc_req_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
         return;
     }
 
     switch (p->opcode) {
     case RC_ACK:
-        if (rc->op == KITE_WQE_OP_RDMA_READ ||
-            rc->op == KITE_WQE_OP_ATOMIC_CS ||
-            rc->op == KITE_WQE_OP_ATOMIC_FA ||
-            d + 1 != rc->npsn || rc->next < rc->npsn) {
-            return;                     /* nothing completes */
+        /* Coalesced: every packet up to and including the PSN. */
+        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+            kite_rc_retry(s, qpn, qp);
+            return;
         }
-        kite_rc_req_done(s, qpn, qp, 0);
+        e = kite_rc_swqe(qp, 0);
+        if (!kite_rc_is_rd(e->op)) {
+            e->acked = off + 1;
+            if (e->acked == e->npsn) {
+                kite_rc_req_done(s, qpn, qp, 0);
+            } else {
+                if (!rc->tx) {
+                    rc->tx_pkt = MAX(rc->tx_pkt, e->acked);
+                }
+                kite_rc_progress(s, qpn, qp);
+            }
+        }
+        /* A READ or atomic completes only with its response. */
         return;
     case RC_ATOMIC_ACK:
-        if ((rc->op != KITE_WQE_OP_ATOMIC_CS &&
-             rc->op != KITE_WQE_OP_ATOMIC_FA) || p->len) {
+        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
+            p->len) {
             kite_rx_drop(s, "unexpected atomic ACK");
             return;
         }
@@ -815,7 +1068,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_READ_RESP_MIDDLE:
     case RC_READ_RESP_LAST:
     case RC_READ_RESP_ONLY:
-        if (rc->op != KITE_WQE_OP_RDMA_READ || d != rc->rd_next) {
+        if (e->op != KITE_WQE_OP_RDMA_READ || off != (i ? 0 : e->acked)) {
             kite_rx_drop(s, "unexpected or out-of-order READ response");
             return;
         }
@@ -825,14 +1078,20 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
 
+    /* A response: everything before it was executed. */
+    if (!kite_rc_implicit_ack(s, qpn, qp, i, 0)) {
+        kite_rc_retry(s, qpn, qp);
+        return;
+    }
+    e = kite_rc_swqe(qp, 0);
     w = g_new(KiteRcWqe, 1);
-    synd = kite_rc_fetch(s, qp, w);
-    if (!synd && w->op != rc->op) {
+    synd = kite_rc_fetch(s, qp, qp->sq.ci, w);
+    if (!synd && (w->op != e->op || w->total != e->total)) {
         synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (synd) {
         g_free(w);
-        kite_rc_req_fail(s, qpn, qp, synd);
+        kite_rc_head_fail(s, qpn, qp, synd);
         return;
     }
     if (p->opcode == RC_ATOMIC_ACK) {
@@ -842,36 +1101,35 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         synd = kite_rc_sge_rw(s, qp, w, 0, orig, 8, true);
         g_free(w);
         if (synd) {
-            kite_rc_req_fail(s, qpn, qp, synd);
+            kite_rc_head_fail(s, qpn, qp, synd);
         } else {
             kite_rc_req_done(s, qpn, qp, 8);
         }
         return;
     }
-    mtu = kite_rc_mtu(s, qp);
-    last = d + 1 == rc->npsn;
+    last = off + 1 == e->npsn;
     if ((last && p->opcode != RC_READ_RESP_LAST &&
          p->opcode != RC_READ_RESP_ONLY) ||
         (!last && p->opcode != RC_READ_RESP_FIRST &&
          p->opcode != RC_READ_RESP_MIDDLE) ||
-        p->len != (last ? w->total - (uint64_t)d * mtu : mtu)) {
+        p->len != (last ? w->total - (uint64_t)off * e->mtu : e->mtu)) {
         g_free(w);
         kite_rx_drop(s, "READ response of the wrong kind or length");
         return;
     }
     total = w->total;
-    synd = kite_rc_sge_rw(s, qp, w, (uint64_t)d * mtu, (uint8_t *)p->payload,
-                          p->len, true);
+    synd = kite_rc_sge_rw(s, qp, w, (uint64_t)off * e->mtu,
+                          (uint8_t *)p->payload, p->len, true);
     g_free(w);
     if (synd) {
-        kite_rc_req_fail(s, qpn, qp, synd);
+        kite_rc_head_fail(s, qpn, qp, synd);
         return;
     }
-    rc->rd_next++;
+    e->acked++;
     if (last) {
         kite_rc_req_done(s, qpn, qp, total);
     } else {
-        kite_rc_arm_ack(s, qp);         /* progress: restart the timer */
+        kite_rc_progress(s, qpn, qp);        /* restarts the timer */
     }
 }
 
@@ -879,9 +1137,9 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 /* Responder                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Send an ACK, NAK or atomic ACK with @aeth_synd for @psn. */
+/* Send an ACK, NAK or atomic ACK with @aeth_synd and @msn for @psn. */
 static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
-                             uint32_t psn, uint8_t aeth_synd,
+                             uint32_t psn, uint8_t aeth_synd, uint32_t msn,
                              const uint64_t *orig)
 {
     static const uint8_t none[1];
@@ -893,7 +1151,7 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     t.opcode = orig ? RC_ATOMIC_ACK : RC_ACK;
     t.psn = psn & KITE_PSN_MASK;
-    stl_be_p(t.ext, (uint32_t)aeth_synd << 24 | (qp->rc.msn & KITE_PSN_MASK));
+    stl_be_p(t.ext, (uint32_t)aeth_synd << 24 | (msn & KITE_PSN_MASK));
     t.ext_len = RC_AETH_LEN;
     if (orig) {
         stq_be_p(t.ext + RC_AETH_LEN, *orig);
@@ -901,6 +1159,54 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     flen = kite_roce_build(s->rdma.rc_frame, &t, none, 0);
     kite_engine_xmit(s, s->rdma.rc_frame, flen);
+}
+
+/*
+ * A new entry at the tail of the response queue. It has room: at most
+ * KITE_RC_RDQ READ and atomic entries, and at most one ACK entry before
+ * each of them and at the tail.
+ */
+static KiteRcResp *kite_rc_rsp_add(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcResp *r;
+
+    assert(rc->rsp_n < KITE_RC_RSPQ);
+    r = &rc->rsp[(rc->rsp_head + rc->rsp_n) % KITE_RC_RSPQ];
+    memset(r, 0, sizeof(*r));
+    rc->rsp_n++;
+    return r;
+}
+
+/*
+ * Acknowledge (or NAK, @aeth_synd) @psn, after the READ and atomic
+ * responses already owed. ACKs are coalesced: one waiting at the tail of
+ * the queue is replaced by this one (which acknowledges at least as
+ * much), unless it is a NAK for this PSN or a later one.
+ */
+static void kite_rc_queue_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              uint32_t psn, uint8_t aeth_synd)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcResp *r = NULL;
+
+    if (rc->rsp_n) {
+        r = &rc->rsp[(rc->rsp_head + rc->rsp_n - 1) % KITE_RC_RSPQ];
+        if (r->kind != KITE_RC_RSP_ACK) {
+            r = NULL;
+        } else if (r->synd != RC_AETH_ACK &&
+                   kite_psn_diff(psn, r->psn) <= 0) {
+            return;
+        }
+    }
+    if (!r) {
+        r = kite_rc_rsp_add(qp);
+    }
+    r->kind = KITE_RC_RSP_ACK;
+    r->synd = aeth_synd;
+    r->psn = psn & KITE_PSN_MASK;
+    r->msn = rc->msn;
+    kite_engine_kick(s, qpn, false, true);
 }
 
 /*
@@ -914,13 +1220,14 @@ static void kite_rc_resp_fatal(KiteState *s, uint32_t qpn, KiteQP *qp,
     KiteRcState *rc = &qp->rc;
 
     kite_guest_error(s, "RC QP %u responder error: %s", qpn, why);
-    kite_rc_send_ack(s, qpn, qp, psn, RC_AETH_NAK | nak, NULL);
+    /* At once: the responses still owed are never sent. */
+    rc->rsp_n = rc->rsp_rd = 0;
+    kite_rc_send_ack(s, qpn, qp, psn, RC_AETH_NAK | nak, rc->msn, NULL);
     if (rc->in_send && qp->rq.ci != qp->rq.pi) {
         kite_resp_err_cqe(s, qpn, qp, qp->rq.ci, synd);
         qp->rq.ci++;
     }
     rc->in_send = rc->in_write = false;
-    rc->rdq_n = 0;
     kite_async_event(s, nak == RC_NAK_REM_ACCESS ? KITE_EQE_QP_ACCESS_ERR :
                                                    KITE_EQE_QP_REQ_ERR,
                      qpn, 0);
@@ -963,6 +1270,7 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
     uint64_t va = ldq_be_p(p->ext);
     uint32_t key = ldl_be_p(p->ext + 8), len = ldl_be_p(p->ext + 12);
     uint32_t mtu = kite_rc_mtu(s, qp);
+    KiteRcResp *r;
 
     if (p->len || len > KITE_RC_MAX_MSG) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
@@ -977,10 +1285,9 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (dup) {
         unsigned i;
 
-        for (i = 0; i < rc->rdq_n; i++) {
-            unsigned k = (rc->rdq_head + i) % KITE_RC_RDQ;
-
-            if (rc->rdq[k].psn == p->psn) {
+        for (i = 0; i < rc->rsp_n; i++) {
+            r = &rc->rsp[(rc->rsp_head + i) % KITE_RC_RSPQ];
+            if (r->kind == KITE_RC_RSP_READ && r->psn == p->psn) {
                 /* Still queued; the one being answered starts over. */
                 if (i == 0) {
                     rc->rd_pkt = 0;
@@ -989,27 +1296,40 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
             }
         }
     }
-    if (rc->rdq_n == KITE_RC_RDQ) {
+    if (rc->rsp_rd == KITE_RC_RDQ) {
         /* The requester exceeded max_dest_rd_atomic: it retries. */
         kite_rx_drop(s, "READ request with the READ queue full");
         return;
     }
-    {
-        unsigned k = (rc->rdq_head + rc->rdq_n) % KITE_RC_RDQ;
-
-        rc->rdq[k].va = va;
-        rc->rdq[k].key = key;
-        rc->rdq[k].len = len;
-        rc->rdq[k].psn = p->psn;
-        if (!rc->rdq_n) {
-            rc->rd_pkt = 0;
-        }
-        rc->rdq_n++;
+    if (!rc->rsp_n) {
+        rc->rd_pkt = 0;
     }
+    r = kite_rc_rsp_add(qp);
+    r->kind = KITE_RC_RSP_READ;
+    r->val = va;
+    r->key = key;
+    r->len = len;
+    r->psn = p->psn;
+    rc->rsp_rd++;
     if (!dup) {
         rc->epsn = (rc->epsn + MAX(1, DIV_ROUND_UP(len, mtu))) & KITE_PSN_MASK;
         rc->msn++;
     }
+    r->msn = rc->msn;
+    kite_engine_kick(s, qpn, false, true);
+}
+
+/* Queue the atomic ACK for @psn with the original value @orig. */
+static void kite_rc_queue_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 uint32_t psn, uint64_t orig)
+{
+    KiteRcResp *r = kite_rc_rsp_add(qp);
+
+    r->kind = KITE_RC_RSP_ATOMIC;
+    r->psn = psn;
+    r->msn = qp->rc.msn;
+    r->val = orig;
+    qp->rc.rsp_rd++;
     kite_engine_kick(s, qpn, false, true);
 }
 
@@ -1026,6 +1346,11 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (p->len || (va & 7)) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
                            "malformed or unaligned atomic");
+        return;
+    }
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        /* The requester exceeded max_dest_rd_atomic: it retries. */
+        kite_rx_drop(s, "atomic with the READ queue full");
         return;
     }
     mr = kite_rc_rkey(s, qp, key, va, 8, KITE_ACCESS_REMOTE_ATOMIC);
@@ -1057,7 +1382,7 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
     rc->at_orig = orig;
     rc->epsn = (rc->epsn + 1) & KITE_PSN_MASK;
     rc->msn++;
-    kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, &orig);
+    kite_rc_queue_atomic(s, qpn, qp, p->psn, orig);
 }
 
 /* A duplicate request (PSN before the expected one). */
@@ -1072,15 +1397,17 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
-        if (rc->at_valid && rc->at_psn == p->psn) {
-            kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, &rc->at_orig);
-        } else {
+        if (!rc->at_valid || rc->at_psn != p->psn) {
             kite_rx_drop(s, "duplicate atomic not in the result cache");
+        } else if (rc->rsp_rd == KITE_RC_RDQ) {
+            kite_rx_drop(s, "duplicate atomic with the READ queue full");
+        } else {
+            kite_rc_queue_atomic(s, qpn, qp, p->psn, rc->at_orig);
         }
         return;
     default:
         if (p->ackreq) {
-            kite_rc_send_ack(s, qpn, qp, rc->epsn - 1, RC_AETH_ACK, NULL);
+            kite_rc_queue_ack(s, qpn, qp, rc->epsn - 1, RC_AETH_ACK);
         }
         return;
     }
@@ -1114,9 +1441,8 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     if (first) {
         if (qp->rq.ci == qp->rq.pi) {
-            kite_rc_send_ack(s, qpn, qp, p->psn,
-                             RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f),
-                             NULL);
+            kite_rc_queue_ack(s, qpn, qp, p->psn,
+                              RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
             return;
         }
         rc->in_send = true;
@@ -1168,7 +1494,7 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_engine_cqe(s, qp->recv_cqn, &cqe, cqe_op);
     }
     if (p->ackreq) {
-        kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn, RC_AETH_ACK);
     }
 }
 
@@ -1190,8 +1516,8 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     if (imm && qp->rq.ci == qp->rq.pi) {
-        kite_rc_send_ack(s, qpn, qp, p->psn,
-                         RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f), NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn,
+                          RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
         return;
     }
     if (first) {
@@ -1256,7 +1582,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
     }
     if (p->ackreq) {
-        kite_rc_send_ack(s, qpn, qp, p->psn, RC_AETH_ACK, NULL);
+        kite_rc_queue_ack(s, qpn, qp, p->psn, RC_AETH_ACK);
     }
 }
 
@@ -1281,8 +1607,8 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         /* A gap: one sequence NAK until the expected PSN arrives. */
         if (!rc->nak_sent) {
             rc->nak_sent = true;
-            kite_rc_send_ack(s, qpn, qp, rc->epsn,
-                             RC_AETH_NAK | RC_NAK_PSN_SEQ, NULL);
+            kite_rc_queue_ack(s, qpn, qp, rc->epsn,
+                              RC_AETH_NAK | RC_NAK_PSN_SEQ);
         }
         kite_rx_drop(s, "RC PSN ahead of the expected PSN");
         return;
@@ -1350,69 +1676,87 @@ void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 }
 
-/* READ responses, at most @budget packets. */
-bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
+/* Send one READ response packet for the READ at the head of the queue. */
+static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     static uint8_t payload[4096];
     KiteRcState *rc = &qp->rc;
+    KiteRcResp *r = &rc->rsp[rc->rsp_head];
+    uint32_t mtu = kite_rc_mtu(s, qp);
+    uint32_t n = MAX(1, DIV_ROUND_UP(r->len, mtu)), k = rc->rd_pkt;
+    uint64_t off = (uint64_t)k * mtu;
+    uint32_t len = k < n ? MIN(mtu, r->len - off) : 0;
+    KiteRoceTx t;
+    KiteMR *mr;
+    size_t flen;
 
-    while (qp->valid && rc->rdq_n &&
+    if (len) {
+        mr = kite_rc_rkey(s, qp, r->key, r->val + off, len,
+                          KITE_ACCESS_REMOTE_READ);
+        if (!mr || !kite_mr_rw(s, mr, r->val + off, payload, len, false)) {
+            kite_rc_resp_fatal(s, qpn, qp, r->psn + k,
+                               mr ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
+                               "READ response source");
+            return;
+        }
+    }
+    if (!kite_rc_tx_init(s, qpn, qp, &t)) {
+        rc->rsp_n = rc->rsp_rd = 0;
+        return;
+    }
+    t.psn = (r->psn + k) & KITE_PSN_MASK;
+    if (n == 1) {
+        t.opcode = RC_READ_RESP_ONLY;
+    } else if (k == 0) {
+        t.opcode = RC_READ_RESP_FIRST;
+    } else if (k + 1 >= n) {
+        t.opcode = RC_READ_RESP_LAST;
+    } else {
+        t.opcode = RC_READ_RESP_MIDDLE;
+    }
+    if (t.opcode != RC_READ_RESP_MIDDLE) {
+        stl_be_p(t.ext, (uint32_t)RC_AETH_ACK << 24 |
+                 (r->msn & KITE_PSN_MASK));
+        t.ext_len = RC_AETH_LEN;
+    }
+    rc->rd_pkt++;
+    if (rc->rd_pkt >= n) {
+        rc->rsp_head = (rc->rsp_head + 1) % KITE_RC_RSPQ;
+        rc->rsp_n--;
+        rc->rsp_rd--;
+        rc->rd_pkt = 0;
+    }
+    flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
+    kite_engine_xmit(s, s->rdma.rc_frame, flen);
+}
+
+/* The responses owed, in order: at most @budget packets. */
+bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
+{
+    KiteRcState *rc = &qp->rc;
+
+    while (qp->valid && rc->rsp_n &&
            (qp->state == KITE_QPS_RTR || qp->state == KITE_QPS_RTS ||
             qp->state == KITE_QPS_SQD)) {
-        uint32_t mtu = kite_rc_mtu(s, qp);
-        uint64_t rd_va = rc->rdq[rc->rdq_head].va;
-        uint32_t rd_key = rc->rdq[rc->rdq_head].key;
-        uint32_t rd_len = rc->rdq[rc->rdq_head].len;
-        uint32_t rd_psn = rc->rdq[rc->rdq_head].psn;
-        uint32_t n = MAX(1, DIV_ROUND_UP(rd_len, mtu)), k = rc->rd_pkt;
-        uint64_t off = (uint64_t)k * mtu;
-        uint32_t len = MIN(mtu, rd_len - off);
-        KiteRoceTx t;
-        KiteMR *mr;
-        size_t flen;
+        KiteRcResp r = rc->rsp[rc->rsp_head];
 
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             return false;
         }
         (*budget)--;
-        if (len) {
-            mr = kite_rc_rkey(s, qp, rd_key, rd_va + off, len,
-                              KITE_ACCESS_REMOTE_READ);
-            if (!mr || !kite_mr_rw(s, mr, rd_va + off, payload, len,
-                                   false)) {
-                kite_rc_resp_fatal(s, qpn, qp, rd_psn + k,
-                                   mr ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
-                                   "READ response source");
-                return true;
-            }
+        if (r.kind == KITE_RC_RSP_READ) {
+            kite_rc_read_resp(s, qpn, qp);
+            continue;
         }
-        if (!kite_rc_tx_init(s, qpn, qp, &t)) {
-            rc->rdq_n = 0;
-            return true;
-        }
-        t.psn = (rd_psn + k) & KITE_PSN_MASK;
-        if (n == 1) {
-            t.opcode = RC_READ_RESP_ONLY;
-        } else if (k == 0) {
-            t.opcode = RC_READ_RESP_FIRST;
-        } else if (k + 1 == n) {
-            t.opcode = RC_READ_RESP_LAST;
+        /* Dequeued first: over loopback the answer may queue more. */
+        rc->rsp_head = (rc->rsp_head + 1) % KITE_RC_RSPQ;
+        rc->rsp_n--;
+        if (r.kind == KITE_RC_RSP_ATOMIC) {
+            rc->rsp_rd--;
+            kite_rc_send_ack(s, qpn, qp, r.psn, RC_AETH_ACK, r.msn, &r.val);
         } else {
-            t.opcode = RC_READ_RESP_MIDDLE;
+            kite_rc_send_ack(s, qpn, qp, r.psn, r.synd, r.msn, NULL);
         }
-        if (t.opcode != RC_READ_RESP_MIDDLE) {
-            stl_be_p(t.ext, (uint32_t)RC_AETH_ACK << 24 |
-                     (rc->msn & KITE_PSN_MASK));
-            t.ext_len = RC_AETH_LEN;
-        }
-        rc->rd_pkt++;
-        if (rc->rd_pkt == n) {
-            rc->rdq_head = (rc->rdq_head + 1) % KITE_RC_RDQ;
-            rc->rdq_n--;
-            rc->rd_pkt = 0;
-        }
-        flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
-        kite_engine_xmit(s, s->rdma.rc_frame, flen);
     }
     return true;
 }
