@@ -281,6 +281,7 @@ typedef struct KiteRdma {
     KiteEQ eq[KITE_MAX_EQ];
     KiteCQ cq[KITE_MAX_CQ];
     KiteQP qp[KITE_MAX_QP];
+    uint32_t next_qpn;          /* where the round-robin QPN search starts */
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
 

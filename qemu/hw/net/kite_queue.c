@@ -775,6 +775,28 @@ static bool kite_wq_load(KiteState *s, KiteCmdCtx *c, uint32_t cfg,
 
 #define QP_OFF(f)       offsetof(struct kite_cmd_create_qp, f)
 
+/*
+ * RC and UD QPNs are handed out round robin from 2 .. KITE_MAX_QP - 1, so
+ * that a freed QPN is reused as late as possible: a peer's CM remembers a
+ * connection by its QPN for a while after it ends, and rejects a new one
+ * from the same QPN as stale (IBA 12.9.8.3.2). Returns 0 when all are in
+ * use.
+ */
+static uint32_t kite_qpn_alloc(KiteState *s)
+{
+    const uint32_t n = KITE_MAX_QP - 2;
+    uint32_t i, qpn;
+
+    for (i = 0; i < n; i++) {
+        qpn = 2 + (s->rdma.next_qpn - 2 + i) % n;
+        if (!s->rdma.qp[qpn].valid) {
+            s->rdma.next_qpn = 2 + (qpn - 1) % n;
+            return qpn;
+        }
+    }
+    return 0;
+}
+
 void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
 {
     struct kite_cmd_create_qp in;
@@ -833,10 +855,8 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
             return;
         }
     } else {
-        for (qpn = 2; qpn < KITE_MAX_QP && s->rdma.qp[qpn].valid; qpn++) {
-            /* lowest free */
-        }
-        if (qpn == KITE_MAX_QP) {
+        qpn = kite_qpn_alloc(s);
+        if (!qpn) {
             kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
             return;
         }

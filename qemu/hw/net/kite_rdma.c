@@ -902,6 +902,7 @@ void kite_rdma_reset(KiteState *s)
     r->cmdq_status = 0;
     r->dropped_events = 0;
     r->fault_icrc = 0;
+    r->next_qpn = 2;
 }
 
 void kite_rdma_exit(KiteState *s)
