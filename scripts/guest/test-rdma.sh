@@ -136,6 +136,10 @@ pair() {
 rcpp=$KITE_RDMA_CORE/bin/ibv_rc_pingpong
 pair rcpp "ibv_rc_pingpong: 500 x 4096 bytes, data checked" "$rcpp" -d kite0 -g "$gidx" -c -n 500 -s 4096
 pair rcpp-e "ibv_rc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$rcpp" -d kite0 -g "$gidx" -c -e -n 100 -s 20000
+# -t: an extended CQ (ibv_create_cq_ex) with completion timestamps.
+pair rcpp-t "ibv_rc_pingpong -t: 100 x 4096 bytes, extended CQ with completion timestamps" "$rcpp" -d kite0 -g "$gidx" -c -t -n 100 -s 4096
+check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zero" \
+	grep -qE 'Average receive completion clock cycles = [0-9]*[1-9]' /kite-out/rcpp-t-client.log
 for t in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat; do
 	pair "$t" "perftest: $t (RC)" "$t" -d kite0 -x "$gidx" -n 200
 done

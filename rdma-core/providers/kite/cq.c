@@ -72,13 +72,13 @@ static void kite_cq_ring_init(struct kite_ring *ring)
  * The ring for @cqe CQEs: a power of two with one slot more, for the
  * RESIZE CQE (kite-abi.h).
  */
-static int kite_cq_log_depth(int cqe, uint32_t *log_depth)
+static int kite_cq_log_depth(uint32_t cqe, uint32_t *log_depth)
 {
 	uint32_t l = KITE_CQ_MIN_LOG_DEPTH;
 
 	if (cqe < 1)
 		return EINVAL;
-	while ((1U << l) <= (uint32_t)cqe) {
+	while ((1U << l) <= cqe) {
 		if (++l > KITE_CQ_MAX_LOG_DEPTH)
 			return EINVAL;
 	}
@@ -96,9 +96,84 @@ static bool kite_cqe_valid(const struct kite_cqe *cqe, uint32_t ci,
 	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
 }
 
-struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
-			      struct ibv_comp_channel *channel,
-			      int comp_vector)
+/*
+ * The lock of polling and resize: none for a CQ created
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED, whose application serializes them.
+ * Arming and completion events (which may come from another thread, through
+ * ibv_get_cq_event()) always lock.
+ */
+static void kite_cq_lock(struct kite_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+}
+
+static void kite_cq_unlock(struct kite_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/*
+ * The work completion fields a CQE carries, so the ones ibv_create_cq_ex()
+ * may ask for: the standard ones as kite_poll_cq() reports them (slid and
+ * dlid_path_bits are 0 on RoCE, sl is the VLAN priority of a UD receive),
+ * and the completion timestamp, the device clock in nanoseconds
+ * (ibv_device_attr_ex.hca_core_clock). Not: the wall-clock timestamp (the
+ * device clock is not synchronized to any host clock), CVLAN (no verbs flag
+ * would say whether the packet had a tag), flow tags and tag matching.
+ */
+#define KITE_CQ_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+
+static int kite_cq_check_attr(struct ibv_context *ibctx,
+			      const struct ibv_cq_init_attr_ex *attr)
+{
+	uint64_t wc_flags = attr->wc_flags;
+
+	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				IBV_CQ_INIT_ATTR_MASK_PD)) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "create CQ: unknown comp_mask %#x\n", attr->comp_mask);
+		return EINVAL;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "create CQ: parent domains are not supported\n");
+		return EOPNOTSUPP;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+		if (attr->flags & ~(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				    IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) {
+			verbs_err(verbs_get_ctx(ibctx),
+				  "create CQ: unknown flags %#x\n", attr->flags);
+			return EINVAL;
+		}
+		/* IGNORE_OVERRUN: the device always reports an overrun. */
+		if (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED) {
+			verbs_err(verbs_get_ctx(ibctx),
+				  "create CQ: unsupported flags %#x\n",
+				  attr->flags);
+			return EOPNOTSUPP;
+		}
+	}
+	if (wc_flags & ~(uint64_t)KITE_CQ_WC_FLAGS) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "create CQ: unsupported wc_flags %#llx\n",
+			  (unsigned long long)(wc_flags & ~(uint64_t)KITE_CQ_WC_FLAGS));
+		return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void kite_cq_ex_set_ops(struct kite_cq *cq, uint64_t wc_flags);
+
+/*
+ * One creation path for ibv_create_cq() and ibv_create_cq_ex(): the
+ * extended command carries the timestamp flag; the driver data is the same.
+ */
+static struct kite_cq *kite_cq_create(struct ibv_context *ibctx,
+				      const struct ibv_cq_init_attr_ex *attr)
 {
 	struct ukite_create_cq_resp resp = {};
 	struct ukite_create_cq cmd = {};
@@ -106,7 +181,9 @@ struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 	uint32_t log_depth;
 	int ret;
 
-	ret = kite_cq_log_depth(cqe, &log_depth);
+	ret = kite_cq_check_attr(ibctx, attr);
+	if (!ret)
+		ret = kite_cq_log_depth(attr->cqe, &log_depth);
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -116,6 +193,8 @@ struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
 		goto err_free;
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 	ret = kite_ring_alloc(&cq->ring, log_depth, KITE_CQE_SHIFT);
 	if (ret)
 		goto err_lock;
@@ -129,9 +208,9 @@ struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 	cmd.buf_addr = (uintptr_t)cq->ring.buf;
 	cmd.dbrec_addr = (uintptr_t)cq->dbrec;
 	cmd.log_depth = log_depth;
-	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
-				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
 	if (ret)
 		goto err_dbrec;
 	if (resp.comp_mask || !resp.cqn) {
@@ -143,7 +222,8 @@ struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 		goto err_dbrec;
 	}
 	cq->cqn = resp.cqn;
-	return &cq->vcq.cq;
+	kite_cq_ex_set_ops(cq, attr->wc_flags);
+	return cq;
 
 err_dbrec:
 	free(cq->dbrec);
@@ -155,6 +235,29 @@ err_free:
 	free(cq);
 	errno = ret ? ret : ENOMEM;
 	return NULL;
+}
+
+struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe < 0 ? 0 : (uint32_t)cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct kite_cq *cq = kite_cq_create(ibctx, &attr);
+
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+struct ibv_cq_ex *kite_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct kite_cq *cq = kite_cq_create(ibctx, attr);
+
+	return cq ? &cq->vcq.cq_ex : NULL;
 }
 
 int kite_destroy_cq(struct ibv_cq *ibcq)
@@ -222,11 +325,11 @@ int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cmd.log_depth = log_depth;
 
 	/* No poll while the rings change. */
-	pthread_spin_lock(&cq->lock);
+	kite_cq_lock(cq);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp,
 				sizeof(resp));
 	if (ret) {
-		pthread_spin_unlock(&cq->lock);
+		kite_cq_unlock(cq);
 		kite_ring_free(&ring);
 		return ret;
 	}
@@ -236,7 +339,7 @@ int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 		verbs_err(verbs_get_ctx(ibcq->context),
 			  "CQ %u: no RESIZE CQE in the old ring; completions may be lost\n",
 			  cq->cqn);
-	pthread_spin_unlock(&cq->lock);
+	kite_cq_unlock(cq);
 	kite_ring_free(&old);
 	return 0;
 }
@@ -370,40 +473,165 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 	return true;
 }
 
-int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+/*
+ * The next completion from ci on, into @wc, and the CQE's timestamp into
+ * @ts: CQEs that complete nothing are consumed and skipped. The poll
+ * paths' one CQE reader, called with the CQ locked. Returns 0, ENOENT when
+ * no completion is there, or EIO for a RESIZE CQE outside a resize (left
+ * in place).
+ */
+static int kite_cq_next_wc(struct kite_cq *cq, struct ibv_wc *wc,
+			   uint64_t *ts)
 {
-	struct kite_cq *cq = to_kite_cq(ibcq);
-	uint32_t start, op;
-	int n = 0;
-
-	pthread_spin_lock(&cq->lock);
-	start = cq->ci;
-	while (n < num_entries) {
+	for (;;) {
 		struct kite_cqe *cqe = kite_ring_entry(&cq->ring, cq->ci);
+		uint32_t op;
+		bool ok;
 
 		if (!kite_cqe_valid(cqe, cq->ci, cq->ring.log_depth))
-			break;
+			return ENOENT;
 		/* The CQE's body only after its owner bit. */
 		udma_from_device_barrier();
 		op = FIELD_GET(KITE_CQE_OPCODE, le32toh(cqe->op_own));
 		if (op == KITE_CQE_OP_RESIZE) {
 			/* resize moves past these; one here is a device bug. */
-			verbs_err(verbs_get_ctx(ibcq->context),
+			verbs_err(verbs_get_ctx(cq->vcq.cq.context),
 				  "CQ %u: RESIZE CQE at %u outside a resize\n",
 				  cq->cqn, cq->ci);
-			break;
+			return EIO;
 		}
-		if (kite_cqe_to_wc(cq, cqe, op, &wc[n]))
-			n++;
+		ok = kite_cqe_to_wc(cq, cqe, op, wc);
+		*ts = le64toh(cqe->timestamp);
 		cq->ci++;
+		if (ok)
+			return 0;
 	}
-	if (cq->ci != start) {
-		/* Done reading the CQEs before the device may reuse them. */
-		udma_to_device_barrier();
-		cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
-	}
-	pthread_spin_unlock(&cq->lock);
+}
+
+/* Report the CQEs consumed since @start to the device. */
+static void kite_cq_update_ci(struct kite_cq *cq, uint32_t start)
+{
+	if (cq->ci == start)
+		return;
+	/* Done reading the CQEs before the device may reuse them. */
+	udma_to_device_barrier();
+	cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
+}
+
+int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	uint32_t start;
+	uint64_t ts;
+	int n = 0;
+
+	kite_cq_lock(cq);
+	start = cq->ci;
+	while (n < num_entries && !kite_cq_next_wc(cq, &wc[n], &ts))
+		n++;
+	kite_cq_update_ci(cq, start);
+	kite_cq_unlock(cq);
 	return n;
+}
+
+/*
+ * ibv_cq_ex: start_poll locks the CQ (unless single-threaded) and parses
+ * the first completion into cur_wc; next_poll parses the next; end_poll
+ * reports what was consumed and unlocks. A start_poll that fails unlocks
+ * itself: the application does not call end_poll then.
+ */
+static int kite_cq_ex_next(struct kite_cq *cq)
+{
+	int ret = kite_cq_next_wc(cq, &cq->cur_wc, &cq->cur_ts);
+
+	if (ret)
+		return ret;
+	cq->vcq.cq_ex.status = cq->cur_wc.status;
+	cq->vcq.cq_ex.wr_id = cq->cur_wc.wr_id;
+	return 0;
+}
+
+static int kite_start_poll(struct ibv_cq_ex *ibcq,
+			   struct ibv_poll_cq_attr *attr)
+{
+	struct kite_cq *cq = to_kite_cq_ex(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	kite_cq_lock(cq);
+	cq->poll_ci = cq->ci;
+	ret = kite_cq_ex_next(cq);
+	if (ret) {
+		kite_cq_update_ci(cq, cq->poll_ci);
+		kite_cq_unlock(cq);
+	}
+	return ret;
+}
+
+static int kite_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return kite_cq_ex_next(to_kite_cq_ex(ibcq));
+}
+
+static void kite_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq = to_kite_cq_ex(ibcq);
+
+	kite_cq_update_ci(cq, cq->poll_ci);
+	kite_cq_unlock(cq);
+}
+
+/* kite_wc_read_NAME(): the @field of the completion being polled. */
+#define KITE_WC_READ(name, type, field)					\
+	static type kite_wc_read_##name(struct ibv_cq_ex *ibcq)		\
+	{								\
+		return to_kite_cq_ex(ibcq)->field;			\
+	}
+
+KITE_WC_READ(opcode, enum ibv_wc_opcode, cur_wc.opcode)
+KITE_WC_READ(vendor_err, uint32_t, cur_wc.vendor_err)
+KITE_WC_READ(wc_flags, unsigned int, cur_wc.wc_flags)
+KITE_WC_READ(byte_len, uint32_t, cur_wc.byte_len)
+KITE_WC_READ(imm_data, __be32, cur_wc.imm_data)
+KITE_WC_READ(qp_num, uint32_t, cur_wc.qp_num)
+KITE_WC_READ(src_qp, uint32_t, cur_wc.src_qp)
+KITE_WC_READ(slid, uint32_t, cur_wc.slid)
+KITE_WC_READ(sl, uint8_t, cur_wc.sl)
+KITE_WC_READ(dlid_path_bits, uint8_t, cur_wc.dlid_path_bits)
+KITE_WC_READ(completion_ts, uint64_t, cur_ts)
+
+/*
+ * The read_* functions of the fields asked for; like every provider, none
+ * for the others (the application may call only those it asked for).
+ */
+static void kite_cq_ex_set_ops(struct kite_cq *cq, uint64_t wc_flags)
+{
+	struct ibv_cq_ex *ex = &cq->vcq.cq_ex;
+
+	ex->start_poll = kite_start_poll;
+	ex->next_poll = kite_next_poll;
+	ex->end_poll = kite_end_poll;
+	ex->read_opcode = kite_wc_read_opcode;
+	ex->read_vendor_err = kite_wc_read_vendor_err;
+	ex->read_wc_flags = kite_wc_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = kite_wc_read_byte_len;
+	/* Also ibv_wc_read_invalidated_rkey(): ibv_wc has them in a union. */
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = kite_wc_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = kite_wc_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = kite_wc_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = kite_wc_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = kite_wc_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = kite_wc_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		ex->read_completion_ts = kite_wc_read_completion_ts;
 }
 
 int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

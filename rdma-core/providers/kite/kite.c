@@ -15,7 +15,9 @@
  * live in this process's memory, in the formats of the Kite Programmer's
  * Reference (include/linux/kite/kite_hw.h, through kite_hw_user.h): WQEs
  * are written into the rings and announced through the doorbell page, CQEs
- * are polled with the owner rule.
+ * are polled with the owner rule, through ibv_poll_cq() or the extended CQ
+ * API of ibv_create_cq_ex() (cq.c says which fields and flags; the table is
+ * in Documentation/infiniband/kite.rst).
  *
  * Copyright (c) 2026 Kite
  */
@@ -152,6 +154,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.cq_event = kite_cq_event,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
+	.create_cq_ex = kite_create_cq_ex,
 	.create_qp = kite_create_qp,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,

@@ -22,7 +22,7 @@
 
 DECLARE_DRV_CMD(ukite_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 		kite_ib_alloc_ucontext_req, kite_ib_alloc_ucontext_resp);
-DECLARE_DRV_CMD(ukite_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+DECLARE_DRV_CMD(ukite_create_cq, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		kite_ib_create_cq_req, kite_ib_create_cq_resp);
 DECLARE_DRV_CMD(ukite_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		kite_ib_resize_cq_req, empty);
@@ -92,7 +92,16 @@ struct kite_cq {
 	uint32_t ci;
 	/* The arm sequence number: advanced for each completion event. */
 	uint8_t arm_sn;
+	/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: the application serializes. */
+	bool single_threaded;
 	pthread_spinlock_t lock;
+	/*
+	 * ibv_cq_ex polling, between start_poll and end_poll: ci when the
+	 * poll started, and the completion the read_* functions report.
+	 */
+	uint32_t poll_ci;
+	struct ibv_wc cur_wc;
+	uint64_t cur_ts;
 };
 
 struct kite_wq {
@@ -135,6 +144,11 @@ static inline struct kite_cq *to_kite_cq(struct ibv_cq *ibcq)
 	return container_of(ibcq, struct kite_cq, vcq.cq);
 }
 
+static inline struct kite_cq *to_kite_cq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct kite_cq, vcq.cq_ex);
+}
+
 static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_qp, vqp.qp);
@@ -161,6 +175,8 @@ static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)
 struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+struct ibv_cq_ex *kite_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
 int kite_destroy_cq(struct ibv_cq *ibcq);
 int kite_resize_cq(struct ibv_cq *ibcq, int cqe);
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);

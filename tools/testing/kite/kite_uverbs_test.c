@@ -14,7 +14,9 @@
  *
  * usage: kite_uverbs_test [DEVICE [--data]]    (default: kite0)
  *   --data: also check that a UD send to the QP itself arrives (the
- *           device's loopback), with its GRH and payload
+ *           device's loopback), with its GRH and payload, polled with
+ *           ibv_poll_cq() and with the extended CQ API, and that an armed
+ *           extended CQ raises a completion event
  *
  * Copyright (c) 2026 Kite
  */
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -676,6 +679,419 @@ out_pd:
 }
 
 /*
+ * A UD QP in RTS on @cq with a registered buffer and an address handle to
+ * its own GID, for sends that come back through the device's loopback.
+ */
+struct ud_loop {
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	char buf[4096];
+};
+
+#define UD_LOOP_QKEY	0x11111111
+
+static void ud_loop_free(struct ud_loop *u)
+{
+	if (u->ah)
+		ibv_destroy_ah(u->ah);
+	if (u->qp)
+		ibv_destroy_qp(u->qp);
+	if (u->mr)
+		ibv_dereg_mr(u->mr);
+	if (u->pd)
+		ibv_dealloc_pd(u->pd);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Returns 0 or an errno; on failure nothing is left allocated. */
+static int ud_loop_init(struct ibv_context *ctx, struct ibv_cq *cq,
+			struct ud_loop *u)
+{
+	struct ibv_qp_init_attr qpia = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qkey = UD_LOOP_QKEY,
+	};
+	struct ibv_ah_attr aha = {
+		.is_global = 1,
+		.grh.hop_limit = 64,
+		.port_num = 1,
+	};
+	int ret;
+
+	memset(u, 0, sizeof(*u));
+	u->pd = ibv_alloc_pd(ctx);
+	u->mr = u->pd ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
+				   IBV_ACCESS_LOCAL_WRITE) : NULL;
+	u->qp = u->mr ? ibv_create_qp(u->pd, &qpia) : NULL;
+	if (!u->qp)
+		goto err;
+	ret = ibv_modify_qp(u->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ret ?: ibv_modify_qp(u->qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	ret = ret ?: ibv_modify_qp(u->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	ret = ret ?: ibv_query_gid(ctx, 1, 0, &aha.grh.dgid);
+	if (ret) {
+		ud_loop_free(u);
+		return ret;
+	}
+	u->ah = ibv_create_ah(u->pd, &aha);
+	if (u->ah)
+		return 0;
+err:
+	ret = errno ? errno : EIO;
+	ud_loop_free(u);
+	return ret;
+}
+
+/*
+ * Post a receive of the buffer's first half (wr_id @rx_id) and a signaled
+ * send of @len bytes from its second half to the QP itself (wr_id @tx_id),
+ * with immediate data @imm unless it is 0. The payload is i ^ 0x5a.
+ */
+static int ud_loop_post(struct ud_loop *u, uint64_t rx_id, uint64_t tx_id,
+			uint32_t len, uint32_t imm)
+{
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)u->buf,
+		.length = 2048,
+		.lkey = u->mr->lkey,
+	};
+	struct ibv_sge ssge = {
+		.addr = (uintptr_t)u->buf + 2048,
+		.length = len,
+		.lkey = u->mr->lkey,
+	};
+	struct ibv_recv_wr rwr = {
+		.wr_id = rx_id, .sg_list = &rsge, .num_sge = 1,
+	}, *bad_rwr;
+	struct ibv_send_wr swr = {
+		.wr_id = tx_id,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(imm),
+		.wr.ud = { .ah = u->ah, .remote_qpn = u->qp->qp_num,
+			   .remote_qkey = UD_LOOP_QKEY },
+	}, *bad_swr;
+	uint32_t i;
+	int ret;
+
+	memset(u->buf, 0, 2048);
+	for (i = 0; i < len; i++)
+		u->buf[2048 + i] = (char)(i ^ 0x5a);
+	ret = ibv_post_recv(u->qp, &rwr, &bad_rwr);
+	return ret ?: ibv_post_send(u->qp, &swr, &bad_swr);
+}
+
+/* What the extended poll API said of one completion. */
+struct ex_wc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len, qp_num, src_qp, slid;
+	unsigned int wc_flags;
+	uint32_t imm;
+	uint8_t sl, dlid_path_bits;
+	uint64_t ts;
+};
+
+static void ex_wc_read(struct ibv_cq_ex *cq, struct ex_wc *w)
+{
+	w->wr_id = cq->wr_id;
+	w->status = cq->status;
+	w->opcode = ibv_wc_read_opcode(cq);
+	w->byte_len = ibv_wc_read_byte_len(cq);
+	w->qp_num = ibv_wc_read_qp_num(cq);
+	w->src_qp = ibv_wc_read_src_qp(cq);
+	w->wc_flags = ibv_wc_read_wc_flags(cq);
+	w->imm = (w->wc_flags & IBV_WC_WITH_IMM) ?
+		 be32toh(ibv_wc_read_imm_data(cq)) : 0;
+	w->slid = ibv_wc_read_slid(cq);
+	w->sl = ibv_wc_read_sl(cq);
+	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+	w->ts = ibv_wc_read_completion_ts(cq);
+}
+
+/*
+ * Up to @max completions with start_poll/next_poll/end_poll, waiting up
+ * to two seconds for @want of them. Returns how many, or -errno if a poll
+ * call failed otherwise than with ENOENT.
+ */
+static int ex_poll(struct ibv_cq_ex *cq, struct ex_wc *w, int want, int max)
+{
+	struct ibv_poll_cq_attr pattr = {};
+	int n = 0, tries, ret;
+
+	for (tries = 0; tries < 2000 && n < want; tries++) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT) {
+			usleep(1000);
+			continue;
+		}
+		if (ret)
+			return -ret;
+		do {
+			ex_wc_read(cq, &w[n++]);
+			ret = n < max ? ibv_next_poll(cq) : ENOENT;
+		} while (!ret);
+		ibv_end_poll(cq);
+		if (ret != ENOENT)
+			return -ret;
+	}
+	return n;
+}
+
+#define CQ_EX_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+
+/*
+ * ibv_create_cq_ex() with @comp_mask, @flags and @wc_flags fails with
+ * @want (and creates nothing), or with @want 0 succeeds.
+ */
+static void cq_ex_attr(struct ibv_context *ctx, const char *what,
+		       uint32_t comp_mask, uint32_t flags, uint64_t wc_flags,
+		       int want)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 16,
+		.wc_flags = wc_flags,
+		.comp_mask = comp_mask,
+		.flags = flags,
+	};
+	struct ibv_cq_ex *cq;
+	int err;
+
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	err = cq ? 0 : errno;
+	report(err == want, "cq_ex: %s: %s (want %s)", what, strerror(err),
+	       strerror(want));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/* The loopback round of test_cq_ex(): a UD send with immediate data. */
+static void cq_ex_loopback(struct ibv_context *ctx, struct ibv_cq_ex *cq)
+{
+	struct ex_wc w[4] = {}, *tx = NULL, *rx = NULL;
+	struct ud_loop u;
+	int ret, n, i, data_ok = 1;
+
+	ret = ud_loop_init(ctx, ibv_cq_ex_to_cq(cq), &u);
+	report(!ret, "cq_ex loopback: UD QP in RTS with an AH to itself: %s",
+	       strerror(ret));
+	if (ret)
+		return;
+	ret = ud_loop_post(&u, 21, 22, 100, 0xc0ffee);
+	report(!ret, "cq_ex loopback: post a receive and a send with immediate: %s",
+	       strerror(ret));
+	n = ret ? 0 : ex_poll(cq, w, 2, 4);
+	report(n == 2, "cq_ex loopback: two completions through start/next/end_poll (%d)",
+	       n);
+	for (i = 0; i < n; i++) {
+		if (w[i].wr_id == 22)
+			tx = &w[i];
+		if (w[i].wr_id == 21)
+			rx = &w[i];
+	}
+	report(tx && tx->status == IBV_WC_SUCCESS && tx->opcode == IBV_WC_SEND &&
+	       tx->qp_num == u.qp->qp_num && !(tx->wc_flags & IBV_WC_WITH_IMM),
+	       "cq_ex loopback: send completion: status %d opcode %d qp %u flags %#x",
+	       tx ? (int)tx->status : -1, tx ? (int)tx->opcode : -1,
+	       tx ? tx->qp_num : 0, tx ? tx->wc_flags : 0);
+	report(rx && rx->status == IBV_WC_SUCCESS && rx->opcode == IBV_WC_RECV &&
+	       rx->byte_len == 40 + 100 && rx->qp_num == u.qp->qp_num &&
+	       rx->src_qp == u.qp->qp_num &&
+	       (rx->wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM)) ==
+	       (IBV_WC_GRH | IBV_WC_WITH_IMM) && rx->imm == 0xc0ffee,
+	       "cq_ex loopback: receive completion: status %d opcode %d %u bytes qp %u src_qp %u flags %#x imm %#x",
+	       rx ? (int)rx->status : -1, rx ? (int)rx->opcode : -1,
+	       rx ? rx->byte_len : 0, rx ? rx->qp_num : 0,
+	       rx ? rx->src_qp : 0, rx ? rx->wc_flags : 0, rx ? rx->imm : 0);
+	report(rx && !rx->slid && !rx->dlid_path_bits && !rx->sl,
+	       "cq_ex loopback: RoCE: slid, dlid_path_bits 0, sl 0 (no VLAN)");
+	report(n == 2 && w[0].ts && w[1].ts >= w[0].ts,
+	       "cq_ex loopback: completion timestamps set, in order (%llu, %llu)",
+	       (unsigned long long)w[0].ts, (unsigned long long)w[1].ts);
+	for (i = 0; i < 100; i++)
+		if (u.buf[40 + i] != (char)(i ^ 0x5a))
+			data_ok = 0;
+	report(rx && data_ok, "cq_ex loopback: payload after the GRH, byte for byte");
+
+	/* The same CQ through the classic poll: both share the CQ's state. */
+	ret = ud_loop_post(&u, 23, 24, 10, 0);
+	for (i = 0, n = 0; !ret && i < 2000 && n < 2; i++) {
+		struct ibv_wc wc;
+		int got = ibv_poll_cq(ibv_cq_ex_to_cq(cq), 1, &wc);
+
+		if (got < 0)
+			break;
+		if (got && wc.status == IBV_WC_SUCCESS &&
+		    (wc.wr_id == 24 || (wc.wr_id == 23 && wc.byte_len == 50 &&
+					!(wc.wc_flags & IBV_WC_WITH_IMM))))
+			n++;
+		if (!got)
+			usleep(1000);
+	}
+	report(n == 2, "cq_ex loopback: ibv_poll_cq on the same CQ: %d of 2 completions",
+	       n);
+	ud_loop_free(&u);
+}
+
+/*
+ * A CQ with a completion channel: armed through ibv_cq_ex_to_cq(), the
+ * event arrives for this CQ, and the completion is then polled with the
+ * extended API.
+ */
+static void cq_ex_events(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 16,
+		.channel = ch,
+		.wc_flags = CQ_EX_WC_FLAGS,
+		.cq_context = &attr,
+	};
+	struct ibv_cq *ev_cq = NULL;
+	struct ex_wc w[4] = {};
+	struct ibv_cq_ex *cq;
+	void *ev_ctx = NULL;
+	struct pollfd pfd;
+	struct ud_loop u;
+	int ret, n;
+
+	report(!!ch, "cq_ex events: create a completion channel: %s",
+	       ch ? "ok" : strerror(errno));
+	if (!ch)
+		return;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	report(!!cq, "cq_ex events: create a CQ on the channel: %s",
+	       cq ? "ok" : strerror(errno));
+	if (!cq)
+		goto out_ch;
+	ret = ud_loop_init(ctx, ibv_cq_ex_to_cq(cq), &u);
+	report(!ret, "cq_ex events: UD QP: %s", strerror(ret));
+	if (ret)
+		goto out_cq;
+	ret = ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
+	report(!ret, "cq_ex events: arm through ibv_cq_ex_to_cq(): %s",
+	       strerror(ret));
+	ret = ret ?: ud_loop_post(&u, 31, 32, 8, 0);
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	ret = ret ?: (poll(&pfd, 1, 5000) == 1 ? 0 : ETIMEDOUT);
+	ret = ret ?: ibv_get_cq_event(ch, &ev_cq, &ev_ctx);
+	report(!ret && ev_cq == ibv_cq_ex_to_cq(cq) && ev_ctx == &attr,
+	       "cq_ex events: completion event for this CQ and its context: %s",
+	       strerror(ret));
+	if (!ret)
+		ibv_ack_cq_events(ev_cq, 1);
+	/* Both completions may not be there yet when the event comes. */
+	n = ex_poll(cq, w, 2, 4);
+	report(n == 2 && w[0].qp_num == u.qp->qp_num,
+	       "cq_ex events: the completions polled after the event (%d)", n);
+	ud_loop_free(&u);
+out_cq:
+	report(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), "cq_ex events: destroy CQ");
+out_ch:
+	report(!ibv_destroy_comp_channel(ch), "cq_ex events: destroy channel");
+}
+
+/*
+ * The extended CQ: the attributes libkite accepts and refuses (with the
+ * errno of rdma-core's convention: EINVAL for what is not defined,
+ * EOPNOTSUPP for what is defined but not supported), the clock the
+ * timestamps count, polling an empty CQ, and (@data) completions through
+ * the extended poll API and completion events.
+ */
+static void test_cq_ex(struct ibv_context *ctx, int data)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 100,
+		.wc_flags = CQ_EX_WC_FLAGS,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_device_attr_ex dax = {};
+	struct ibv_cq_ex *cq;
+	int ret;
+
+	ret = ibv_query_device_ex(ctx, NULL, &dax);
+	report(!ret && dax.completion_timestamp_mask == UINT64_MAX &&
+	       dax.hca_core_clock == 1000000,
+	       "cq_ex: the device reports a 64-bit nanosecond CQE clock (mask %#llx, %llu kHz): %s",
+	       (unsigned long long)dax.completion_timestamp_mask,
+	       (unsigned long long)dax.hca_core_clock, strerror(ret));
+
+	cq_ex_attr(ctx, "standard wc_flags and the completion timestamp", 0, 0,
+		   CQ_EX_WC_FLAGS, 0);
+	cq_ex_attr(ctx, "no wc_flags at all", 0, 0, 0, 0);
+	cq_ex_attr(ctx, "IBV_CREATE_CQ_ATTR_SINGLE_THREADED",
+		   IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		   IBV_CREATE_CQ_ATTR_SINGLE_THREADED, CQ_EX_WC_FLAGS, 0);
+	cq_ex_attr(ctx, "wall-clock timestamps refused", 0, 0,
+		   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, EOPNOTSUPP);
+	cq_ex_attr(ctx, "CVLAN refused", 0, 0, IBV_WC_EX_WITH_CVLAN,
+		   EOPNOTSUPP);
+	cq_ex_attr(ctx, "flow tag refused", 0, 0, IBV_WC_EX_WITH_FLOW_TAG,
+		   EOPNOTSUPP);
+	cq_ex_attr(ctx, "tag matching info refused", 0, 0,
+		   IBV_WC_EX_WITH_TM_INFO, EOPNOTSUPP);
+	cq_ex_attr(ctx, "IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN refused",
+		   IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		   IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, 0, EOPNOTSUPP);
+	cq_ex_attr(ctx, "an undefined creation flag refused",
+		   IBV_CQ_INIT_ATTR_MASK_FLAGS, 1U << 7, 0, EINVAL);
+	cq_ex_attr(ctx, "a parent domain refused", IBV_CQ_INIT_ATTR_MASK_PD,
+		   0, 0, EOPNOTSUPP);
+	cq_ex_attr(ctx, "an undefined comp_mask bit refused", 1U << 6, 0, 0,
+		   EINVAL);
+
+	attr.cqe = 0;
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	report(!cq && errno == EINVAL, "cq_ex: 0 CQEs refused: %s",
+	       strerror(errno));
+	attr.cqe = 100;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	report(cq && cq->cqe == 127, "cq_ex: create a CQ of 100 CQEs: %s, %d usable",
+	       cq ? "ok" : strerror(errno), cq ? cq->cqe : -1);
+	if (!cq)
+		return;
+	ret = ibv_start_poll(cq, &pattr);
+	report(ret == ENOENT, "cq_ex: start_poll on an empty CQ: %s",
+	       strerror(ret));
+	/* Had the failed start_poll kept the CQ's lock, this would hang. */
+	ret = ibv_start_poll(cq, &pattr);
+	report(ret == ENOENT, "cq_ex: start_poll on an empty CQ again: %s",
+	       strerror(ret));
+	pattr.comp_mask = 1;
+	ret = ibv_start_poll(cq, &pattr);
+	report(ret == EINVAL, "cq_ex: start_poll with an unknown comp_mask: %s",
+	       strerror(ret));
+	ret = ibv_resize_cq(ibv_cq_ex_to_cq(cq), 300);
+	report(!ret && cq->cqe == 511, "cq_ex: resize to 300: %s, %d usable",
+	       strerror(ret), cq->cqe);
+	if (data)
+		cq_ex_loopback(ctx, cq);
+	report(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), "cq_ex: destroy CQ");
+	if (data)
+		cq_ex_events(ctx);
+}
+
+/*
  * Isolation between contexts: a context's mmap offsets reach only its own
  * doorbell page, and a doorbell written to one context's page for another
  * context's QP is ignored by the device (the guest script checks that the
@@ -802,6 +1218,7 @@ int main(int argc, char **argv)
 	test_cqs(ctx, &da);
 	test_qps(ctx, &da);
 	test_provider(ctx, data);
+	test_cq_ex(ctx, data);
 	test_isolation(dev);
 
 	ret = ibv_close_device(ctx);

@@ -463,7 +463,9 @@ err_free_hwq:
 /**
  * kite_ib_create_cq() - create a completion queue
  * @ibcq: the core's CQ, embedded in &struct kite_ib_cq
- * @attr: depth (&ib_cq_init_attr.cqe), completion vector; no flags
+ * @attr: depth (&ib_cq_init_attr.cqe), completion vector; of the flags
+ *	only IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (every CQE has the
+ *	device clock's timestamp)
  * @attrs: the uverbs bundle of a user CQ (struct kite_ib_create_cq_req in
  *	its driver data), NULL for a kernel CQ
  *
@@ -473,7 +475,7 @@ err_free_hwq:
  * (struct kite_ib_create_cq_req); one slot stays free for a resize.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for flags or unknown request bits; -EINVAL for
+ * Return: 0; -EOPNOTSUPP for other flags or unknown request bits; -EINVAL for
  * a depth outside 1 .. max_cqe or an unusable user buffer; -ENODEV without
  * a completion EQ; -ENOMEM; -EFAULT; or the errno of CREATE_CQ.
  */
@@ -485,8 +487,15 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 depth, max_depth;
 	int err;
 
-	if (attr->flags)
+	/*
+	 * The device writes every CQE's timestamp, asked for or not; it
+	 * always reports an overrun (no IGNORE_OVERRUN).
+	 */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"create CQ: unsupported flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
+	}
 	max_depth = min_t(u32, dev->caps.max_cqe, KITE_IB_CQ_MAX_DEPTH);
 	if (!attr->cqe || attr->cqe > max_depth) {
 		dev_dbg(kite_ib_cq_log_dev(dev),

@@ -18,6 +18,12 @@
 
 #include "kite_ib.h"
 
+/*
+ * The clock of kite_cqe.timestamp counts nanoseconds (prm_cq.rst): 1 GHz,
+ * in the kHz of ib_device_attr.hca_core_clock.
+ */
+#define KITE_IB_CLOCK_KHZ	1000000
+
 /* Never trust the device: refuse capabilities the driver cannot honour. */
 static int kite_ib_check_caps(struct kite_ib_dev *dev)
 {
@@ -136,6 +142,9 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->cq_caps.max_cq_moderation_count = c->max_cq_moderation_count;
 	attr->cq_caps.max_cq_moderation_period = c->max_cq_moderation_period;
+	/* CQE timestamps: a 64-bit device clock counting nanoseconds. */
+	attr->timestamp_mask = U64_MAX;
+	attr->hca_core_clock = KITE_IB_CLOCK_KHZ;
 	return 0;
 }
 
