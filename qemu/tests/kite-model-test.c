@@ -6132,6 +6132,17 @@ static void g_rc_wire(void)
 	tap(ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f &&
 	    be24(f + 51) == ((epsn + 1) & 0xffffff) && !memcmp(f + 58, want + 1024, 476),
 	    "duplicate READ request: the responses are sent again");
+	/* A requester that lost only the LAST re-requests from there on. */
+	put32(ext + 4, (uint32_t)DST + 1024);
+	put32(ext + 12, 476);
+	m = w_frame(inj, 0x0c, a.qpn, epsn + 1, true, ext, 16, NULL, 0);
+	wire_send(inj, m);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 476 + 4 && f[42] == 0x10 && be24(f + 51) == ((epsn + 1) & 0xffffff) &&
+	    !memcmp(f + 58, want + 1024, 476),
+	    "duplicate READ from the middle (PSN + 1, RETH + 1024): READ_RESP_ONLY, 476 bytes");
+	put32(ext + 4, (uint32_t)DST);
+	put32(ext + 12, 1500);
 	epsn += 2;
 
 	/* Two READ requests back to back: both answered, in order. */

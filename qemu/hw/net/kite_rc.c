@@ -1262,6 +1262,49 @@ static bool kite_rc_invalidate(KiteState *s, KiteQP *qp, uint32_t key)
     return true;
 }
 
+/* The PSN after the last one response @r answers. */
+static uint32_t kite_rc_rsp_end(KiteState *s, KiteQP *qp,
+                                const KiteRcResp *r)
+{
+    uint32_t n = 1;
+
+    if (r->kind == KITE_RC_RSP_READ) {
+        n = MAX(1, DIV_ROUND_UP(r->len, kite_rc_mtu(s, qp)));
+    }
+    return (r->psn + n) & KITE_PSN_MASK;
+}
+
+/*
+ * A duplicate request for @psn means the requester went back to it (go-back-N,
+ * IBA 9.7.5.1.1 / 9.9.1.5): it lost the responses from @psn on and will
+ * re-request everything after it. Drop the queued responses that answer
+ * @psn or later, so that the re-requests find room and the answers go out
+ * again in PSN order.
+ */
+static void kite_rc_rsp_rewind(KiteState *s, KiteQP *qp, uint32_t psn)
+{
+    KiteRcState *rc = &qp->rc;
+    unsigned i, keep;
+    KiteRcResp *r;
+
+    for (keep = 0; keep < rc->rsp_n; keep++) {
+        r = &rc->rsp[(rc->rsp_head + keep) % KITE_RC_RSPQ];
+        if (kite_psn_diff(kite_rc_rsp_end(s, qp, r), psn) > 0) {
+            break;
+        }
+    }
+    for (i = keep; i < rc->rsp_n; i++) {
+        r = &rc->rsp[(rc->rsp_head + i) % KITE_RC_RSPQ];
+        if (r->kind != KITE_RC_RSP_ACK) {
+            rc->rsp_rd--;
+        }
+    }
+    rc->rsp_n = keep;
+    if (!keep) {
+        rc->rd_pkt = 0;
+    }
+}
+
 /* Queue the READ response for the request @p (new or duplicate). */
 static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
                              const KiteRoceRx *p, bool dup)
@@ -1281,20 +1324,6 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_ACCESS, 0,
                            "READ: R_Key, PD, access or bounds");
         return;
-    }
-    if (dup) {
-        unsigned i;
-
-        for (i = 0; i < rc->rsp_n; i++) {
-            r = &rc->rsp[(rc->rsp_head + i) % KITE_RC_RSPQ];
-            if (r->kind == KITE_RC_RSP_READ && r->psn == p->psn) {
-                /* Still queued; the one being answered starts over. */
-                if (i == 0) {
-                    rc->rd_pkt = 0;
-                }
-                return;
-            }
-        }
     }
     if (rc->rsp_rd == KITE_RC_RDQ) {
         /* The requester exceeded max_dest_rd_atomic: it retries. */
@@ -1391,6 +1420,13 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     KiteRcState *rc = &qp->rc;
 
+    /*
+     * The requester lost what answered this request: the responses queued
+     * for it and for later requests go, this one is answered again (a
+     * READ from its own RETH, which may start in the middle of the
+     * original), and the later ones when they are requested again.
+     */
+    kite_rc_rsp_rewind(s, qp, p->psn);
     switch (p->opcode) {
     case RC_READ_REQ:
         kite_rc_read_req(s, qpn, qp, p, true);
