@@ -1637,7 +1637,7 @@ static void g_query(void)
 	CHK(d.max_eq == 64, "max_eq %u", d.max_eq);
 	CHK(d.max_eqe == 32768, "max_eqe %u", d.max_eqe);
 	CHK(d.max_qp_rd_atom == 16, "max_qp_rd_atom %u", d.max_qp_rd_atom);
-	CHK(d.max_qp_init_rd_atom == 16, "max_qp_init_rd_atom %u", d.max_qp_init_rd_atom);
+	CHK(d.max_qp_init_rd_atom == 128, "max_qp_init_rd_atom %u", d.max_qp_init_rd_atom);
 	CHK(d.max_fast_reg_pages == 512, "max_fast_reg_pages %u", d.max_fast_reg_pages);
 	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
 	CHK(d.features == (KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC | KITE_FEAT_FAST_REG |
@@ -2549,8 +2549,8 @@ static void g_qp_modify(void)
 	a.rnr_retry = 8;
 	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(rnr_retry), "rnr_retry 8");
 	a = attrs_valid(rc);
-	a.max_rd_atomic = 17;
-	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(max_rd_atomic), "max_rd_atomic 17");
+	a.max_rd_atomic = 129;
+	bad_value(rc, a, S | RC_RTS_R, KITE_QPS_RTS, OFF(max_rd_atomic), "max_rd_atomic 129");
 
 	a = attrs_valid(rc);
 	a.sq_psn = KITE_PSN_MASK;

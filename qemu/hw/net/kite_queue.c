@@ -1036,7 +1036,7 @@ static bool kite_qp_check_values(KiteState *s, KiteCmdCtx *c,
         (le32_to_cpu(in->sq_psn) & ~KITE_PSN_MASK)) {
         return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(sq_psn));
     }
-    if ((attrs & KITE_QP_ATTR_MAX_QP_RD_ATOMIC) && in->max_rd_atomic > 16) {
+    if ((attrs & KITE_QP_ATTR_MAX_QP_RD_ATOMIC) && in->max_rd_atomic > 128) {
         return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(max_rd_atomic));
     }
     if ((attrs & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) &&

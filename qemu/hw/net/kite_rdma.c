@@ -25,7 +25,13 @@
 #define KITE_MAX_CMD_OUT        0xffff
 #define KITE_MAX_MR_SIZE        (1ULL << 39)
 #define KITE_MAX_FAST_REG_PAGES 512
-#define KITE_MAX_RD_ATOM        16
+#define KITE_MAX_RD_ATOM        16      /* responder: KITE_RC_RDQ */
+/*
+ * Requester: a bound, not a promise; the requester keeps at most
+ * KITE_RC_SQ_WINDOW WQEs in flight anyway. High enough for peers that ask a
+ * QP to use their own responder depth (rdma_rxe: 128).
+ */
+#define KITE_MAX_INIT_RD_ATOM   128
 
 /* Offsets of the status and result words in a command entry. */
 #define KITE_CMD_STATUS_OFF     offsetof(struct kite_cmd, status)
@@ -101,7 +107,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->max_eq = cpu_to_le32(KITE_MAX_EQ);
     o->max_eqe = cpu_to_le32(1U << KITE_EQ_MAX_LOG_DEPTH);
     o->max_qp_rd_atom = cpu_to_le32(KITE_MAX_RD_ATOM);
-    o->max_qp_init_rd_atom = cpu_to_le32(KITE_MAX_RD_ATOM);
+    o->max_qp_init_rd_atom = cpu_to_le32(KITE_MAX_INIT_RD_ATOM);
     o->max_fast_reg_pages = cpu_to_le32(KITE_MAX_FAST_REG_PAGES);
     o->gid_tbl_len = cpu_to_le32(KITE_GID_TBL_LEN);
     o->features = cpu_to_le32(KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC |
