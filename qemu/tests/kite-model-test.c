@@ -1636,7 +1636,7 @@ static void g_query(void)
 	CHK(d.max_uctx == 255, "max_uctx %u", d.max_uctx);
 	CHK(d.max_eq == 64, "max_eq %u", d.max_eq);
 	CHK(d.max_eqe == 32768, "max_eqe %u", d.max_eqe);
-	CHK(d.max_qp_rd_atom == 16, "max_qp_rd_atom %u", d.max_qp_rd_atom);
+	CHK(d.max_qp_rd_atom == 128, "max_qp_rd_atom %u", d.max_qp_rd_atom);
 	CHK(d.max_qp_init_rd_atom == 128, "max_qp_init_rd_atom %u", d.max_qp_init_rd_atom);
 	CHK(d.max_fast_reg_pages == 512, "max_fast_reg_pages %u", d.max_fast_reg_pages);
 	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
@@ -2513,8 +2513,8 @@ static void g_qp_modify(void)
 	a.dest_qpn = 1u << 24;
 	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(dest_qpn), "dest_qpn 2^24");
 	a = attrs_valid(rc);
-	a.max_dest_rd_atomic = 17;
-	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(max_dest_rd_atomic), "max_dest_rd_atomic 17");
+	a.max_dest_rd_atomic = 129;
+	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(max_dest_rd_atomic), "max_dest_rd_atomic 129");
 	a = attrs_valid(rc);
 	a.min_rnr_timer = 32;
 	bad_value(rc, a, S | RC_RTR_R, KITE_QPS_RTR, OFF(min_rnr_timer), "min_rnr_timer 32");

@@ -134,7 +134,7 @@ typedef struct KiteWQ {
 } KiteWQ;
 
 /* RC transport state of a QP (kite_rc.c); zero in RESET. */
-#define KITE_RC_RDQ             16      /* max_dest_rd_atomic limit */
+#define KITE_RC_RDQ             128     /* max_dest_rd_atomic limit */
 #define KITE_RC_RSPQ            (2 * KITE_RC_RDQ + 1)
 /*
  * Requester limits: WQEs outstanding, how far past the oldest

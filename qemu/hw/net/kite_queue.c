@@ -1040,7 +1040,7 @@ static bool kite_qp_check_values(KiteState *s, KiteCmdCtx *c,
         return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(max_rd_atomic));
     }
     if ((attrs & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
-        in->max_dest_rd_atomic > 16) {
+        in->max_dest_rd_atomic > KITE_RC_RDQ) {
         return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(max_dest_rd_atomic));
     }
     if ((attrs & KITE_QP_ATTR_MIN_RNR_TIMER) && in->min_rnr_timer > 31) {

@@ -25,12 +25,14 @@
 #define KITE_MAX_CMD_OUT        0xffff
 #define KITE_MAX_MR_SIZE        (1ULL << 39)
 #define KITE_MAX_FAST_REG_PAGES 512
-#define KITE_MAX_RD_ATOM        16      /* responder: KITE_RC_RDQ */
 /*
- * Requester: a bound, not a promise; the requester keeps at most
- * KITE_RC_SQ_WINDOW WQEs in flight anyway. High enough for peers that ask a
- * QP to use their own responder depth (rdma_rxe: 128).
+ * Responder: KITE_RC_RDQ READ/atomic requests wait to be answered.
+ * Requester: a bound, not a promise; it keeps at most KITE_RC_SQ_WINDOW
+ * WQEs in flight anyway. Both as deep as rdma_rxe's, because peers
+ * (perftest through rdma_cm, for one) ask a QP for the depth of the
+ * other side.
  */
+#define KITE_MAX_RD_ATOM        KITE_RC_RDQ
 #define KITE_MAX_INIT_RD_ATOM   128
 
 /* Offsets of the status and result words in a command entry. */
