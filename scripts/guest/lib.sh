@@ -126,6 +126,20 @@ nvme_target() {
 		ln -s $cfg/subsystems/kite $cfg/ports/1/subsystems/kite
 }
 
+# nvme_connect ADDR [ARGS...]: nvme connect -t rdma to subsystem "kite" at
+# ADDR:4420, retried for up to 30 s while the target comes up.
+nvme_connect() {
+	local addr=$1 i
+	shift
+	modprobe nvme-rdma || return 1
+	for i in $(seq 1 30); do
+		timeout 30 nvme connect -t rdma -a "$addr" -s 4420 -n kite "$@" \
+			>/tmp/nvme.log 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # nvme_target_remove: undo nvme_target.
 nvme_target_remove() {
 	local cfg=/sys/kernel/config/nvmet

@@ -3,7 +3,8 @@
 # VM test, run in both VMs of a two-VM topology: ping and a 4 MB TCP
 # transfer, compared by SHA-256, between this VM's NIC and the peer's; then
 # RoCEv2 between kite_ib or rdma_rxe on each side: UD and RC tools,
-# rdma_cm, and NVMe over RDMA (the receiving VM is the target).
+# rdma_cm, perftest's RC suite, and NVMe over RDMA (the receiving VM is the
+# target).
 # Environment: KITE_SELF_IP, KITE_PEER_IP, KITE_ROLE (send or receive),
 # KITE_NIC and KITE_PEER_NIC (kite or virtio).
 . "$KITE_ROOT/scripts/guest/lib.sh"
@@ -103,20 +104,23 @@ else
 fi
 
 # RC between the VMs: rdma-core's ibv_rc_pingpong, librdmacm's rping and
-# ucmatose (RC connections through rdma_cm: CM MADs on QP1), perftest's
-# ib_write_bw and ib_read_bw, plain and with rdma_cm (-R); unchanged tools.
+# ucmatose (RC connections through rdma_cm: CM MADs on QP1), perftest;
+# unchanged tools.
 # rc_pair ID NAME CMD...: this VM runs CMD as the server (receive role) or
 # as the client with the peer's address (send role), the client retrying
 # until the server listens.
 rc_pair() {
 	local id=$1 name=$2 ok=1 i
 	shift 2
+	: >"/tmp/$id.log"
 	if [ "$KITE_ROLE" = receive ]; then
-		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" >"/tmp/$id.log" 2>&1
+		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" >>"/tmp/$id.log" 2>&1
 		ok=$?
 	else
 		for i in $(seq 1 30); do
-			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" "$KITE_PEER_IP" >"/tmp/$id.log" 2>&1 && { ok=0; break; }
+			echo "== attempt $i" >>"/tmp/$id.log"
+			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
+				{ ok=0; break; }
 			sleep 1
 		done
 	fi
@@ -133,27 +137,33 @@ else
 	rc_pair rping "rc: rping -v $rdev<->$prdev, 50 pings, data verified" "$rb/rping" -c -v -V -C 50 -a
 	rc_pair ucmatose "rc: ucmatose $rdev<->$prdev (rdma_cm, RC)" "$rb/ucmatose" -s
 fi
-# perftest between two Kite VMs only: against rdma_rxe on this 6.12 guest,
-# an ib_write_bw stream from rxe whose gaps Kite NAKs (sequence error) made
-# the rxe VM's kernel panic in the allocator, and ib_read_bw -R crashed in
-# librdmacm on the Kite side after rxe rejected the connection.
-if [ "$KITE_NIC" = kite ] && [ "$KITE_PEER_NIC" = kite ]; then
-	rc_pair wbw "rc: perftest ib_write_bw $rdev<->$prdev" ib_write_bw -d "$rdev" -x "$gidx" -n 500
-	rc_pair rbwR "rc: perftest ib_read_bw -R (rdma_cm) $rdev<->$prdev" ib_read_bw -d "$rdev" -R -n 500
-fi
+# perftest, every benchmark of the suite, plain (QP numbers exchanged over
+# TCP, GID index given) and through rdma_cm (-R; ib_send_bw with -e:
+# completion channels and ibv_req_notify_cq. perftest has no events for
+# the other bandwidth tests, and its latency tests with -e poll once per
+# event and lose count when a completion is slower than the event). Each run has its
+# own TCP port, so that a failed run cannot pair the next ones up wrongly.
+pt=0
+for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat; do
+	for mode in plain rdma_cm; do
+		pt=$((pt + 1))
+		args=(-d "$rdev" -n 200 -p $((18600 + pt)))
+		if [ "$mode" = plain ]; then
+			args+=(-x "$gidx")
+		else
+			args+=(-R)
+			[ "$t" = ib_send_bw ] && args+=(-e)
+		fi
+		rc_pair "pt$pt" "rc: perftest $t ${args[*]:6} $rdev<->$prdev" "$t" "${args[@]}"
+	done
+done
 
 # NVMe over RDMA between the VMs: the receiving VM is the target, the
 # sending VM the host (Kite or rdma_rxe on either side).
 if [ "$KITE_ROLE" = receive ]; then
 	check "nvme: target on $KITE_SELF_IP:4420 ($rdev)" nvme_target "$KITE_SELF_IP"
 else
-	modprobe nvme-rdma
-	ok=1
-	for i in $(seq 1 30); do
-		timeout 30 nvme connect -t rdma -a "$KITE_PEER_IP" -s 4420 -n kite >/tmp/nvme.log 2>&1 && { ok=0; break; }
-		sleep 1
-	done
-	check "nvme: nvme connect -t rdma $rdev->$prdev" test "$ok" = 0
+	check "nvme: nvme connect -t rdma $rdev->$prdev" nvme_connect "$KITE_PEER_IP"
 	check "nvme: the namespace appears" wait_for 10 bash -c "ls /dev/nvme*n1"
 	check "nvme: 4 MB written, read back, compared (sha256) $rdev->$prdev" \
 		nvme_io "$(ls /dev/nvme*n1 2>/dev/null | head -n 1)" 4
