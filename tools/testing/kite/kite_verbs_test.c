@@ -1238,8 +1238,9 @@ static int kvt_data_recv(struct kvt_data *d, struct ib_qp *qp,
 }
 
 /*
- * Post one signalled send-queue request of @len bytes at @d->src + @off;
- * @rdma and @atomic are filled in for the opcodes that use them.
+ * Post one signalled send-queue request @wr (its opcode and the fields
+ * that go with it filled in) of @len bytes at @d->src + @off: by DMA, or
+ * copied into the WQE for IB_SEND_INLINE.
  */
 static int kvt_data_send(struct kvt_data *d, struct ib_qp *qp,
 			 struct ib_send_wr *wr, u32 off, u32 len)
@@ -1249,6 +1250,10 @@ static int kvt_data_send(struct kvt_data *d, struct ib_qp *qp,
 		.length = len,
 		.lkey = d->pd->local_dma_lkey,
 	};
+
+	if (wr->send_flags & IB_SEND_INLINE)
+		sge = (struct ib_sge){ .addr = (uintptr_t)(d->src + off),
+				       .length = len };
 
 	wr->wr_cqe = kvt_wr_arm(&d->wr[KVT_SEND]);
 	wr->sg_list = &sge;
@@ -1302,6 +1307,26 @@ static int kvt_qp_state(struct ib_qp *qp)
 	return err ? err : a.qp_state;
 }
 
+/*
+ * Post a receive and @wr (@len bytes at @d->src + @off) on the QP
+ * connected to itself; both must complete successfully.
+ */
+static void kvt_data_exchange(struct kvt_run *r, struct kvt_data *d,
+			      struct ib_send_wr *wr, u32 off, u32 len,
+			      const char *what)
+{
+	char name[64];
+
+	kvt_expect(r, kvt_data_recv(d, d->qp, &d->wr[KVT_RECV]), 0,
+		   "post_recv for %s", what);
+	kvt_expect(r, kvt_data_send(d, d->qp, wr, off, len), 0,
+		   "post_send(%s, %u bytes)", what, len);
+	snprintf(name, sizeof(name), "%s completes", what);
+	kvt_wc(r, &d->wr[KVT_SEND], IB_WC_SUCCESS, name);
+	snprintf(name, sizeof(name), "%s arrives", what);
+	kvt_wc(r, &d->wr[KVT_RECV], IB_WC_SUCCESS, name);
+}
+
 /* SEND, SEND_WITH_IMM and an inline SEND to the QP itself. */
 static void kvt_data_send_cases(struct kvt_run *r, struct kvt_data *d)
 {
@@ -1312,11 +1337,7 @@ static void kvt_data_send_cases(struct kvt_run *r, struct kvt_data *d)
 	for (i = 0; i < KVT_BUF; i++)
 		d->src[i] = i * 7 + 3;
 	memset(d->dst, 0, KVT_BUF);
-	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
-	kvt_expect(r, kvt_data_send(d, d->qp, &wr, 0, KVT_MSG), 0,
-		   "post_send(SEND, %d bytes)", KVT_MSG);
-	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND completes");
-	kvt_wc(r, rw, IB_WC_SUCCESS, "its RECV completes");
+	kvt_data_exchange(r, d, &wr, 0, KVT_MSG, "SEND");
 	kvt_result(r, rw->wc.opcode == IB_WC_RECV && rw->wc.byte_len == KVT_MSG &&
 		   !(rw->wc.wc_flags & IB_WC_WITH_IMM) && rw->wc.qp == d->qp &&
 		   sw->wc.opcode == IB_WC_SEND,
@@ -1326,11 +1347,7 @@ static void kvt_data_send_cases(struct kvt_run *r, struct kvt_data *d)
 
 	wr = (struct ib_send_wr){ .opcode = IB_WR_SEND_WITH_IMM,
 				  .ex.imm_data = cpu_to_be32(0x12345678) };
-	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
-	kvt_expect(r, kvt_data_send(d, d->qp, &wr, 100, 1), 0,
-		   "post_send(SEND_WITH_IMM)");
-	kvt_wc(r, rw, IB_WC_SUCCESS, "SEND_WITH_IMM arrives");
-	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND_WITH_IMM completes");
+	kvt_data_exchange(r, d, &wr, 100, 1, "SEND_WITH_IMM");
 	kvt_result(r, (rw->wc.wc_flags & IB_WC_WITH_IMM) &&
 		   rw->wc.ex.imm_data == cpu_to_be32(0x12345678) &&
 		   rw->wc.byte_len == 1 && d->dst[0] == d->src[100],
@@ -1340,21 +1357,7 @@ static void kvt_data_send_cases(struct kvt_run *r, struct kvt_data *d)
 	/* Inline: the device copies from the WQE, not from memory. */
 	wr = (struct ib_send_wr){ .opcode = IB_WR_SEND,
 				  .send_flags = IB_SEND_INLINE };
-	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
-	{
-		struct ib_sge sge = {
-			.addr = (uintptr_t)(d->src + 200), .length = 64,
-		};
-
-		wr.wr_cqe = kvt_wr_arm(sw);
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.send_flags |= IB_SEND_SIGNALED;
-		kvt_expect(r, ib_post_send(d->qp, &wr, NULL), 0,
-			   "post_send(SEND, 64 bytes inline)");
-	}
-	kvt_wc(r, sw, IB_WC_SUCCESS, "inline SEND completes");
-	kvt_wc(r, rw, IB_WC_SUCCESS, "inline SEND arrives");
+	kvt_data_exchange(r, d, &wr, 200, 64, "inline SEND");
 	kvt_result(r, rw->wc.byte_len == 64 && !memcmp(d->dst, d->src + 200, 64),
 		   "the inline bytes arrive intact");
 }
@@ -1437,11 +1440,7 @@ static void kvt_data_rdma_cases(struct kvt_run *r, struct kvt_data *d)
 	/* SEND_WITH_INV: the receiver's MR is invalidated on arrival. */
 	inv = (struct ib_send_wr){ .opcode = IB_WR_SEND_WITH_INV,
 				   .ex.invalidate_rkey = d->mr->rkey };
-	kvt_expect(r, kvt_data_recv(d, d->qp, rw), 0, "post_recv");
-	kvt_expect(r, kvt_data_send(d, d->qp, &inv, 0, 16), 0,
-		   "post_send(SEND_WITH_INV)");
-	kvt_wc(r, rw, IB_WC_SUCCESS, "SEND_WITH_INV arrives");
-	kvt_wc(r, sw, IB_WC_SUCCESS, "SEND_WITH_INV completes");
+	kvt_data_exchange(r, d, &inv, 0, 16, "SEND_WITH_INV");
 	kvt_result(r, (rw->wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
 		   rw->wc.ex.invalidate_rkey == d->mr->rkey,
 		   "the receiver sees the invalidated rkey %#x",
