@@ -5,8 +5,11 @@
 #   make demo      boot a VM with the emulated Kite NIC, load the drivers,
 #                  show rdma link and ibv_devinfo (sets everything up)
 #   make check     every test (sets everything up); ends "N passed, N failed"
-#   make bench     a benchmark, not a test: CQ/QP create/destroy and 1 GiB MR
-#                  registration times in a VM (scripts/bench.sh)
+#   make bench     benchmarks, not tests: bench-control (CQ/QP create/destroy,
+#                  1 GiB MR registration, libkite instructions per call;
+#                  scripts/bench.sh) and bench-pair (perftest and NVMe over
+#                  RDMA, Kite and rdma_rxe side by side on two VMs;
+#                  scripts/bench-pair.sh)
 #
 #   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
 #                  running kernel); make install; modprobe kite_en
@@ -20,7 +23,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
-	prm upstream qemu rdma-core vmtest bench clean help
+	prm upstream qemu rdma-core vmtest bench bench-control bench-pair \
+	clean help
 
 all: modules
 
@@ -45,8 +49,13 @@ kunit sparse checkpatch prm upstream qemu rdma-core:
 vmtest:
 	@$(S)/check.sh vm
 
-bench:
+bench: bench-control bench-pair
+
+bench-control:
 	@$(S)/bench.sh
+
+bench-pair:
+	@$(S)/bench-pair.sh
 
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*

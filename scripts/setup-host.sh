@@ -12,7 +12,7 @@ PKGS=(
 	libssl-dev dwarves kmod sparse xz-utils python3 rsync perl
 	# VM harness: initramfs and guest tools
 	busybox-static cpio iproute2 ethtool pciutils ibverbs-utils rdmacm-utils
-	perftest procps socat iputils-ping nvme-cli
+	perftest procps socat iputils-ping nvme-cli fio
 	# VM harness: decoding the wire's packet captures
 	tshark
 	# QEMU 7.2 build

@@ -5,8 +5,8 @@
 #
 #   vm_prepare                  build QEMU, the modules (drivers and test
 #                               modules), the initramfs
-#   vm_start NAME DIR SCRIPT [--kite] [--net SPEC] [--virtio-net SPEC]
-#            [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
+#   vm_start NAME DIR SCRIPT [--kite] [--kite-net SPEC] [--virtio-net SPEC]
+#            [--no-capture] [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
 #                               start a VM in the background; DIR receives
 #                               console.log, guest.log, dmesg.log, results
 #   vm_wait NAME TIMEOUT        wait for it; returns the guest script's exit
@@ -18,8 +18,11 @@
 # to /kite-out/request; vm_wait runs it and creates /kite-out/request.done.
 #
 # SPEC for a network: dgram:LOCALPORT:REMOTEPORT (UDP on 127.0.0.1, one
-# wire between two VMs) or none. Every step is bounded; only processes the
-# harness started are killed, by PID.
+# wire between two VMs), mcast:GROUP:PORT (a multicast group on the
+# loopback interface: one segment for any number of NICs) or none. The
+# Kite NIC's traffic is captured to DIR/wireN.pcap unless --no-capture
+# (which must come before --kite-net). Every step is bounded; only
+# processes the harness started are killed, by PID.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -49,15 +52,17 @@ vm_mac() { printf '52:54:00:4b:00:%02x' "$1"; }
 vm_start() {
 	local name=$1 dir=$2 script=$3 interactive=0 netdev
 	local -a qargs=() env=()
-	local nic=0
+	local nic=0 capture=1
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
 		--kite-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))"
-				-object "filter-dump,id=dump$nic,netdev=n$nic,file=$dir/wire$nic.pcap") ;;
+			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))")
+			[ "$capture" = 1 ] &&
+				qargs+=(-object "filter-dump,id=dump$nic,netdev=n$nic,file=$dir/wire$nic.pcap") ;;
+		--no-capture) capture=0 ;;
 		--virtio-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
 			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + KITE_VM_COUNT)))") ;;
@@ -102,6 +107,12 @@ vm_netdev() {
 		lp=$(echo "$spec" | cut -d: -f2)
 		rp=$(echo "$spec" | cut -d: -f3)
 		echo "dgram,id=$id,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
+		;;
+	mcast:*:*)
+		# A shared segment: every NIC on GROUP:PORT sees every frame.
+		lp=$(echo "$spec" | cut -d: -f2)
+		rp=$(echo "$spec" | cut -d: -f3)
+		echo "socket,id=$id,mcast=$lp:$rp,localaddr=127.0.0.1"
 		;;
 	none) echo "hubport,id=$id,hubid=$RANDOM" ;;
 	*) die "bad network spec $spec" ;;
