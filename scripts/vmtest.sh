@@ -108,12 +108,17 @@ wire_check() {
 		tap_skip "vm $1: wire capture decodes in tshark" "tshark not installed"
 		return
 	fi
-	# The RPC-over-RDMA and NVMe-over-RDMA dissectors read RC payloads they
-	# did not see the connection of (small SENDs, RDMA WRITE middles) as
-	# malformed RPCs or NVMe capsules, and the CRTP heuristic takes
-	# perftest's 2-byte payloads for compressed RTP; the transport headers
-	# are what is checked here.
-	bad=$(tshark --disable-protocol rpcordma --disable-protocol nvme-rdma \
+	# Wireshark's heuristic dissectors for InfiniBand payloads (RPC, NVMe,
+	# SMB Direct, SMC-R, iSER, LNet, SDP, FCoIB, Ethernet over IB) take RC
+	# payloads whose connection they did not see (small SENDs, RDMA WRITE
+	# middles, perftest's 2-byte READ responses) for malformed messages of
+	# theirs; the transport headers are what is checked here.
+	local h heur=()
+	for h in eth_over_ib fc_infiniband iser_infiniband lnet_ib rpcrdma_infiniband \
+		sdp_infiniband smb_direct_infiniband smcr_infiniband; do
+		heur+=(--disable-heuristic "$h")
+	done
+	bad=$(tshark "${heur[@]}" --disable-protocol rpcordma --disable-protocol nvme-rdma \
 		--disable-protocol crtp -r "$pcap" \
 		-Y 'udp.dstport == 4791 && (!infiniband.bth || _ws.malformed)' 2>/dev/null | wc -l)
 	out=$(tshark -r "$pcap" -Y 'infiniband.bth' 2>/dev/null | wc -l)

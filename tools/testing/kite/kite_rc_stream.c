@@ -341,7 +341,7 @@ static int run_client(void)
 			return n;
 		}
 		if (wc.wr_id != done) {
-			fprintf(stderr, "kite_rc_stream: completion %lu for write %lu (out of order)\n",
+			fprintf(stderr, "kite_rc_stream: write %lu completed before %lu\n",
 				(unsigned long)wc.wr_id, done);
 			return 1;
 		}
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return opt.server ? run_server() : run_client();
 usage:
-	fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-P PORT] [-S SIZE] [-n WRITES] [-w WINDOW] [-p FILE] [-e] [-T SECONDS]\n",
-		argv[0]);
+	fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-P PORT] [-S SIZE] [-n WRITES]\n"
+		"       [-w WINDOW] [-p FILE] [-e] [-T SECONDS]\n", argv[0]);
 	return 2;
 }
