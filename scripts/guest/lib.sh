@@ -33,8 +33,9 @@ kernel_log_since() { dmesg | sed -n "/kite-test: $1\$/,\$p"; }
 # since_mark MARK REGEX: the kernel log after MARK matches REGEX.
 since_mark() { kernel_log_since "$1" | grep -qE "$2"; }
 
-# Kernel log lines that mean a driver bug.
-KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection|kmemleak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
+# Kernel log lines that mean a driver bug (not a user-space program's
+# trap, "traps: prog[pid] general protection fault ip:...").
+KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
 
 dmesg_clean() {
 	! dmesg | grep -E "$KITE_SPLAT_RE"

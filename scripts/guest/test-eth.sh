@@ -127,6 +127,42 @@ rc_pair() {
 	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
 	check "$name ($KITE_ROLE)" test "$ok" = 0
 }
+# pt_pair ID NAME PORT CMD...: like rc_pair, for perftest on TCP or
+# rdma_cm port PORT: the server tells the client (UDP 7778) once it
+# listens, and the client starts then, so that its first attempt meets a
+# listening server (perftest's own error paths have crashed on rdma_rxe's
+# side when the server was not there yet).
+[ "$KITE_ROLE" = send ] &&
+	socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
+listening() {
+	ss -Hltn "sport = :$1" | grep -q . ||
+		rdma res show cm_id 2>/dev/null | grep -qE "src-addr [^ ]*:$1( |$)"
+}
+pt_pair() {
+	local id=$1 name=$2 port=$3 ok=1 i pid
+	shift 3
+	: >"/tmp/$id.log"
+	if [ "$KITE_ROLE" = receive ]; then
+		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" >>"/tmp/$id.log" 2>&1 &
+		pid=$!
+		wait_for 20 listening "$port"
+		for i in 1 2 3; do
+			echo "ready $id" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
+		done
+		wait "$pid"
+		ok=$?
+	else
+		wait_for 120 grep -qx "ready $id" /tmp/kite-ready
+		for i in $(seq 1 5); do
+			echo "== attempt $i" >>"/tmp/$id.log"
+			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
+				{ ok=0; break; }
+			sleep 1
+		done
+	fi
+	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
+	check "$name ($KITE_ROLE)" test "$ok" = 0
+}
 rb=$KITE_RDMA_CORE/bin
 rc_pair rcpp "rc: ibv_rc_pingpong $rdev<->$prdev: 300 x 8000 bytes, data checked" \
 	"$rb/ibv_rc_pingpong" -d "$rdev" -g "$gidx" -c -n 300 -s 8000
@@ -142,7 +178,7 @@ fi
 # completion channels and ibv_req_notify_cq. perftest has no events for
 # the other bandwidth tests, and its latency tests with -e poll once per
 # event and lose count when a completion is slower than the event). Each run has its
-# own TCP port, so that a failed run cannot pair the next ones up wrongly.
+# own port, so that a failed run cannot pair the next ones up wrongly.
 pt=0
 for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat; do
 	for mode in plain rdma_cm; do
@@ -154,7 +190,8 @@ for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
 			args+=(-R)
 			[ "$t" = ib_send_bw ] && args+=(-e)
 		fi
-		rc_pair "pt$pt" "rc: perftest $t ${args[*]:6} $rdev<->$prdev" "$t" "${args[@]}"
+		pt_pair "pt$pt" "rc: perftest $t ${args[*]:6} $rdev<->$prdev" $((18600 + pt)) \
+			"$t" "${args[@]}"
 	done
 done
 
