@@ -131,7 +131,8 @@ rc_pair() {
 # rdma_cm port PORT: the server tells the client (UDP 7778) once it
 # listens, and the client starts then, so that its first attempt meets a
 # listening server (perftest's own error paths have crashed on rdma_rxe's
-# side when the server was not there yet).
+# side when the server was not there yet). A server that does not come up
+# or fails is started once more, and the client tries again.
 [ "$KITE_ROLE" = send ] &&
 	socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
 listening() {
@@ -139,27 +140,31 @@ listening() {
 		rdma res show cm_id 2>/dev/null | grep -qE "src-addr [^ ]*:$1( |$)"
 }
 pt_pair() {
-	local id=$1 name=$2 port=$3 ok=1 i pid
+	local id=$1 name=$2 port=$3 ok=1 i try pid
 	shift 3
 	: >"/tmp/$id.log"
-	if [ "$KITE_ROLE" = receive ]; then
-		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" >>"/tmp/$id.log" 2>&1 &
-		pid=$!
-		wait_for 20 listening "$port"
-		for i in 1 2 3; do
-			echo "ready $id" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
-		done
-		wait "$pid"
-		ok=$?
-	else
-		wait_for 120 grep -qx "ready $id" /tmp/kite-ready
-		for i in $(seq 1 5); do
-			echo "== attempt $i" >>"/tmp/$id.log"
-			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
-				{ ok=0; break; }
-			sleep 1
-		done
-	fi
+	# Two tries: a server that never listens or fails is started again.
+	for try in 1 2; do
+		if [ "$KITE_ROLE" = receive ]; then
+			echo "== server $try" >>"/tmp/$id.log"
+			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 stdbuf -oL "$@" >>"/tmp/$id.log" 2>&1 &
+			pid=$!
+			wait_for 20 listening "$port"
+			for i in 1 2 3; do
+				echo "ready $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
+			done
+			wait "$pid" && { ok=0; break; }
+		else
+			wait_for 90 grep -qx "ready $id $try" /tmp/kite-ready
+			for i in 1 2 3; do
+				echo "== client $try.$i" >>"/tmp/$id.log"
+				LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 50 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
+					{ ok=0; break 2; }
+				sleep 1
+			done
+			# Wait for the server's second try.
+		fi
+	done
 	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
 	check "$name ($KITE_ROLE)" test "$ok" = 0
 }
