@@ -5825,6 +5825,21 @@ static void g_rc_err(void)
 /* The wire: QP A talks to the test's socket (QPN 0x77 at the peer MAC). */
 #define W_PEER_QPN	0x77
 
+/*
+ * Ethernet on, two CQs and RC QP @q in RTS facing the test wire's peer
+ * (W_PEER_QPN at @peer), timeout 14, retry 7, rnr_retry 6.
+ */
+static void rc_wire_qp(struct tqp *q, struct tcq *scq, struct tcq *rcq, const uint8_t *peer)
+{
+	struct res r;
+
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	tcq_make(scq, 6);
+	tcq_make(rcq, 6);
+	need(tqp_create(q, KITE_QPT_RC, fx_pd, scq->c.cqn, rcq->c.cqn, 0, &r), &r, "CREATE_QP RC");
+	rc_rts(q, W_PEER_QPN, peer, 14, 7, 6);
+}
+
 /* Build an IPv4 RoCEv2 RC frame from the peer to us; returns its length. */
 static size_t w_frame(uint8_t *f, uint8_t opcode, uint32_t dqpn, uint32_t psn, bool ackreq,
 		      const uint8_t *ext, size_t ext_len, const uint8_t *pl, size_t len)
@@ -5832,6 +5847,7 @@ static size_t w_frame(uint8_t *f, uint8_t opcode, uint32_t dqpn, uint32_t psn, b
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 	size_t pad = -len & 3, iblen = 12 + ext_len + len + pad + 4, n;
 	uint32_t ic;
+
 
 	memset(f, 0, 14 + 28 + iblen);
 	memcpy(f, MAC, 6);
@@ -5955,11 +5971,7 @@ static void g_rc_wire(void)
 
 	eng_setup();
 	rc_keys();
-	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
-	tcq_make(&scq, 6);
-	tcq_make(&rcq, 6);
-	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r, "CREATE_QP RC");
-	rc_rts(&a, W_PEER_QPN, peer, 14, 7, 6);
+	rc_wire_qp(&a, &scq, &rcq, peer);
 
 	/* WRITE 2500 bytes: FIRST (RETH), MIDDLE, LAST with AckReq. */
 	fill_pattern(SRC, 2500, 0x5c, want);
@@ -6383,11 +6395,7 @@ static void rc_pipe_wire(void)
 	uint8_t orig[8];
 	unsigned n;
 
-	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
-	tcq_make(&scq, 6);
-	tcq_make(&rcq, 6);
-	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r, "CREATE_QP RC");
-	rc_rts(&a, W_PEER_QPN, peer, 14, 7, 6);
+	rc_wire_qp(&a, &scq, &rcq, peer);
 
 	/* Three WRITEs posted at once: 2 + 1 + 3 packets, the second unsignaled. */
 	fill_pattern(SRC, 2500, 0x3c, want);
