@@ -557,6 +557,13 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 					    READ_ONCE(qp->state);
 	next = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
+	/* ib_modify_qp_is_ok() indexes its table with both states. */
+	if ((u32)cur > IB_QPS_ERR || (u32)next > IB_QPS_ERR) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"QP %u: no such QP state (%d -> %d)\n",
+			qp->qpn, cur, next);
+		return -EINVAL;
+	}
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, attr_mask)) {
 		dev_dbg(kite_ib_qp_log_dev(dev),
 			"QP %u: invalid modify %d -> %d, type %d, mask %#x\n",
