@@ -626,6 +626,11 @@ static void kvt_bad_qp_modify(struct kvt_run *r, struct ib_pd *pd,
 	a.qp_state = IB_QPS_ERR + 1;
 	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE), -EINVAL,
 		   "modify_qp(state = IB_QPS_ERR + 1)");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_INIT;
+	a.cur_qp_state = IB_QPS_ERR + 1;
+	kvt_expect(r, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_CUR_STATE),
+		   -EINVAL, "modify_qp(cur_qp_state = IB_QPS_ERR + 1)");
 	mask = kvt_init_attr(&a);
 	kvt_expect(r, ib_modify_qp(qp, &a, mask & ~IB_QP_ACCESS_FLAGS),
 		   -EINVAL, "modify_qp(RESET -> INIT without the required access flags)");
@@ -1502,7 +1507,7 @@ static void kvt_run_data(struct kvt_run *r)
 	int i;
 
 	kvt_destroy_kept(r);
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc_obj(*d, GFP_KERNEL);
 	if (!d)
 		return;
 	for (i = 0; i < ARRAY_SIZE(d->wr); i++)
@@ -1612,7 +1617,7 @@ static void kvt_run_events(struct kvt_run *r)
 	int n;
 
 	kvt_destroy_kept(r);
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc_obj(*d, GFP_KERNEL);
 	buf = kzalloc(64, GFP_KERNEL);
 	if (!d || !buf)
 		goto out_free;
