@@ -122,7 +122,10 @@ wreg $IMR 0x3
 check "IMR holds LINK and FATAL" "$(reg $IMR)" 0x3
 wreg $IMR 0
 check "ICR reads 0 without causes" "$(reg $ICR)" 0
-check "unknown offset reads 0" "$(reg 0x800)" 0
+check "RDMA CMD_TIMEOUT reports the default 5000 ms" "$(reg 0x818)" 5000
+wreg 0x818 7
+check "RDMA CMD_TIMEOUT is read-only" "$(reg 0x818)" 5000
+check "unknown offset reads 0" "$(reg 0x81c)" 0
 check "last register offset reads 0" "$(reg 0xffc)" 0
 wreg $ID 0
 wreg $STATUS 0

@@ -194,6 +194,13 @@ struct kite_eth_rxd {
 #define KITE_CMDQ_STATUS_HALTED		BIT(0)	/* stopped, see the other bits */
 #define KITE_CMDQ_STATUS_DMA_ERR	BIT(1)	/* a ring entry was unreachable */
 #define KITE_CMDQ_STATUS_BAD_PI		BIT(2)	/* PI ran more than depth ahead */
+/*
+ * RO: the longest the device takes to complete one command, in
+ * milliseconds; never 0. A driver waits at least this long for a
+ * completion before it declares the channel failed.
+ */
+#define KITE_RDMA_CMD_TIMEOUT		0x018
+#define KITE_CMD_TIMEOUT_MS		GENMASK(15, 0)
 
 /* ------------------------------------------------------------------ */
 /* Doorbells (BAR2)                                                    */

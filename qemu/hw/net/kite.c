@@ -53,6 +53,8 @@
      FIELD_PREP(KITE_FW_VER_PATCH, 0))
 #define KITE_DEFAULT_SERIAL     0x4b49544500000001ULL
 #define KITE_DEFAULT_RESET_US   2000
+/* What KITE_RDMA_CMD_TIMEOUT reports unless the cmd-timeout-ms property says. */
+#define KITE_DEFAULT_CMD_TIMEOUT_MS 5000
 
 /*
  * Reset
@@ -336,6 +338,12 @@ static void kite_realize(PCIDevice *pdev, Error **errp)
                     "of %u ms", s->reset_delay_us, KITE_RESET_TIMEOUT_MS);
     }
 
+    if (!s->cmd_timeout_ms || s->cmd_timeout_ms > KITE_CMD_TIMEOUT_MS) {
+        error_setg(errp, "kite: cmd-timeout-ms must be 1..%lu",
+                   (unsigned long)KITE_CMD_TIMEOUT_MS);
+        return;
+    }
+
     memory_region_init(&s->bar0, OBJECT(s), "kite-bar0", KITE_BAR_REGS_SIZE);
     memory_region_init_io(&s->regs, OBJECT(s), &kite_reg_ops, s, "kite-regs",
                           KITE_REGS_SIZE);
@@ -429,6 +437,8 @@ static Property kite_properties[] = {
     DEFINE_PROP_UINT64("serial", KiteState, serial, KITE_DEFAULT_SERIAL),
     DEFINE_PROP_UINT32("reset-delay-us", KiteState, reset_delay_us,
                        KITE_DEFAULT_RESET_US),
+    DEFINE_PROP_UINT32("cmd-timeout-ms", KiteState, cmd_timeout_ms,
+                       KITE_DEFAULT_CMD_TIMEOUT_MS),
     DEFINE_PROP_END_OF_LIST(),
 };
 

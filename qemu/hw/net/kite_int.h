@@ -331,6 +331,7 @@ struct KiteState {
     uint32_t fw_ver;
     uint64_t serial;
     uint32_t reset_delay_us;
+    uint32_t cmd_timeout_ms;    /* KITE_RDMA_CMD_TIMEOUT */
 };
 
 /* kite.c */

@@ -701,6 +701,8 @@ uint32_t kite_rdma_read(KiteState *s, hwaddr off)
         return r->cmdq_ci;
     case KITE_RDMA_CMDQ_STATUS:
         return r->cmdq_status;
+    case KITE_RDMA_CMD_TIMEOUT:
+        return FIELD_PREP(KITE_CMD_TIMEOUT_MS, s->cmd_timeout_ms);
     default:
         /* KITE_RDMA_CMDQ_PI is write-only. */
         return 0;
@@ -780,6 +782,7 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
         break;
     case KITE_RDMA_CMDQ_CI:
     case KITE_RDMA_CMDQ_STATUS:
+    case KITE_RDMA_CMD_TIMEOUT:
         kite_guest_error(s, "write 0x%x to read-only RDMA register 0x%"
                          HWADDR_PRIx, val, off);
         break;

@@ -184,6 +184,9 @@ struct kite_ib_cmd_waiter;
  * @doorbell: write the producer counter @pi; called with
  *	&kite_ib_cmdq.lock held, after the entries are written
  * @reset: ask for a device reset after a fatal error; any context
+ * @timeout: read the longest time, in ms, the device takes to complete a
+ *	command (KITE_RDMA_CMD_TIMEOUT) into @ms; 0 or -EIO if the value
+ *	is not one the device may report
  *
  * The driver uses coherent DMA memory and the RDMA register block
  * (kite_ib_cmdq_hw_ops); the KUnit tests use a fake device.
@@ -198,6 +201,7 @@ struct kite_ib_cmdq_ops {
 	void (*disable)(struct kite_ib_dev *dev);
 	void (*doorbell)(struct kite_ib_dev *dev, u32 pi);
 	void (*reset)(struct kite_ib_dev *dev);
+	int (*timeout)(struct kite_ib_dev *dev, unsigned int *ms);
 };
 
 extern const struct kite_ib_cmdq_ops kite_ib_cmdq_hw_ops;

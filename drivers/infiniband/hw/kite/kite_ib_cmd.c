@@ -15,8 +15,10 @@
  *   sleep is sliced so that the entry's DONE bit is re-read now and then:
  *   a lost event delays a command, it does not fail it.
  *
- * Every wait is bounded by cmd_timeout_ms. A command that does not complete
- * in time means the device is gone: the channel becomes FATAL, the RDMA
+ * Every wait is bounded by the time the device says a command may take
+ * (KITE_RDMA_CMD_TIMEOUT), or by the cmd_timeout_ms module parameter when
+ * it is set. A command that does not complete in time means the device is
+ * gone: the channel becomes FATAL, the RDMA
  * core is told (IB_EVENT_DEVICE_FATAL) and kite_en is asked for a reset,
  * which removes and re-creates the auxiliary device.
  *
@@ -64,10 +66,10 @@
 
 #include "kite_ib.h"
 
-static unsigned int cmd_timeout_ms = 5000;
+static unsigned int cmd_timeout_ms;
 module_param(cmd_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(cmd_timeout_ms,
-		 "Time a firmware command may take before the device is reset (ms, default 5000)");
+		 "Time a firmware command may take before the device is reset (ms; default 0: the time the device reports)");
 
 MODULE_IMPORT_NS("KITE");
 
@@ -230,6 +232,20 @@ static void kite_ib_cmdq_hw_reset(struct kite_ib_dev *dev)
 	kite_en_request_reset(dev->kadev);
 }
 
+static int kite_ib_cmdq_hw_timeout(struct kite_ib_dev *dev, unsigned int *ms)
+{
+	u32 val = kite_ib_rd(dev, KITE_RDMA_CMD_TIMEOUT);
+
+	/* All ones: the function is gone; reserved bits or 0: not a value. */
+	if ((val & ~KITE_CMD_TIMEOUT_MS) || !FIELD_GET(KITE_CMD_TIMEOUT_MS, val)) {
+		dev_err(kite_ib_cmd_dev(dev),
+			"device reports no valid command time-out (%#x)\n", val);
+		return -EIO;
+	}
+	*ms = FIELD_GET(KITE_CMD_TIMEOUT_MS, val);
+	return 0;
+}
+
 /* The command channel of a real device: coherent DMA and the registers. */
 const struct kite_ib_cmdq_ops kite_ib_cmdq_hw_ops = {
 	.ring_alloc = kite_ib_cmdq_hw_ring_alloc,
@@ -238,6 +254,7 @@ const struct kite_ib_cmdq_ops kite_ib_cmdq_hw_ops = {
 	.disable = kite_ib_cmdq_hw_disable,
 	.doorbell = kite_ib_cmdq_hw_doorbell,
 	.reset = kite_ib_cmdq_hw_reset,
+	.timeout = kite_ib_cmdq_hw_timeout,
 };
 
 /* ------------------------------------------------------------------ */
@@ -251,11 +268,12 @@ const struct kite_ib_cmdq_ops kite_ib_cmdq_hw_ops = {
  * @log_depth: log2 of the ring's entries, 1..KITE_CMDQ_MAX_LOG_DEPTH
  *
  * Allocates the ring and the waiter table, enables the channel and puts it
- * in the POLLING state.
+ * in the POLLING state. A command may take as long as the device says
+ * (@ops->timeout), or cmd_timeout_ms when that module parameter is set.
  *
  * Context: process context.
- * Return: 0, -EINVAL for a bad @log_depth, -ENOMEM, or what @ops->enable
- * returned.
+ * Return: 0, -EINVAL for a bad @log_depth, -ENOMEM, or what @ops->timeout
+ * or @ops->enable returned.
  */
 int kite_ib_cmdq_init_ops(struct kite_ib_dev *dev,
 			  const struct kite_ib_cmdq_ops *ops,
@@ -269,9 +287,13 @@ int kite_ib_cmdq_init_ops(struct kite_ib_dev *dev,
 		return -EINVAL;
 
 	memset(cmdq, 0, sizeof(*cmdq));
+	err = ops->timeout(dev, &cmdq->timeout_ms);
+	if (err)
+		return err;
+	if (cmd_timeout_ms)
+		cmdq->timeout_ms = cmd_timeout_ms;
 	cmdq->ops = ops;
 	cmdq->depth = BIT(log_depth);
-	cmdq->timeout_ms = max(cmd_timeout_ms, 1U);
 	cmdq->state = KITE_CMDQ_DOWN;
 	spin_lock_init(&cmdq->lock);
 	sema_init(&cmdq->slots, cmdq->depth);
@@ -666,7 +688,7 @@ static void kite_ib_cmd_report(struct kite_ib_dev *dev,
  *
  * Copies the input into the next ring entry, rings the doorbell and waits
  * (polling or for the CMD_DONE event, depending on the channel's state),
- * at most cmd_timeout_ms. A time-out makes the channel FATAL.
+ * at most the command time-out. A time-out makes the channel FATAL.
  *
  * Context: process context, may sleep.
  * Return: 0; the errno of the device's status (kite_ib_cmd_errno());

@@ -51,6 +51,7 @@ struct kite_fake {
 	unsigned int doorbells;
 	unsigned int resets;
 	unsigned int disables;
+	unsigned int timeout_ms;	/* what the device reports; 0: invalid */
 	size_t ring_size;
 	struct work_struct event_work;
 	struct delayed_work late_work;
@@ -100,6 +101,12 @@ static void kite_fake_disable(struct kite_ib_dev *dev)
 static void kite_fake_reset(struct kite_ib_dev *dev)
 {
 	to_fake(dev)->resets++;
+}
+
+static int kite_fake_timeout(struct kite_ib_dev *dev, unsigned int *ms)
+{
+	*ms = to_fake(dev)->timeout_ms;
+	return *ms ? 0 : -EIO;
 }
 
 static struct kite_cmd *kite_fake_entry(struct kite_fake *f, u32 index)
@@ -195,6 +202,7 @@ static const struct kite_ib_cmdq_ops kite_fake_ops = {
 	.disable = kite_fake_disable,
 	.doorbell = kite_fake_doorbell,
 	.reset = kite_fake_reset,
+	.timeout = kite_fake_timeout,
 };
 
 static int kite_fake_init(struct kunit *test)
@@ -209,6 +217,7 @@ static int kite_fake_init(struct kunit *test)
 	f->kadev->adev.dev.init_name = "kite_ib_test";
 	f->kadev->num_vectors = 1;
 	f->dev.kadev = f->kadev;
+	f->timeout_ms = KITE_TEST_TIMEOUT_MS;
 	/* A probed device; kite_cmd_probe_timeout clears it. */
 	f->dev.running = true;
 	xa_init_flags(&f->dev.cq_xa, XA_FLAGS_LOCK_IRQ);
@@ -250,8 +259,25 @@ static struct kite_fake *kite_fake_start(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, f->dev.cmdq.state, KITE_CMDQ_POLLING);
 	KUNIT_ASSERT_EQ(test, f->ring_size,
 			(size_t)KITE_CMD_ENTRY_SIZE << log_depth);
-	f->dev.cmdq.timeout_ms = KITE_TEST_TIMEOUT_MS;
+	/* The time-out is the device's (no cmd_timeout_ms in the tests). */
+	KUNIT_ASSERT_EQ(test, f->dev.cmdq.timeout_ms, KITE_TEST_TIMEOUT_MS);
 	return f;
+}
+
+/* The time-out is what the device reports; a device without one fails. */
+static void kite_cmd_device_timeout(struct kunit *test)
+{
+	struct kite_fake *f = test->priv;
+
+	f->timeout_ms = 0;
+	KUNIT_EXPECT_EQ(test, kite_ib_cmdq_init_ops(&f->dev, &kite_fake_ops, 2),
+			-EIO);
+	KUNIT_EXPECT_EQ(test, f->dev.cmdq.state, KITE_CMDQ_DOWN);
+	KUNIT_EXPECT_EQ(test, f->ring_size, (size_t)0);
+	f->timeout_ms = 12345;
+	KUNIT_ASSERT_EQ(test, kite_ib_cmdq_init_ops(&f->dev, &kite_fake_ops, 2),
+			0);
+	KUNIT_EXPECT_EQ(test, f->dev.cmdq.timeout_ms, 12345);
 }
 
 static void kite_async_fn(struct work_struct *work)
@@ -649,6 +675,7 @@ static void kite_cmd_fatal_wakes_waiters(struct kunit *test)
 
 static struct kunit_case kite_ib_cmd_cases[] = {
 	KUNIT_CASE(kite_cmd_errno_table),
+	KUNIT_CASE(kite_cmd_device_timeout),
 	KUNIT_CASE(kite_cmd_polling_ok),
 	KUNIT_CASE(kite_cmd_events_ok),
 	KUNIT_CASE(kite_cmd_device_errors),
