@@ -41,6 +41,9 @@ int kite_en_rdma_add(struct kite_en_dev *en)
 	struct kite_aux_dev *kadev;
 	int id, err;
 
+	lockdep_assert_held(&en->rdma_lock);
+	if (en->rdma)
+		return 0;
 	if (!n) {
 		dev_err(&en->pdev->dev, "no MSI-X vector left for RDMA\n");
 		return -ENOSPC;
@@ -48,9 +51,6 @@ int kite_en_rdma_add(struct kite_en_dev *en)
 	kadev = kzalloc_flex(*kadev, irqs, n, GFP_KERNEL);
 	if (!kadev)
 		return -ENOMEM;
-	lockdep_assert_held(&en->rdma_lock);
-	if (en->rdma)
-		return 0;
 	kadev->num_vectors = n;
 	kadev->pdev = en->pdev;
 	kadev->netdev = en->netdev;
