@@ -308,6 +308,8 @@ int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref);
 struct kite_ib_ref *kite_ib_ref_get(struct xarray *xa, u32 num);
 void kite_ib_ref_put(struct kite_ib_ref *ref);
 void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref);
+int kite_ib_ref_destroy(struct kite_ib_dev *dev, struct xarray *xa,
+			struct kite_ib_ref *ref, u8 opcode, u32 num);
 
 /* ------------------------------------------------------------------ */
 /* Verbs objects                                                       */

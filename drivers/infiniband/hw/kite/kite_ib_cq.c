@@ -545,10 +545,10 @@ err_free_hwq:
  * @ibcq: the CQ
  * @udata: user data for a user CQ, NULL for a kernel one
  *
- * DESTROY_CQ first (so that the device raises no more events for it; it
- * succeeds locally on a FATAL or DOWN channel), then the protocol of
- * kite_ib_ref_get(): unpublish, drop the table's reference and wait for
- * the EQ dispatch to drop its own; then the memory goes.
+ * kite_ib_ref_destroy(): the CQN is withdrawn from EQE dispatch (waiting
+ * for a dispatcher still holding a reference), then DESTROY_CQ (which
+ * succeeds locally on a FATAL or DOWN channel) frees it in the device, so
+ * that a concurrent create may get the same CQN; then the memory goes.
  *
  * Context: process context, may sleep.
  * Return: 0, or the errno of a DESTROY_CQ a working device refused (the
@@ -560,11 +560,10 @@ int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct kite_ib_cq *cq = to_kcq(ibcq);
 	int err;
 
-	err = kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
+	err = kite_ib_ref_destroy(dev, &dev->cq_xa, &cq->ref,
+				  KITE_CMD_DESTROY_CQ, cq->cqn);
 	if (err)
 		return err;
-
-	kite_ib_ref_unpublish(&dev->cq_xa, cq->cqn, &cq->ref);
 
 	if (cq->dbrec)
 		dma_free_coherent(dev->dmadev, sizeof(*cq->dbrec), cq->dbrec,

@@ -88,8 +88,7 @@ u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm)
  * @num: the object's number
  * @ref: the object's lookup reference, not yet initialised
  *
- * The table holds the first reference. Destroy with
- * kite_ib_ref_unpublish() after the device has destroyed the object.
+ * The table holds the first reference. Destroy with kite_ib_ref_destroy().
  *
  * Context: process context.
  * Return: 0, -EBUSY if @num is already published, or -ENOMEM.
@@ -107,8 +106,9 @@ int kite_ib_ref_publish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
  * @num: a number from the device (an EQE or a CQE); validated here
  *
  * Protocol: the create path publishes the object (kite_ib_ref_publish());
- * the destroy path, after the device destroyed it, unpublishes it
- * (kite_ib_ref_unpublish(): xa_erase() under the table's lock, which the
+ * the destroy path unpublishes it before the device destroys it
+ * (kite_ib_ref_destroy(), kite_ib_ref_unpublish(): xa_erase() under the
+ * table's lock, which the
  * lookup also holds while it takes its reference, so that afterwards no
  * lookup can reach the object without a reference; then the table's
  * reference is dropped and the last one waited for) before the memory goes
@@ -165,6 +165,37 @@ void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 	xa_erase_irq(xa, num);
 	kite_ib_ref_put(ref);
 	wait_for_completion(&ref->free);
+}
+
+/**
+ * kite_ib_ref_destroy() - destroy a published CQ or QP in the device
+ * @dev: the device
+ * @xa: the device's table
+ * @ref: the object's lookup reference
+ * @opcode: KITE_CMD_DESTROY_CQ or KITE_CMD_DESTROY_QP
+ * @num: the object's number
+ *
+ * The number is withdrawn from @xa first: once the device has destroyed
+ * the object it may hand the number out again, to a create running
+ * concurrently, which must find it free. Events that arrive for the
+ * object meanwhile are dropped. If the device refuses the destroy, the
+ * object is published again and stays usable.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or the errno of the destroy command (on a working device).
+ */
+int kite_ib_ref_destroy(struct kite_ib_dev *dev, struct xarray *xa,
+			struct kite_ib_ref *ref, u8 opcode, u32 num)
+{
+	int err;
+
+	kite_ib_ref_unpublish(xa, num, ref);
+	err = kite_ib_cmd_destroy(dev, opcode, num);
+	if (err && kite_ib_ref_publish(xa, num, ref))
+		dev_warn(kite_ib_eq_log_dev(dev),
+			 "object %u kept after a failed destroy gets no events\n",
+			 num);
+	return err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -328,7 +359,8 @@ static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 		/* The EQE's body was written before its owner bit. */
 		dma_rmb();
 		kite_ib_eq_dispatch(dev, eqe);
-		eq->ci++;
+		/* Read by kite_ib_eq_irq(). */
+		WRITE_ONCE(eq->ci, eq->ci + 1);
 	}
 
 	if (done == KITE_IB_EQ_BUDGET) {
@@ -344,7 +376,16 @@ static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 static irqreturn_t kite_ib_eq_irq(int irq, void *data)
 {
 	struct kite_ib_eq *eq = data;
+	u32 ci = READ_ONCE(eq->ci);
 
+	/*
+	 * The device raises an armed EQ's vector for a new EQE. When all EQs
+	 * share one vector (IRQF_SHARED), an EQ without one says so, so that
+	 * the core can tell a vector nobody handles.
+	 */
+	if (!kite_ib_eqe_valid(kite_ib_hwq_entry(&eq->hwq, ci), ci,
+			       ilog2(eq->hwq.depth)))
+		return IRQ_NONE;
 	tasklet_schedule(&eq->tasklet);
 	return IRQ_HANDLED;
 }

@@ -450,8 +450,8 @@ err_free_wqs:
  * @ibqp: the QP
  * @udata: unused
  *
- * Destroys the QP in the device, withdraws it from EQE dispatch and waits
- * for dispatchers still holding a reference before freeing its queues.
+ * Withdraws the QP from EQE dispatch (waiting for dispatchers still
+ * holding a reference), destroys it in the device and frees its queues.
  *
  * Context: process context, may sleep.
  * Return: 0, or the errno of DESTROY_QP on a working device (the QP is
@@ -463,11 +463,10 @@ int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct kite_ib_qp *qp = to_kqp(ibqp);
 	int err;
 
-	err = kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_QP, qp->qpn);
+	err = kite_ib_ref_destroy(dev, &dev->qp_xa, &qp->ref,
+				  KITE_CMD_DESTROY_QP, qp->qpn);
 	if (err)
 		return err;
-
-	kite_ib_ref_unpublish(&dev->qp_xa, qp->qpn, &qp->ref);
 
 	kite_ib_wq_free(dev, &qp->rq);
 	kite_ib_wq_free(dev, &qp->sq);
