@@ -573,6 +573,9 @@ struct kite_cmd_modify_qp {
 #define KITE_VLAN_PCP			GENMASK(14, 12)
 #define KITE_VLAN_VALID			BIT(15)
 
+/* An address vector's flow_label: the IPv6 flow label; 31:20 reserved. */
+#define KITE_FLOW_LABEL			GENMASK(19, 0)
+
 #define KITE_PSN_MASK			GENMASK(23, 0)
 
 /* REG_MR */

@@ -162,7 +162,7 @@ static uint32_t kite_flow_label(uint32_t lqpn, uint32_t rqpn)
 
     v ^= v >> 20;
     v ^= v >> 40;
-    return v & 0xfffff;
+    return v & KITE_FLOW_LABEL;
 }
 
 /*
@@ -172,7 +172,7 @@ static uint32_t kite_flow_label(uint32_t lqpn, uint32_t rqpn)
  */
 uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn, uint32_t dqpn)
 {
-    uint32_t fl = flow_label & 0xfffff;
+    uint32_t fl = flow_label & KITE_FLOW_LABEL;
 
     if (!fl) {
         fl = kite_flow_label(sqpn, dqpn);
@@ -213,7 +213,7 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
 
     if (t->ipv6) {
         stl_be_p(f + l3, 6U << 28 | (uint32_t)t->tclass << 20 |
-                 (t->flow_label & 0xfffff));
+                 (t->flow_label & KITE_FLOW_LABEL));
         stw_be_p(f + l3 + 4, KITE_UDP_HLEN + iblen);
         f[l3 + 6] = KITE_IPPROTO_UDP;
         f[l3 + 7] = t->hop_limit;
@@ -554,7 +554,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     /* The address vector. */
     memcpy(&av, wqe + KITE_WQE_UD_OFF, sizeof(av));
     if ((le32_to_cpu(av.remote_qpn) & ~KITE_OBJ_MASK) || av.rsvd[0] ||
-        av.rsvd[1] || (le32_to_cpu(av.flow_label) & ~0xfffffu) ||
+        av.rsvd[1] || (le32_to_cpu(av.flow_label) & ~KITE_FLOW_LABEL) ||
         (!(le16_to_cpu(av.vlan) & KITE_VLAN_VALID) && av.vlan) ||
         !kite_gid_get(s, av.sgid_index, &gid) || av.net_type != gid.type) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);

@@ -1010,7 +1010,7 @@ static bool kite_qp_check_values(KiteState *s, KiteCmdCtx *c,
         if (in->net_type != gid.type) {
             return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(net_type));
         }
-        if (le32_to_cpu(in->flow_label) > 0xfffff) {
+        if (le32_to_cpu(in->flow_label) & ~KITE_FLOW_LABEL) {
             return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(flow_label));
         }
         /* Every bit of the VLAN word is defined. */

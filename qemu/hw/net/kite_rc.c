@@ -171,7 +171,7 @@ static bool kite_rc_tx_init(KiteState *s, uint32_t qpn, KiteQP *qp,
     memcpy(t->dgid, a->dgid, 16);
     t->hop_limit = a->hop_limit;
     t->tclass = a->traffic_class;
-    t->flow_label = le32_to_cpu(a->flow_label) & 0xfffff;
+    t->flow_label = le32_to_cpu(a->flow_label) & KITE_FLOW_LABEL;
     t->sqpn = qpn;
     t->dqpn = le32_to_cpu(a->dest_qpn) & KITE_OBJ_MASK;
     t->sport = kite_roce_sport(t->flow_label, qpn, t->dqpn);

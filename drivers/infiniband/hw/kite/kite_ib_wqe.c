@@ -395,13 +395,12 @@ int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
 					FIELD_PREP(KITE_VLAN_PCP,
 						   rdma_ah_get_sl(ah) & 7));
 
-	if (grh->flow_label > 0xfffff)
-		return -EINVAL;
 	memcpy(cmd->dgid, grh->dgid.raw, sizeof(cmd->dgid));
 	cmd->sgid_index = grh->sgid_index;
 	cmd->hop_limit = grh->hop_limit;
 	cmd->traffic_class = grh->traffic_class;
-	cmd->flow_label = cpu_to_le32(grh->flow_label);
+	/* Wider values keep their low 20 bits, as rdma_rxe and mlx5 do. */
+	cmd->flow_label = cpu_to_le32(grh->flow_label & KITE_FLOW_LABEL);
 	/* rdma_ah_retrieve_dmac() without casting away const: type is ROCE */
 	memcpy(cmd->dmac, ah->roce.dmac, sizeof(cmd->dmac));
 	return 0;

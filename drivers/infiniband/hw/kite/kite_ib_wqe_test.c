@@ -746,6 +746,12 @@ static void kite_wqe_test_qp_init_to_rtr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_ib_qp_attr_to_cmd(&attr, mask, &cmd), 0);
 	KUNIT_EXPECT_EQ(test, cmd.net_type, KITE_NET_ROCE_V2_IPV6);
 
+	/* a flow label wider than 20 bits keeps its low 20 (UCX: all ones) */
+	attr.ah_attr.grh.flow_label = 0xffffffff;
+	KUNIT_EXPECT_EQ(test, kite_ib_qp_attr_to_cmd(&attr, mask, &cmd), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd.flow_label), 0xfffff);
+	attr.ah_attr.grh.flow_label = 0xabcde;
+
 	/* RoCE v1 and IB GIDs are refused */
 	sgid->gid_type = IB_GID_TYPE_ROCE;
 	KUNIT_EXPECT_EQ(test, kite_ib_qp_attr_to_cmd(&attr, mask, &cmd),
