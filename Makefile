@@ -23,7 +23,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
-	prm upstream qemu rdma-core vmtest bench bench-control bench-pair \
+	prm upstream qemu rdma-core vmtest vmtest-debug bench bench-control bench-pair \
 	clean help
 
 all: modules
@@ -48,6 +48,8 @@ kunit sparse checkpatch prm upstream qemu rdma-core:
 	@$(S)/check.sh $@
 vmtest:
 	@$(S)/check.sh vm
+vmtest-debug:
+	@$(S)/check.sh vm-debug
 
 bench: bench-control bench-pair
 

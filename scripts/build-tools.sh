@@ -12,7 +12,7 @@ SRC=$KITE_ROOT/tools/testing/kite
 mkdir -p "$OUT"
 
 # Programs linked with libibverbs (the uverbs command helpers included).
-for prog in kite_uverbs_test kite_mr_bench kite_dp_bench; do
+for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth; do
 	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ] ||
 		[ "$KITE_ROOT/include/uapi/rdma/kite-abi.h" -nt "$OUT/$prog" ]; then
 		gcc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \

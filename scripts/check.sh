@@ -6,7 +6,7 @@
 #
 # usage: check.sh [STEP...]
 # Steps (default: all, in this order): build sparse checkpatch prm kunit
-# upstream qemu rdma-core vm
+# upstream qemu rdma-core vm vm-debug
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap.sh"
@@ -151,12 +151,57 @@ step_rdma_core() {
 
 step_vm() {
 	. "$KITE_ROOT/scripts/vmtest.sh"
+	vmtest_lane lts
 	if ! run vm-prepare bash -c ". '$KITE_ROOT/scripts/vm.sh' && vm_prepare"; then
 		tap_not_ok "vm: harness ready (QEMU, modules, initramfs)"
 		return
 	fi
 	vm_prepare >/dev/null 2>&1
 	VMLOGS=$LOGS/vm vmtest_run
+}
+
+# The debug lane: the VM groups in KITE_DEBUG_GROUPS on the newest kernel
+# built with the kernel's debugging machinery (scripts/build-debug-kernel.sh).
+KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind ethops rdma verbs nvme failinject link eth}
+# The debug kernel is built in the background from the start, at the
+# lowest priority, so that it takes the CPU time the other steps leave
+# idle (the VM tests mostly run one single-threaded QEMU).
+debug_kernel_pid=
+debug_kernel_start() {
+	log "debug-kernel: building in the background (log: $LOGS/debug-kernel.log)"
+	nice -n 19 timeout --kill-after=30 $((2 * KITE_STEP_TIMEOUT)) \
+		"$KITE_ROOT/scripts/build-debug-kernel.sh" >"$LOGS/debug-kernel.log" 2>&1 &
+	debug_kernel_pid=$!
+}
+step_vm_debug() {
+	local rc=0 t0=$SECONDS
+	. "$KITE_ROOT/scripts/vmtest.sh"
+	if [ -n "$debug_kernel_pid" ]; then
+		log "debug-kernel: waiting for the background build"
+		wait "$debug_kernel_pid" || rc=$?
+		log "debug-kernel: exit $rc after waiting $((SECONDS - t0))s (log: $LOGS/debug-kernel.log)"
+		[ "$rc" = 0 ] || [ "$rc" = 2 ] || tail -n 25 "$LOGS/debug-kernel.log" | sed 's/^/# /'
+	else
+		run debug-kernel "$KITE_ROOT/scripts/build-debug-kernel.sh" || rc=$?
+	fi
+	if [ "$rc" = 2 ]; then
+		echo "#"
+		echo "# !!! DEBUG LANE SKIPPED: the newest Debian kernel source could not be fetched."
+		echo "#"
+		tap_skip "vm-debug: debug guest kernel (newest kernel, KASAN, lockdep, kmemleak) builds" \
+			"linux-source-7.x unavailable"
+		return
+	fi
+	tap_result "$rc" "vm-debug: debug guest kernel (newest kernel, KASAN, lockdep, kmemleak) builds"
+	[ "$rc" = 0 ] || return
+	vmtest_lane debug
+	if ! run vm-debug-prepare bash -c "KITE_LANE=debug; . '$KITE_ROOT/scripts/vm.sh' && vm_prepare"; then
+		tap_not_ok "vm-debug: harness ready (debug kernel, test modules, initramfs)"
+		return
+	fi
+	vm_prepare >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	VMLOGS=$LOGS/vm-debug vmtest_run $KITE_DEBUG_GROUPS
 }
 
 t_start=$SECONDS
@@ -168,7 +213,8 @@ fi
 KVER=$(guest_kver)
 KDIR=/lib/modules/$KVER/build
 
-[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm
+[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm vm-debug
+case " $* " in *" vm-debug "*) debug_kernel_start ;; esac
 for s in "$@"; do
 	declare -F "step_${s//-/_}" >/dev/null || die "unknown step: $s"
 	"step_${s//-/_}"

@@ -80,6 +80,9 @@ fetch_linux_target() {
 # Prints the unpacked upstream tree's path; returns 1 (loudly) if unavailable.
 fetch_linux_upstream() {
 	local lines pkg dir dl=$SRC/linux-upstream-dl ver
+	# The upstream build and the debug kernel build may ask at once.
+	exec 8>"$SRC/.linux-upstream.lock"
+	flock 8
 	lines="deb [signed-by=$KEYRING] $MIRROR sid main"
 	if ! apt_list_fresh sid "$lines"; then
 		warn "UPSTREAM KERNEL UNAVAILABLE: cannot read Debian sid's package list"

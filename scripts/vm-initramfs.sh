@@ -5,16 +5,18 @@
 # virtio-9p under a tmpfs overlay, mounts the read-write results share and
 # switch_roots into scripts/guest/init.sh. Rebuilt when its inputs change.
 #
-# usage: vm-initramfs.sh KVER     (prints the initramfs path)
+# usage: vm-initramfs.sh KVER [MODDIR]    (prints the initramfs path)
+#   MODDIR: the kernel's module tree (default /lib/modules/KVER); modules
+#   built into the kernel (modules.builtin) are left out.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kver=$1
-mods=/lib/modules/$kver
+mods=${2:-/lib/modules/$kver}
 out=$KITE_CACHE/build/initramfs-$kver.cpio.gz
 # Load order matters: dependencies first.
 modlist=(fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay)
-stamp="$(inputs_hash "$KITE_ROOT/scripts/vm-initramfs.sh" /bin/busybox) $kver"
+stamp="$(inputs_hash "$KITE_ROOT/scripts/vm-initramfs.sh" /bin/busybox "$mods/modules.builtin") $kver"
 if [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$out"
 	exit 0
@@ -24,7 +26,9 @@ work=$(mktemp -d "$KITE_CACHE/initramfs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work"/{bin,dev,proc,sys,lower,rw,newroot,modules}
 cp /bin/busybox "$work/bin/busybox"
+touch "$work/modules/order"
 for m in "${modlist[@]}"; do
+	grep -qxF "kernel/$m.ko" "$mods/modules.builtin" 2>/dev/null && continue
 	f=$(ls "$mods/kernel/$m".ko* 2>/dev/null | head -n 1)
 	[ -n "$f" ] || die "module $m not found in $mods"
 	case $f in

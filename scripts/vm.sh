@@ -1,10 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# VM harness library: boot Debian's guest kernel under QEMU (TCG, q35) with
-# the Kite device model, the host's / as the guest root (read-only 9p with
-# a tmpfs overlay) and a read-write results share. Source this file.
+# VM harness library: boot a guest kernel under QEMU (TCG, q35) with the
+# Kite device model, the host's / as the guest root (read-only 9p with a
+# tmpfs overlay) and a read-write results share. Source this file.
 #
-#   vm_prepare                  build QEMU, the modules (drivers and test
-#                               modules), the initramfs
+# KITE_LANE chooses the guest kernel:
+#   lts    (default) Debian's 6.12 kernel, with the drivers built out of
+#          tree against its headers (through the compat layer)
+#   debug  the newest Debian kernel source with the drivers merged in
+#          tree, built with KASAN, lockdep, kmemleak, DMA-API debugging,
+#          debug objects, UBSAN bounds, hung-task detection and fault
+#          injection (scripts/build-debug-kernel.sh); 2 GiB per VM, and
+#          every VM ends with a kmemleak scan
+#
+#   vm_prepare                  build QEMU, the guest kernel (debug lane),
+#                               the modules (drivers and test modules),
+#                               the initramfs
 #   vm_start NAME DIR SCRIPT [--kite] [--kite-net SPEC] [--virtio-net SPEC]
 #            [--no-capture] [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
 #                               start a VM in the background; DIR receives
@@ -31,15 +41,41 @@ KITE_RDMA_CORE=$KITE_CACHE/build/rdma-core
 declare -A KITE_VM_DIR KITE_VM_PID
 KITE_VM_COUNT=0
 
+KITE_LANE=${KITE_LANE:-lts}
+
 vm_prepare() {
-	local kver
-	kver=$(guest_kver)
-	KITE_GUEST_KVER=$kver
-	KITE_GUEST_KERNEL=$(ls /boot/vmlinuz-"$kver")
+	local kver kdir out
 	"$KITE_ROOT/scripts/build-qemu.sh" >/dev/null
-	KITE_MODDIR=$("$KITE_ROOT/scripts/build-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
-	KITE_TESTMOD_DIR=$("$KITE_ROOT/scripts/build-test-modules.sh" "/lib/modules/$kver/build" W=1 2>/dev/null | tail -n 1)
-	KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver")
+	case $KITE_LANE in
+	lts)
+		kver=$(guest_kver)
+		kdir=/lib/modules/$kver/build
+		KITE_GUEST_KERNEL=$(ls /boot/vmlinuz-"$kver")
+		KITE_GUEST_MODULES=
+		KITE_MODDIR=$("$KITE_ROOT/scripts/build-modules.sh" "$kdir" W=1 2>/dev/null | tail -n 1)
+		KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver")
+		KITE_VM_MEM=1G
+		KITE_VM_APPEND=
+		;;
+	debug)
+		out=$("$KITE_ROOT/scripts/build-debug-kernel.sh" 2>/dev/null | tail -n 1) ||
+			die "the debug guest kernel did not build (run scripts/build-debug-kernel.sh)"
+		kver=$(cat "$out/include/config/kernel.release")
+		kdir=$out
+		KITE_GUEST_KERNEL=$out/arch/x86/boot/bzImage
+		KITE_GUEST_MODULES=$out/modinst/lib/modules/$kver
+		# The drivers are in tree: the build directory holds their .ko
+		# files at the same paths as an out-of-tree build's.
+		KITE_MODDIR=$out
+		KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver" "$KITE_GUEST_MODULES")
+		# KASAN's shadow and kmemleak's metadata need the room.
+		KITE_VM_MEM=2G
+		KITE_VM_APPEND="log_buf_len=8M"
+		;;
+	*) die "unknown KITE_LANE '$KITE_LANE' (lts or debug)" ;;
+	esac
+	KITE_GUEST_KVER=$kver
+	KITE_TESTMOD_DIR=$("$KITE_ROOT/scripts/build-test-modules.sh" "$kdir" W=1 2>/dev/null | tail -n 1)
 	KITE_TOOLS=$("$KITE_ROOT/scripts/build-tools.sh" | tail -n 1)
 	[ -x "$KITE_QEMU" ] || die "QEMU not built"
 	[ -f "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" ] || die "modules not built"
@@ -81,15 +117,16 @@ vm_start() {
 		printf 'export KITE_GUEST_SCRIPT=%q KITE_INTERACTIVE=%q\n' "$script" "$interactive"
 		printf 'export KITE_MODDIR=%q KITE_TESTMOD_DIR=%q KITE_RDMA_CORE=%q KITE_TOOLS=%q\n' \
 			"$KITE_MODDIR" "$KITE_TESTMOD_DIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
+		printf 'export KITE_LANE=%q KITE_GUEST_MODULES=%q\n' "$KITE_LANE" "$KITE_GUEST_MODULES"
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
-	"$KITE_QEMU" -M q35 -m 1G -smp 1 -nodefaults -display none -no-reboot \
+	"$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot \
 		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu \
 		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS" \
-		-append "console=ttyS0 panic=-1 loglevel=4" \
+		-append "console=ttyS0 panic=-1 loglevel=4 $KITE_VM_APPEND" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$dir,mount_tag=kiteout,security_model=none" \
 		-monitor "unix:$dir/monitor.sock,server=on,wait=off" \

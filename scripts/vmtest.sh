@@ -2,7 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Run VM test groups and record their checks as TAP.
 #
-# usage: vmtest.sh [GROUP...]     (default: all groups)
+# usage: vmtest.sh [--lane lts|debug] [GROUP...]     (default: all groups)
+#   --lane debug runs the groups on the debug guest kernel (the newest
+#   kernel with KASAN, lockdep, kmemleak, ...; see scripts/vm.sh); their
+#   checks are named "vm-debug GROUP: ..." instead of "vm GROUP: ...".
+# After every VM its kernel log (and, on the debug lane, its kmemleak
+# report) must hold no error report other than the known upstream issues
+# listed in .known-kernel-issues (scripts/check-splats.py).
 # Groups:
 #   bind   one VM with a Kite NIC: probe, auxiliary device, kite_ib bind,
 #          load/unload in any order, PCI unbind/rebind/remove/rescan
@@ -27,22 +33,40 @@
 #   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
 #          (kite_verbs_test), device command errors and a device that
 #          hangs while objects exist, with errno and leak checks
+#   failinject  one Kite VM (debug lane only; skipped elsewhere): every
+#          allocation on kite_en's probe and open, kite_ib's probe and
+#          each user verb's path failed in turn (failslab,
+#          fail_page_alloc, fail-nth): clean unwinding, then success
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
 . "$(dirname "$0")/tap.sh"
 
 KITE_VM_TIMEOUT=${KITE_VM_TIMEOUT:-300}
-VMLOGS=${VMLOGS:-$KITE_CACHE/logs/vm}
 
-# vm_outcome NAME STATUS GROUP: record that a VM ran to completion.
+# vmtest_lane LANE: run the next groups on LANE (lts or debug).
+vmtest_lane() {
+	KITE_LANE=$1
+	case $1 in
+	lts) KITE_VM_TAG=vm KITE_VM_SCALE=1 ;;
+	# KASAN, lockdep and kmemleak under TCG: everything is slower.
+	debug) KITE_VM_TAG=vm-debug KITE_VM_SCALE=3 ;;
+	*) die "unknown lane '$1' (lts or debug)" ;;
+	esac
+	VMLOGS=${KITE_VMLOGS_BASE:-$KITE_CACHE/logs}/$KITE_VM_TAG
+}
+vmtest_lane "${KITE_LANE:-lts}"
+
+# vm_outcome NAME STATUS GROUP: record that a VM ran to completion, then
+# its checks, then that its kernel log and kmemleak report are clean.
 vm_outcome() {
-	local name=$1 status=$2 group=$3 dir=${KITE_VM_DIR[$1]}
+	local name=$1 status=$2 group=$3 dir=${KITE_VM_DIR[$1]} out rc
+	local tag="$KITE_VM_TAG $group"
 	case $status in
-	0 | 1) tap_ok "vm $group: $name booted, ran its checks and powered off" ;;
-	124) tap_not_ok "vm $group: $name timed out after ${KITE_VM_TIMEOUT}s" ;;
-	125) tap_not_ok "vm $group: $name kernel panic" ;;
-	*) tap_not_ok "vm $group: $name exited with status $status" ;;
+	0 | 1) tap_ok "$tag: $name booted, ran its checks and powered off" ;;
+	124) tap_not_ok "$tag: $name timed out after $((KITE_VM_TIMEOUT * KITE_VM_SCALE))s" ;;
+	125) tap_not_ok "$tag: $name kernel panic" ;;
+	*) tap_not_ok "$tag: $name exited with status $status" ;;
 	esac
 	if [ "$status" != 0 ]; then
 		echo "# --- $name: $dir/console.log (tail)"
@@ -50,13 +74,32 @@ vm_outcome() {
 		echo "# --- $name: $dir/guest.log (tail)"
 		tail -n 30 "$dir/guest.log" 2>/dev/null | sed 's/^/# /'
 	fi
-	tap_import "$dir/results.tap" "vm $group: "
+	tap_import "$dir/results.tap" "$tag: "
+	# The whole kernel log: the console's when the guest could not save
+	# its dmesg (a panic, a hang).
+	local klog=$dir/dmesg.log
+	[ -s "$klog" ] || klog=$dir/console.log
+	rc=0
+	out=$(python3 "$KITE_ROOT/scripts/check-splats.py" "$klog" 2>&1) || rc=1
+	[ -z "$out" ] || echo "$out" | head -n 200 | sed 's/^/# /'
+	tap_result "$rc" "$tag: $name: kernel log holds no error report (KASAN, lockdep, WARN, ...)"
+	if [ "$KITE_LANE" = debug ]; then
+		rc=0
+		if [ -f "$dir/kmemleak.log" ]; then
+			out=$(python3 "$KITE_ROOT/scripts/check-splats.py" "$dir/kmemleak.log" 2>&1) || rc=1
+			[ -z "$out" ] || echo "$out" | head -n 200 | sed 's/^/# /'
+		else
+			rc=1
+			echo "# $name: no kmemleak report ($dir/kmemleak.log)"
+		fi
+		tap_result "$rc" "$tag: $name: kmemleak finds no unreferenced object"
+	fi
 }
 
 group_bind() {
 	local st=0
 	vm_start kite "$VMLOGS/bind" "$KITE_ROOT/scripts/guest/test-bind.sh" --kite
-	vm_wait kite "$KITE_VM_TIMEOUT" || st=$?
+	vm_wait kite "$(vm_timeout)" || st=$?
 	vm_outcome kite "$st" bind
 }
 
@@ -70,11 +113,14 @@ group_wire() {
 	vm_start peer "$VMLOGS/wire-peer" "$KITE_ROOT/scripts/guest/test-wire.sh" \
 		--virtio-net "dgram:$p2:$p1" \
 		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
-	vm_wait kite "$KITE_VM_TIMEOUT" || a=$?
-	vm_wait peer "$KITE_VM_TIMEOUT" || b=$?
+	vm_wait kite "$(vm_timeout)" || a=$?
+	vm_wait peer "$(vm_timeout)" || b=$?
 	vm_outcome kite "$a" wire
 	vm_outcome peer "$b" wire
 }
+
+# vm_timeout: how long a VM of this lane may run.
+vm_timeout() { echo $((KITE_VM_TIMEOUT * KITE_VM_SCALE)); }
 
 # two_vms GROUP NIC_A NIC_B [SCRIPT]: VM a sends to VM b over one wire; both
 # run SCRIPT (default test-eth.sh) from scripts/guest.
@@ -90,8 +136,8 @@ two_vms() {
 		"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
 		--env KITE_PEER_NIC="$2" \
 		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
-	vm_wait "$group-a" "$KITE_VM_TIMEOUT" || a=$?
-	vm_wait "$group-b" "$KITE_VM_TIMEOUT" || b=$?
+	vm_wait "$group-a" "$(vm_timeout)" || a=$?
+	vm_wait "$group-b" "$(vm_timeout)" || b=$?
 	vm_outcome "$group-a" "$a" "$group"
 	vm_outcome "$group-b" "$b" "$group"
 }
@@ -103,9 +149,9 @@ wire_check() {
 	local pcap=$VMLOGS/$2/wire1.pcap out rc=0 bad
 	out=$(python3 "$KITE_ROOT/scripts/check-roce-pcap.py" "$pcap" 2>&1) || rc=1
 	echo "$out" | sed 's/^/# /'
-	tap_result "$rc" "vm $1: wire capture: every RoCEv2 frame's ICRC checks (both senders)"
+	tap_result "$rc" "$KITE_VM_TAG $1: wire capture: every RoCEv2 frame's ICRC checks (both senders)"
 	if ! command -v tshark >/dev/null; then
-		tap_skip "vm $1: wire capture decodes in tshark" "tshark not installed"
+		tap_skip "$KITE_VM_TAG $1: wire capture decodes in tshark" "tshark not installed"
 		return
 	fi
 	# Wireshark's heuristic dissectors for InfiniBand payloads (RPC, NVMe,
@@ -123,7 +169,7 @@ wire_check() {
 		-Y 'udp.dstport == 4791 && (!infiniband.bth || _ws.malformed)' 2>/dev/null | wc -l)
 	out=$(tshark -r "$pcap" -Y 'infiniband.bth' 2>/dev/null | wc -l)
 	test "$bad" = 0 && test "$out" -gt 0
-	tap_result "$?" "vm $1: wire capture: tshark decodes $out RoCEv2 frames (BTH), $bad malformed"
+	tap_result "$?" "$KITE_VM_TAG $1: wire capture: tshark decodes $out RoCEv2 frames (BTH), $bad malformed"
 }
 
 group_eth() {
@@ -146,32 +192,48 @@ group_ethops() {
 	p=$((20000 + RANDOM % 20000))
 	vm_start ethops "$VMLOGS/ethops" "$KITE_ROOT/scripts/guest/test-ethops.sh" \
 		--kite-net "dgram:$p:$((p + 1))"
-	vm_wait ethops "$KITE_VM_TIMEOUT" || st=$?
+	vm_wait ethops "$(vm_timeout)" || st=$?
 	vm_outcome ethops "$st" ethops
 }
 
 group_nvme() {
 	local st=0
 	vm_start nvme "$VMLOGS/nvme" "$KITE_ROOT/scripts/guest/test-nvme.sh" --kite
-	vm_wait nvme "$KITE_VM_TIMEOUT" || st=$?
+	vm_wait nvme "$(vm_timeout)" || st=$?
 	vm_outcome nvme "$st" nvme
 }
 
 group_rdma() {
 	local st=0
 	vm_start rdma "$VMLOGS/rdma" "$KITE_ROOT/scripts/guest/test-rdma.sh" --kite
-	vm_wait rdma "$KITE_VM_TIMEOUT" || st=$?
+	vm_wait rdma "$(vm_timeout)" || st=$?
 	vm_outcome rdma "$st" rdma
 }
 
 group_verbs() {
 	local st=0
 	vm_start verbs "$VMLOGS/verbs" "$KITE_ROOT/scripts/guest/test-verbs.sh" --kite
-	vm_wait verbs "$KITE_VM_TIMEOUT" || st=$?
+	vm_wait verbs "$(vm_timeout)" || st=$?
 	vm_outcome verbs "$st" verbs
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme)
+# failinject: one Kite VM; needs a kernel with fault injection (the
+# debug lane; on the lts lane it is skipped).
+group_failinject() {
+	local st=0 p
+	if [ "$KITE_LANE" != debug ]; then
+		tap_skip "$KITE_VM_TAG failinject: allocation-failure injection" \
+			"the $KITE_LANE lane's kernel has no fault injection (run it with --lane debug)"
+		return
+	fi
+	p=$((20000 + RANDOM % 20000))
+	vm_start failinject "$VMLOGS/failinject" "$KITE_ROOT/scripts/guest/test-failinject.sh" \
+		--kite-net "dgram:$p:$((p + 1))"
+	vm_wait failinject "$(vm_timeout)" || st=$?
+	vm_outcome failinject "$st" failinject
+}
+
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject)
 
 vmtest_run() {
 	local g
@@ -184,6 +246,10 @@ vmtest_run() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -euo pipefail
+	if [ "${1:-}" = --lane ]; then
+		vmtest_lane "$2"
+		shift 2
+	fi
 	tap_init "$KITE_CACHE/results/vmtest.tap"
 	vm_prepare
 	vmtest_run "$@"

@@ -16,6 +16,14 @@ mount -t configfs configfs /sys/kernel/config 2>/dev/null
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-linux}
 . /kite-out/env
+# A guest kernel that is not the host's (the debug lane) brings its module
+# tree from the build directory: writable over a tmpfs, for depmod.
+if [ -n "${KITE_GUEST_MODULES:-}" ]; then
+	m=/lib/modules/$(uname -r)
+	mkdir -p /run/kite-mod/upper /run/kite-mod/work "$m"
+	mount -t overlay overlay -o "lowerdir=$KITE_GUEST_MODULES,upperdir=/run/kite-mod/upper,workdir=/run/kite-mod/work" "$m" ||
+		cp -a "$KITE_GUEST_MODULES/." "$m/"
+fi
 hostname "$KITE_VM_NAME"
 ip link set lo up
 
@@ -28,6 +36,14 @@ if [ "${KITE_INTERACTIVE:-0}" = 1 ]; then
 	echo
 	echo "Kite VM shell: the host's / (read-only, tmpfs overlay). 'exit' powers off."
 	setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+fi
+# A kernel with kmemleak: scan twice (an object is reported once it has
+# been unreferenced for 5 s) and keep the report for the host's check.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >/kite-out/kmemleak.log
 fi
 dmesg >/kite-out/dmesg.log
 echo "$status" >/kite-out/exit_status

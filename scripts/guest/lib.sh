@@ -9,19 +9,58 @@ KITE_IB_KO=$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko
 # kite_ib needs ib_core; there is no udev to load it on demand.
 modprobe -q ib_uverbs
 kite_failed=0
+# The debug lane's kernel (KASAN, lockdep, kmemleak) is several times
+# slower: waits and time-outs are scaled by this factor there.
+case ${KITE_LANE:-lts} in
+debug) KITE_SCALE=3 ;;
+*) KITE_SCALE=1 ;;
+esac
+# kite_scale N: N scaled for this lane.
+kite_scale() { echo $(($1 * KITE_SCALE)); }
 
-# check NAME COMMAND...: run COMMAND, record whether it succeeded.
+# check NAME COMMAND...: run COMMAND, record whether it succeeded. A
+# kernel error report (splat) that appears while COMMAND runs fails the
+# check too, unless it is a known upstream issue (.known-kernel-issues).
 check() {
-	local name=$1 out
+	local name=$1 out splats rc=0
 	shift
-	if out=$("$@" 2>&1); then
+	kite_new_splats >/dev/null
+	out=$("$@" 2>&1) || rc=1
+	splats=$(kite_new_splats) || rc=1
+	if [ "$rc" = 0 ]; then
 		echo "ok - $name" >>"$KITE_RESULTS"
 	else
 		echo "not ok - $name" >>"$KITE_RESULTS"
 		kite_failed=1
 		echo "FAILED: $name"
 		echo "$out" | tail -n 20 | sed 's/^/    /'
+		[ -z "$splats" ] || echo "    kernel error report during this check:"
 	fi
+	[ -z "$splats" ] || echo "$splats" | sed 's/^/    /'
+}
+
+# Kernel log lines that may start a driver bug's report (not a user-space
+# program's trap, "traps: prog[pid] general protection fault ip:...");
+# scripts/check-splats.py decides.
+KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak: .*suspected memory leak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
+KITE_SPLATS_PY=$KITE_ROOT/scripts/check-splats.py
+
+# kite_new_splats: print the kernel error reports logged since the last
+# call; fail if one of them is not a known upstream issue. One dmesg per
+# call; the reports are only parsed when a line looks like one.
+kite_dmesg_seen=0
+kite_new_splats() {
+	local -a lines
+	local i
+	mapfile -t lines < <(dmesg)
+	[ "${#lines[@]}" -ge "$kite_dmesg_seen" ] || kite_dmesg_seen=0
+	i=$kite_dmesg_seen
+	kite_dmesg_seen=${#lines[@]}
+	for (( ; i < ${#lines[@]}; i++)); do
+		[[ ${lines[i]} =~ $KITE_SPLAT_RE ]] || continue
+		printf '%s\n' "${lines[@]:i}" | python3 "$KITE_SPLATS_PY"
+		return
+	done
 }
 
 # The Kite function's PCI address, e.g. 0000:00:02.0.
@@ -33,12 +72,10 @@ kernel_log_since() { dmesg | sed -n "/kite-test: $1\$/,\$p"; }
 # since_mark MARK REGEX: the kernel log after MARK matches REGEX.
 since_mark() { kernel_log_since "$1" | grep -qE "$2"; }
 
-# Kernel log lines that mean a driver bug (not a user-space program's
-# trap, "traps: prog[pid] general protection fault ip:...").
-KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
-
+# dmesg_clean: the whole kernel log has no error report other than known
+# upstream issues (which are printed).
 dmesg_clean() {
-	! dmesg | grep -E "$KITE_SPLAT_RE"
+	dmesg | python3 "$KITE_SPLATS_PY"
 }
 
 finish() {
@@ -87,9 +124,10 @@ kite_netdev() {
 	done | head -n 1
 }
 
-# wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds.
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds
+# (SECONDS scaled for the lane).
 wait_for() {
-	local t=$(($1 * 5))
+	local t=$(($1 * 5 * KITE_SCALE))
 	shift
 	while [ "$t" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0

@@ -13,7 +13,7 @@ kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib 
 # Interrupts counted on the kite_ib EQ vectors.
 eq_irqs() { awk '/kite_ib-eq/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts; }
 
-check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=1500"
+check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=$(kite_scale 1500)"
 check "rdma: kite_ib bound" kite_ib_bound
 check "rdma: capabilities and event queues reported" bash -c \
 	"dmesg | grep -qE 'kite_ib.*bound to .*max 1023 QPs, 1023 CQs, 4095 MRs, 1023 PDs; 1 control \\+ [0-9]+ completion EQs'"
