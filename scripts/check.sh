@@ -67,20 +67,30 @@ step_sparse() {
 }
 
 step_checkpatch() {
-	local tree f out rc
+	local tree newest t f out rc trees names
 	tree=$(run fetch-linux-target "$KITE_ROOT/scripts/fetch-sources.sh" linux-target && \
 		tail -n 1 "$LOGS/fetch-linux-target.log") || {
 		tap_not_ok "checkpatch: linux-source-$KITE_KVER_SERIES unpacked"
 		return
 	}
+	trees=$tree names=$(basename "$tree")
+	# The newest kernel's checkpatch too (it knows the newest idioms).
+	if newest=$(run fetch-linux-upstream "$KITE_ROOT/scripts/fetch-sources.sh" linux-upstream &&
+		tail -n 1 "$LOGS/fetch-linux-upstream.log"); then
+		trees="$trees $newest" names="$names and $(basename "$newest")"
+	else
+		tap_skip "checkpatch --strict of the newest kernel" "linux-source-7.x unavailable"
+	fi
 	for f in $KERNEL_SOURCES; do
-		# .checkpatch.conf in the repository holds the justified exceptions.
-		out=$(cd "$KITE_ROOT" && perl "$tree/scripts/checkpatch.pl" --strict \
-			--no-tree --terse --show-types -f "$f" 2>&1)
-		rc=$?
-		echo "$out" | grep -qE '(ERROR|WARNING|CHECK):' && rc=1
-		[ "$rc" = 0 ] || echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed 's/^/# /'
-		tap_result "$rc" "checkpatch --strict: $f"
+		rc=0
+		for t in $trees; do
+			# .checkpatch.conf in the repository holds the justified exceptions.
+			out=$(cd "$KITE_ROOT" && perl "$t/scripts/checkpatch.pl" --strict \
+				--no-tree --terse --show-types -f "$f" 2>&1) || rc=1
+			echo "$out" | grep -qE '(ERROR|WARNING|CHECK):' && rc=1
+			echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed "s|^|# $(basename "$t"): |"
+		done
+		tap_result "$rc" "checkpatch --strict ($names): $f"
 	done
 }
 

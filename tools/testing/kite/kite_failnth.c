@@ -30,6 +30,8 @@
 
 #include <infiniband/verbs.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* Bound on allocations per verb: a verb that makes more is reported. */
 #define MAX_NTH		400
 
@@ -371,7 +373,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kite_failnth: set-up QP failed\n");
 		return 100;
 	}
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(verbs); i++)
 		sweep(&e, &verbs[i]);
 	ibv_destroy_qp(e.qp);
 	ibv_destroy_cq(e.cq);
