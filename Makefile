@@ -10,6 +10,9 @@
 #                  scripts/bench.sh) and bench-pair (perftest and NVMe over
 #                  RDMA, Kite and rdma_rxe side by side on two VMs;
 #                  scripts/bench-pair.sh)
+#   make fuzz      the long run of the uverbs fuzzer (kite_uverbs_fuzz,
+#                  >= 100,000 calls in one VM; scripts/fuzz.sh); prints
+#                  calls, objects, seconds, calls/s and the outcome
 #
 #   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
 #                  running kernel); make install; modprobe kite_en
@@ -24,7 +27,7 @@ S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
 	prm upstream qemu rdma-core vmtest vmtest-debug bench bench-control bench-pair \
-	clean help
+	fuzz clean help
 
 all: modules
 
@@ -59,8 +62,11 @@ bench-control:
 bench-pair:
 	@$(S)/bench-pair.sh
 
+fuzz:
+	@$(S)/fuzz.sh
+
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,18p' Makefile
+	@sed -n '3,21p' Makefile

@@ -21,6 +21,16 @@ for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth; do
 			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -libverbs
 	fi
 done
+# Programs that talk to /dev/infiniband/uverbs* directly (the uapi headers
+# of the rdma-core build only).
+for prog in kite_uverbs_fuzz; do
+	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ] ||
+		[ "$KITE_ROOT/include/uapi/rdma/kite-abi.h" -nt "$OUT/$prog" ]; then
+		gcc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+			-I"$RC/include" -I"$KITE_ROOT/include/uapi" \
+			-o "$OUT/$prog" "$SRC/$prog.c" -lpthread
+	fi
+done
 # Programs that connect through librdmacm.
 for prog in kite_rc_stream; do
 	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ]; then

@@ -37,6 +37,12 @@
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,
 #          fail_page_alloc, fail-nth): clean unwinding, then success
+#   uvfuzz one Kite VM: kite_uverbs_fuzz, a short seeded run of random
+#          uverbs commands, udata, mmap()s and doorbells (three seeds, a
+#          two-thread run with racing destroys, children that exit with
+#          objects alive); rdma res counts back to the start, no splat,
+#          ibv_rc_pingpong works afterwards. KITE_FUZZ_SEEDS, _CALLS and
+#          _SECONDS choose the runs (make fuzz: the long run)
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -233,7 +239,17 @@ group_failinject() {
 	vm_outcome failinject "$st" failinject
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject)
+group_uvfuzz() {
+	local st=0 e=() v
+	for v in KITE_FUZZ_SEEDS KITE_FUZZ_CALLS KITE_FUZZ_SECONDS KITE_FUZZ_MODE; do
+		[ -n "${!v:-}" ] && e+=(--env "$v=${!v}")
+	done
+	vm_start uvfuzz "$VMLOGS/uvfuzz" "$KITE_ROOT/scripts/guest/test-uvfuzz.sh" --kite "${e[@]}"
+	vm_wait uvfuzz "$(vm_timeout)" || st=$?
+	vm_outcome uvfuzz "$st" uvfuzz
+}
+
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz)
 
 vmtest_run() {
 	local g
