@@ -278,6 +278,10 @@ struct obj {
 	uint32_t scq, rcq;	/* kept: handles; users counted below */
 	uint8_t qp_type;
 	uint8_t state;		/* the QP state we believe in */
+	/* QP: the rings (log2 depth, log2 stride) and producer counters */
+	uint64_t sq_addr, rq_addr;
+	uint8_t sq_log, sq_shift, rq_log, rq_shift;
+	uint32_t sq_pi, rq_pi;
 	int users;		/* PD: MRs, QPs, AHs; CQ: QPs */
 	bool racing;		/* being destroyed by the race */
 };
@@ -296,6 +300,8 @@ struct ctx {
 	size_t map_len[MAX_MAPS];
 	int nmaps;
 	uint32_t max_handle;	/* highest handle seen */
+	uint8_t av[KITE_IB_AV_SIZE];	/* the last AH's address vector */
+	bool have_av;
 	bool owner_checks;	/* the handle table is exact */
 };
 
@@ -1065,10 +1071,14 @@ static uint8_t qp_type(struct rng *r)
 
 	if (chance(r, 20))
 		return (uint8_t)rnd64(r);
+	/* Mostly the types kite_ib has, so that sequences go deep. */
+	if (!chance(r, 5))
+		return t[rnd(r, 4)];
 	return t[rnd(r, sizeof(t))];
 }
 
 struct qp_args {
+	struct kite_ib_create_qp_req req;	/* before mutation */
 	uint32_t pd, scq, rcq, srq;
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
 	uint32_t max_inline;
@@ -1134,6 +1144,7 @@ static void qp_args(struct rng *r, struct ctx *c, struct qp_args *a,
 				    req->sq_log_depth, true);
 	req->rq_buf_addr = buf_addr(r, c, (1ULL << req->rq_wqe_shift) <<
 				    req->rq_log_depth, true);
+	a->req = *req;
 }
 
 static void qp_created(struct ctx *c, const struct qp_args *a,
@@ -1142,6 +1153,9 @@ static void qp_created(struct ctx *c, const struct qp_args *a,
 	struct obj o = {
 		.handle = handle, .num = qpn, .pd = a->pd, .scq = a->scq,
 		.rcq = a->rcq, .qp_type = a->type, .state = IB_QPS_RESET,
+		.sq_addr = a->req.sq_buf_addr, .rq_addr = a->req.rq_buf_addr,
+		.sq_log = a->req.sq_log_depth, .sq_shift = a->req.sq_wqe_shift,
+		.rq_log = a->req.rq_log_depth, .rq_shift = a->req.rq_wqe_shift,
 	};
 
 	tlock(c);
@@ -1271,7 +1285,7 @@ static void fill_dest(struct rng *r, struct ib_uverbs_qp_dest *d)
 {
 	fill_gid(r, d->dgid);
 	d->flow_label = chance(r, 4) ? (uint32_t)rnd64(r) & 0xfffff : 0;
-	d->sgid_index = chance(r, 6) ? (uint8_t)rnd64(r) : rnd(r, 3);
+	d->sgid_index = chance(r, 6) ? (uint8_t)rnd64(r) : rnd(r, 4);
 	d->hop_limit = chance(r, 4) ? (uint8_t)rnd64(r) : 64;
 	d->traffic_class = chance(r, 4) ? (uint8_t)rnd64(r) : 0;
 	d->sl = chance(r, 4) ? (uint8_t)rnd64(r) : 0;
@@ -1539,6 +1553,10 @@ static int op_create_ah(struct rng *r, struct ctx *c)
 				sizeof(resp), 4));
 	if (!err && rp == resp) {
 		memcpy(&o.handle, resp, sizeof(o.handle));
+		memcpy(c->av, resp + sizeof(struct ib_uverbs_create_ah_resp) +
+		       offsetof(struct kite_ib_create_ah_resp, av),
+		       sizeof(c->av));
+		c->have_av = true;
 		o.pd = cmd.pd_handle;
 		tlock(c);
 		add_obj(c, T_AH, &o);
@@ -1786,7 +1804,7 @@ static int op_mmap(struct rng *r, struct ctx *c)
 		break;
 	}
 	len = rnd(r, 4) ? PAGE : chance(r, 2) ? 1 + rnd(r, 3 * PAGE) :
-		(size_t)(rnd64(r) & 0xffffffffULL);
+		(size_t)(rnd64(r) & 0x3ffffffULL);
 	p = mmap(NULL, len, prots[rnd(r, 5)],
 		 chance(r, 6) ? MAP_PRIVATE : MAP_SHARED, c->fd, (off_t)off);
 	if (p == MAP_FAILED)
@@ -1807,6 +1825,108 @@ static int op_mmap(struct rng *r, struct ctx *c)
 	return err;
 }
 
+/* Device values (prm_wqe.rst) the uapi header does not carry. */
+#define WQE_F_SIGNALED		(1u << 8)
+#define WQE_F_INLINE		(1u << 11)
+#define DB_TYPE_SQ		1
+#define DB_TYPE_RQ		2
+
+/* One SGE: a live MR's key over arena memory, mostly. */
+static void put_sge(struct rng *r, struct ctx *c, uint8_t *p)
+{
+	uint32_t len = rnd(r, 512), key = (uint32_t)rnd64(r);
+	uint64_t addr = buf_addr(r, c, PAGE, true);
+
+	if (c->nobjs[T_MR] && !chance(r, 4))
+		key = c->objs[T_MR][rnd(r, c->nobjs[T_MR])].num;
+	memcpy(p, &len, 4);
+	memcpy(p + 4, &key, 4);
+	memcpy(p + 8, &addr, 8);
+}
+
+/*
+ * Write a work request into a live QP's ring, as libkite would (or not
+ * quite), and ring its doorbell: the device executes it.
+ */
+static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
+{
+	struct obj *o;
+	uint32_t stride, slot, pi, i, nsge, w;
+	uint8_t *wqe, *p, *end;
+	uint64_t v;
+
+	tlock(c);
+	if (!c->nobjs[T_QP]) {
+		tunlock(c);
+		return EAGAIN;
+	}
+	o = &c->objs[T_QP][rnd(r, c->nobjs[T_QP])];
+	if ((sq ? o->sq_log : o->rq_log) == 0 || o->racing) {
+		tunlock(c);
+		return EAGAIN;
+	}
+	stride = 1u << (sq ? o->sq_shift : o->rq_shift);
+	pi = sq ? o->sq_pi : o->rq_pi;
+	slot = pi & ((1u << (sq ? o->sq_log : o->rq_log)) - 1);
+	wqe = (uint8_t *)(uintptr_t)((sq ? o->sq_addr : o->rq_addr) +
+				     (uint64_t)slot * stride);
+	if (wqe < c->arena || wqe + stride > c->arena + ARENA_SIZE) {
+		tunlock(c);
+		return EAGAIN;
+	}
+	end = wqe + stride;
+	nsge = rnd(r, 3);
+	if (chance(r, 6)) {
+		rnd_fill(r, wqe, stride);
+	} else if (sq) {
+		memset(wqe, 0, stride);
+		w = (chance(r, 8) ? (uint8_t)rnd64(r) : rnd(r, 10)) |
+		    (rnd(r, 3) ? WQE_F_SIGNALED : 0) |
+		    (chance(r, 8) ? WQE_F_INLINE : 0) | nsge << 16;
+		memcpy(wqe, &w, 4);
+		memcpy(wqe + 8, &(uint16_t){ (uint16_t)pi }, 2);
+		p = wqe + 16;
+		if (o->qp_type == IB_UVERBS_QPT_UD) {
+			uint32_t qkey = 0x11111111;
+			uint32_t qpn = c->objs[T_QP][rnd(r, c->nobjs[T_QP])].num;
+
+			if (c->have_av)
+				memcpy(p, c->av, KITE_IB_AV_SIZE);
+			memcpy(p, &qpn, 4);
+			memcpy(p + 4, &qkey, 4);
+			p += KITE_IB_AV_SIZE;
+		} else {
+			/* remote address, rkey: in the arena, a live MR's */
+			put_sge(r, c, p);
+			memcpy(&v, p + 8, 8);
+			memcpy(p, &v, 8);
+			p += 16;
+		}
+		for (i = 0; i < nsge && p + 16 <= end; i++, p += 16)
+			put_sge(r, c, p);
+	} else {
+		memset(wqe, 0, stride);
+		memcpy(wqe, &nsge, 4);
+		for (i = 0, p = wqe + 16; i < nsge && p + 16 <= end;
+		     i++, p += 16)
+			put_sge(r, c, p);
+	}
+	pi++;
+	if (sq)
+		o->sq_pi = pi;
+	else
+		o->rq_pi = pi;
+	if (chance(r, 10))
+		pi += rnd(r, 64);	/* beyond what was written */
+	v = o->num | (uint64_t)(sq ? DB_TYPE_SQ : DB_TYPE_RQ) << 24 |
+	    (uint64_t)(pi & 0xffff) << 32;
+	tunlock(c);
+	/* The WQE before the doorbell. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	c->db[0] = v;
+	return 0;
+}
+
 /* A doorbell on the context's own page: well formed for our objects, or not. */
 static int op_doorbell(struct rng *r, struct ctx *c)
 {
@@ -1817,6 +1937,8 @@ static int op_doorbell(struct rng *r, struct ctx *c)
 
 	if (!c->db)
 		return ENXIO;
+	if (rnd(r, 2))
+		return qp_post_raw(r, c, rnd(r, 3) != 0);
 	tlock(c);
 	if (type == 3)
 		pick(r, c, T_CQ, &o, &real);
@@ -2048,9 +2170,12 @@ static void ctx_close(struct ctx *c)
 /* ---- the runs ----------------------------------------------------------- */
 
 
+static uint64_t main_ops;	/* thread 0's calls, to pace thread 1 */
+
 static void fuzz_loop(struct rng *r, struct ctx *c, const unsigned int *w)
 {
 	while (budget()) {
+		__atomic_add_fetch(&main_ops, 1, __ATOMIC_RELAXED);
 		enum op op = draw(r, w);
 		int err = run_op(r, c, op);
 
@@ -2080,6 +2205,7 @@ static void *helper(void *p)
 	};
 	struct helper_arg *a = p;
 	struct rng r = { .s = a->seed };
+	uint64_t ops = 0;
 	int gen = 0;
 
 	for (;;) {
@@ -2107,10 +2233,13 @@ static void *helper(void *p)
 			continue;
 		}
 		pthread_mutex_unlock(&race.m);
-		if (__atomic_load_n(&done_local, __ATOMIC_RELAXED)) {
-			usleep(1000);
+		/* At most one call for each of thread 0's. */
+		if (__atomic_load_n(&done_local, __ATOMIC_RELAXED) ||
+		    ops >= __atomic_load_n(&main_ops, __ATOMIC_RELAXED)) {
+			usleep(100);
 			continue;
 		}
+		ops++;
 		{
 			enum op op = draw(&r, w);
 			int err = run_op(&r, a->c, op);
