@@ -29,6 +29,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/driver.h>
@@ -1184,6 +1185,81 @@ out:
 		ibv_close_device(b);
 }
 
+/*
+ * One child of test_number_reuse(): create and destroy a CQ and a UD QP on
+ * it @n times in a context of its own. Exits with the number of failed
+ * creates and destroys (at most 100).
+ */
+static void number_reuse_child(struct ibv_device *dev, int n)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *ctx = ibv_open_device(dev);
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	int i, bad = 0;
+
+	if (!pd)
+		_exit(100);
+	for (i = 0; i < n && bad < 100; i++) {
+		struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+		struct ibv_qp *qp;
+
+		if (!cq) {
+			printf("# number reuse: create CQ %d: %s\n", i,
+			       strerror(errno));
+			bad++;
+			continue;
+		}
+		qpia.send_cq = cq;
+		qpia.recv_cq = cq;
+		qp = ibv_create_qp(pd, &qpia);
+		if (!qp) {
+			printf("# number reuse: create QP %d: %s\n", i,
+			       strerror(errno));
+			bad++;
+		} else if (ibv_destroy_qp(qp)) {
+			bad++;
+		}
+		if (ibv_destroy_cq(cq))
+			bad++;
+	}
+	fflush(stdout);
+	_exit(bad);
+}
+
+/*
+ * Two processes create and destroy CQs and QPs as fast as they can: the
+ * device hands a number it has just freed in one context to the other
+ * one's next object at once. Every create must succeed: kite_ib once
+ * withdrew a CQ or QP from its lookup table only after the device had
+ * destroyed it, and a create that got the number in between failed with
+ * EIO ("CQN n already in use").
+ */
+static void test_number_reuse(struct ibv_device *dev)
+{
+	int i, st, bad = 0, n = 150;
+	pid_t pid[2];
+
+	fflush(stdout);
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (!pid[i])
+			number_reuse_child(dev, n);
+	}
+	for (i = 0; i < 2; i++) {
+		if (pid[i] < 0 || waitpid(pid[i], &st, 0) != pid[i] ||
+		    !WIFEXITED(st))
+			bad += 100;
+		else
+			bad += WEXITSTATUS(st);
+	}
+	report(!bad, "number reuse: 2 processes x %d CQ+QP create/destroy, %d failed",
+	       n, bad);
+}
+
 int main(int argc, char **argv)
 {
 	int data = argc > 2 && !strcmp(argv[2], "--data");
@@ -1220,6 +1296,7 @@ int main(int argc, char **argv)
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
 	test_isolation(dev);
+	test_number_reuse(dev);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);
