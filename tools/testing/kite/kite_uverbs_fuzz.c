@@ -67,7 +67,7 @@
 
 #define ARENA_SIZE	(8u << 20)	/* rings and MRs live here */
 #define PAGE		4096u
-#define MAX_OBJS	64		/* per type, per context */
+#define MAX_OBJS	128		/* per type, per context */
 #define MAX_ERRNO	140
 #define MAX_MAPS	8
 
@@ -514,7 +514,18 @@ static void add_obj(struct ctx *c, enum otype t, const struct obj *o)
 		c->max_handle = o->handle;
 	if (c->nobjs[t] < MAX_OBJS)
 		c->objs[t][c->nobjs[t]++] = *o;
-	/* A full table forgets the object: it dies with the context. */
+	else
+		inconsistent("%s table full", otype_name[t]);
+}
+
+/*
+ * Creates of a type whose table is full are skipped (EAGAIN): an object
+ * the table forgot would be a "dead" handle that is alive. The helper
+ * thread creates nothing, so a check by thread 0 holds until its create.
+ */
+static bool table_full(struct ctx *c, enum otype t)
+{
+	return c->nobjs[t] >= MAX_OBJS;
 }
 
 static void adjust_users(struct ctx *c, enum otype t, uint32_t h, int d)
@@ -2048,28 +2059,35 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_QUERY_DEVICE_EX: return op_query_device_ex(r, c);
 	case OP_QUERY_PORT: return op_query_port(r, c);
 	case OP_GET_CONTEXT: return get_context(r, c, true);
-	case OP_ALLOC_PD: return op_alloc_pd(r, c);
+	case OP_ALLOC_PD:
+		return table_full(c, T_PD) ? EAGAIN : op_alloc_pd(r, c);
 	case OP_DEALLOC_PD: return op_destroy(r, c, T_PD);
-	case OP_REG_MR: return op_reg_mr(r, c);
+	case OP_REG_MR:
+		return table_full(c, T_MR) ? EAGAIN : op_reg_mr(r, c);
 	case OP_REREG_MR: return op_rereg_mr(r, c);
 	case OP_DEREG_MR: return op_destroy(r, c, T_MR);
 	case OP_COMP_CHANNEL: return op_comp_channel(r, c);
-	case OP_CREATE_CQ: return op_create_cq(r, c);
-	case OP_CREATE_CQ_EX: return op_create_cq_ex(r, c);
+	case OP_CREATE_CQ:
+		return table_full(c, T_CQ) ? EAGAIN : op_create_cq(r, c);
+	case OP_CREATE_CQ_EX:
+		return table_full(c, T_CQ) ? EAGAIN : op_create_cq_ex(r, c);
 	case OP_RESIZE_CQ: return op_resize_cq(r, c);
 	case OP_MODIFY_CQ: return op_modify_cq(r, c);
 	case OP_POLL_CQ: return op_poll_cq(r, c);
 	case OP_REQ_NOTIFY_CQ: return op_req_notify(r, c);
 	case OP_DESTROY_CQ: return op_destroy(r, c, T_CQ);
-	case OP_CREATE_QP: return op_create_qp(r, c);
-	case OP_CREATE_QP_EX: return op_create_qp_ex(r, c);
+	case OP_CREATE_QP:
+		return table_full(c, T_QP) ? EAGAIN : op_create_qp(r, c);
+	case OP_CREATE_QP_EX:
+		return table_full(c, T_QP) ? EAGAIN : op_create_qp_ex(r, c);
 	case OP_MODIFY_QP: return op_modify_qp(r, c, false);
 	case OP_MODIFY_QP_EX: return op_modify_qp(r, c, true);
 	case OP_QUERY_QP: return op_query_qp(r, c);
 	case OP_DESTROY_QP: return op_destroy(r, c, T_QP);
 	case OP_POST_SEND: return op_post_send(r, c);
 	case OP_POST_RECV: return op_post_recv(r, c);
-	case OP_CREATE_AH: return op_create_ah(r, c);
+	case OP_CREATE_AH:
+		return table_full(c, T_AH) ? EAGAIN : op_create_ah(r, c);
 	case OP_DESTROY_AH: return op_destroy(r, c, T_AH);
 	case OP_MCAST: return op_mcast(r, c);
 	case OP_SRQ: return op_srq(r, c);
@@ -2175,11 +2193,15 @@ static uint64_t main_ops;	/* thread 0's calls, to pace thread 1 */
 static void fuzz_loop(struct rng *r, struct ctx *c, const unsigned int *w)
 {
 	while (budget()) {
-		__atomic_add_fetch(&main_ops, 1, __ATOMIC_RELAXED);
 		enum op op = draw(r, w);
-		int err = run_op(r, c, op);
+		int err;
 
-		if (err != EAGAIN)
+		__atomic_add_fetch(&main_ops, 1, __ATOMIC_RELAXED);
+		err = run_op(r, c, op);
+		/* EAGAIN: nothing to do it on; no system call was made. */
+		if (err == EAGAIN)
+			__atomic_sub_fetch(&st->calls, 1, __ATOMIC_RELAXED);
+		else
 			account(op, err);
 		if (verbose > 1)
 			printf("%s: %s\n", op_name[op], err ? strerror(err) : "ok");
@@ -2244,9 +2266,11 @@ static void *helper(void *p)
 			enum op op = draw(&r, w);
 			int err = run_op(&r, a->c, op);
 
-			__atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
-			if (err != EAGAIN)
+			if (err != EAGAIN) {
+				__atomic_add_fetch(&st->calls, 1,
+						   __ATOMIC_RELAXED);
 				account(op, err);
+			}
 		}
 	}
 	return NULL;
