@@ -43,9 +43,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,27 +71,34 @@
 #define MAX_ERRNO	140
 #define MAX_MAPS	8
 
+#define BIT(n)		(1u << (n))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define fallthrough	__attribute__((__fallthrough__))
+
 /* Kernel values the uapi headers do not name (enum ib_qp_attr_mask, ...). */
-#define IB_QP_STATE			(1u << 0)
-#define IB_QP_ACCESS_FLAGS		(1u << 3)
-#define IB_QP_PKEY_INDEX		(1u << 4)
-#define IB_QP_PORT			(1u << 5)
-#define IB_QP_QKEY			(1u << 6)
-#define IB_QP_AV			(1u << 7)
-#define IB_QP_PATH_MTU			(1u << 8)
-#define IB_QP_TIMEOUT			(1u << 9)
-#define IB_QP_RETRY_CNT			(1u << 10)
-#define IB_QP_RNR_RETRY			(1u << 11)
-#define IB_QP_RQ_PSN			(1u << 12)
-#define IB_QP_MAX_QP_RD_ATOMIC		(1u << 13)
-#define IB_QP_MIN_RNR_TIMER		(1u << 15)
-#define IB_QP_SQ_PSN			(1u << 16)
-#define IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
-#define IB_QP_DEST_QPN			(1u << 20)
-enum { IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS, IB_QPS_SQD,
-       IB_QPS_SQE, IB_QPS_ERR };
-#define IB_CQ_MODERATE			(1u << 0)
-#define IB_MR_REREG_PD			(1u << 1)
+#define IB_QP_STATE			BIT(0)
+#define IB_QP_ACCESS_FLAGS		BIT(3)
+#define IB_QP_PKEY_INDEX		BIT(4)
+#define IB_QP_PORT			BIT(5)
+#define IB_QP_QKEY			BIT(6)
+#define IB_QP_AV			BIT(7)
+#define IB_QP_PATH_MTU			BIT(8)
+#define IB_QP_TIMEOUT			BIT(9)
+#define IB_QP_RETRY_CNT			BIT(10)
+#define IB_QP_RNR_RETRY			BIT(11)
+#define IB_QP_RQ_PSN			BIT(12)
+#define IB_QP_MAX_QP_RD_ATOMIC		BIT(13)
+#define IB_QP_MIN_RNR_TIMER		BIT(15)
+#define IB_QP_SQ_PSN			BIT(16)
+#define IB_QP_MAX_DEST_RD_ATOMIC	BIT(17)
+#define IB_QP_DEST_QPN			BIT(20)
+enum {
+	IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS, IB_QPS_SQD,
+	IB_QPS_SQE, IB_QPS_ERR
+};
+
+#define IB_CQ_MODERATE			BIT(0)
+#define IB_MR_REREG_PD			BIT(1)
 
 /* ---- statistics, shared by threads and child processes --------------- */
 
@@ -192,8 +199,8 @@ static void account(enum op op, int err)
 	__atomic_add_fetch(&st->op_calls[op], 1, __ATOMIC_RELAXED);
 	if (!err)
 		__atomic_add_fetch(&st->op_ok[op], 1, __ATOMIC_RELAXED);
-	else if (err > 0 && err < MAX_ERRNO)
-		__atomic_add_fetch(&st->op_errno[op][err], 1, __ATOMIC_RELAXED);
+	else if (err < 0 && -err < MAX_ERRNO)
+		__atomic_add_fetch(&st->op_errno[op][-err], 1, __ATOMIC_RELAXED);
 }
 
 static void inconsistent(const char *fmt, ...)
@@ -261,7 +268,7 @@ static uint64_t interesting(struct rng *r, uint64_t cur)
 	case 3:
 		return rnd64(r);
 	default:
-		return v[rnd(r, sizeof(v) / sizeof(v[0]))];
+		return v[rnd(r, ARRAY_SIZE(v))];
 	}
 }
 
@@ -290,7 +297,7 @@ struct ctx {
 	int fd;
 	uint64_t db_off;
 	uint32_t db_size;
-	volatile uint64_t *db;	/* the doorbell page, mapped */
+	uint64_t *db;		/* the doorbell page, mapped */
 	uint8_t *arena;
 	uint8_t *ro_page;	/* mapped read-only */
 	pthread_mutex_t lock;	/* the tables, in threaded runs */
@@ -371,12 +378,12 @@ static int cmd_write(struct ctx *c, uint32_t command, void *core,
 		     size_t core_len, bool has_resp, const void *drv,
 		     size_t drv_len, void *resp, size_t out_len)
 {
-	uint8_t buf[1024] __attribute__((aligned(8)));
+	alignas(8) uint8_t buf[1024];
 	struct ib_uverbs_cmd_hdr *hdr = (void *)buf;
 	size_t len = sizeof(*hdr) + core_len + drv_len;
 
 	if (len > sizeof(buf))
-		return E2BIG;
+		return -E2BIG;
 	if (has_resp)
 		memcpy(core, &(uint64_t){ (uintptr_t)resp }, sizeof(uint64_t));
 	hdr->command = command;
@@ -385,7 +392,7 @@ static int cmd_write(struct ctx *c, uint32_t command, void *core,
 	memcpy(buf + sizeof(*hdr), core, core_len);
 	if (drv_len)
 		memcpy(buf + sizeof(*hdr) + core_len, drv, drv_len);
-	return write(c->fd, buf, len) == (ssize_t)len ? 0 : errno;
+	return write(c->fd, buf, len) == (ssize_t)len ? 0 : -errno;
 }
 
 /* An extended command: lengths in 8-byte words. */
@@ -393,13 +400,13 @@ static int cmd_write_ex(struct ctx *c, uint32_t command, const void *core,
 			size_t core_len, const void *drv, size_t drv_len,
 			void *resp, size_t resp_len, size_t drv_out_len)
 {
-	uint8_t buf[1024] __attribute__((aligned(8)));
+	alignas(8) uint8_t buf[1024];
 	struct ib_uverbs_cmd_hdr *hdr = (void *)buf;
 	struct ib_uverbs_ex_cmd_hdr *ex = (void *)(hdr + 1);
 	size_t len = sizeof(*hdr) + sizeof(*ex) + core_len + drv_len;
 
 	if (len > sizeof(buf))
-		return E2BIG;
+		return -E2BIG;
 	hdr->command = IB_USER_VERBS_CMD_FLAG_EXTENDED | command;
 	hdr->in_words = core_len / 8;
 	hdr->out_words = resp_len / 8;
@@ -410,7 +417,7 @@ static int cmd_write_ex(struct ctx *c, uint32_t command, const void *core,
 	memcpy(ex + 1, core, core_len);
 	if (drv_len)
 		memcpy((uint8_t *)(ex + 1) + core_len, drv, drv_len);
-	return write(c->fd, buf, len) == (ssize_t)len ? 0 : errno;
+	return write(c->fd, buf, len) == (ssize_t)len ? 0 : -errno;
 }
 
 /*
@@ -736,7 +743,7 @@ static int op_destroy(struct rng *r, struct ctx *c, enum otype t)
 		o = &c->objs[t][rnd(r, c->nobjs[t])];
 		if (o->racing) {
 			tunlock(c);
-			return EAGAIN;
+			return -EAGAIN;
 		}
 		h = o->handle;
 		users = o->users;
@@ -757,13 +764,13 @@ static int op_destroy(struct rng *r, struct ctx *c, enum otype t)
 			     otype_name[t], h);
 	if (live && c->owner_checks) {
 		/* The other thread may hold it for a moment: EBUSY. */
-		if (!users && err && !(nthreads > 1 && err == EBUSY))
+		if (!users && err && !(nthreads > 1 && err == -EBUSY))
 			inconsistent("destroy of %s %u without users failed: %s",
-				     otype_name[t], h, strerror(err));
-		else if (users && err != EBUSY)
+				     otype_name[t], h, strerror(-err));
+		else if (users && err != -EBUSY)
 			inconsistent("destroy of %s %u with %d users: %s",
 				     otype_name[t], h, users,
-				     err ? strerror(err) : "succeeded");
+				     err ? strerror(-err) : "succeeded");
 	}
 	if (live && !err && o)
 		del_obj(c, t, o);
@@ -809,7 +816,7 @@ static int destroy_one(struct ctx *c, enum otype t, uint32_t h)
 				 sizeof(cmd), false, NULL, 0, NULL, 0);
 	}
 	default:
-		return EINVAL;
+		return -EINVAL;
 	}
 }
 
@@ -1285,7 +1292,7 @@ static void fill_gid(struct rng *r, uint8_t gid[16])
 			rnd_fill(r, gid, 16);	/* may need ARP: rare */
 			break;
 		}
-		/* fall through */
+		fallthrough;
 	default:
 		memcpy(gid, local4, 16);
 		break;
@@ -1531,9 +1538,8 @@ static int op_create_ah(struct rng *r, struct ctx *c)
 {
 	struct ib_uverbs_create_ah cmd = {};
 	/* The driver's response follows the core's 4 bytes. */
-	uint8_t resp[sizeof(struct ib_uverbs_create_ah_resp) +
-		     sizeof(struct kite_ib_create_ah_resp)]
-		__attribute__((aligned(8))) = {};
+	alignas(8) uint8_t resp[sizeof(struct ib_uverbs_create_ah_resp) +
+		     sizeof(struct kite_ib_create_ah_resp)] = {};
 	struct ib_uverbs_qp_dest d = {};
 	struct obj o = {};
 	uint8_t drv[64];
@@ -1625,7 +1631,7 @@ static int op_unsupported(struct rng *r, struct ctx *c)
 		IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL,
 		IB_USER_VERBS_EX_CMD_CREATE_FLOW,
 	};
-	uint8_t core[128] __attribute__((aligned(8)));
+	alignas(8) uint8_t core[128];
 	uint8_t resp[128];
 	size_t len = 8 * (1 + rnd(r, 10));
 
@@ -1640,7 +1646,7 @@ static int op_unsupported(struct rng *r, struct ctx *c)
 /* Any command number, any header, random bytes (never a live handle). */
 static int op_raw_write(struct rng *r, struct ctx *c)
 {
-	uint8_t buf[256] __attribute__((aligned(8)));
+	alignas(8) uint8_t buf[256];
 	struct ib_uverbs_cmd_hdr *hdr = (void *)buf;
 	size_t len = rnd(r, sizeof(buf) + 1), i;
 	ssize_t n;
@@ -1663,16 +1669,16 @@ static int op_raw_write(struct rng *r, struct ctx *c)
 	if (rnd(r, 2))
 		hdr->in_words = len / 4;
 	n = write(c->fd, buf, len);
-	return n < 0 ? errno : 0;
+	return n < 0 ? -errno : 0;
 }
 
 /* A random RDMA_VERBS_IOCTL method call (never naming a live handle). */
 static int op_ioctl(struct rng *r, struct ctx *c)
 {
-	uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
-		    8 * sizeof(struct ib_uverbs_attr)] __attribute__((aligned(8)));
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    8 * sizeof(struct ib_uverbs_attr)];
+	alignas(8) uint8_t scratch[256];
 	struct ib_uverbs_ioctl_hdr *h = (void *)buf;
-	uint8_t scratch[256] __attribute__((aligned(8)));
 	uint32_t i, n = rnd(r, 9);
 
 	memset(buf, 0, sizeof(buf));
@@ -1704,16 +1710,16 @@ static int op_ioctl(struct rng *r, struct ctx *c)
 		if (chance(r, 10))
 			a->attr_data.reserved = (uint16_t)rnd64(r);
 	}
-	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? errno : 0;
+	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
 }
 
 /* Well-formed ioctl queries that reach the driver: port, context, GIDs. */
 static int op_ioctl_query(struct rng *r, struct ctx *c)
 {
-	uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
-		    4 * sizeof(struct ib_uverbs_attr)] __attribute__((aligned(8)));
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    4 * sizeof(struct ib_uverbs_attr)];
+	alignas(8) uint8_t out[2048];
 	struct ib_uverbs_ioctl_hdr *h = (void *)buf;
-	uint8_t out[2048] __attribute__((aligned(8)));
 	uint64_t n_out = 0;
 	uint32_t port = chance(r, 4) ? (uint32_t)interesting(r, 1) : 1;
 
@@ -1781,7 +1787,7 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 	}
 	h->attrs[0].flags = UVERBS_ATTR_F_MANDATORY;
 	h->length = sizeof(*h) + h->num_attrs * sizeof(struct ib_uverbs_attr);
-	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? errno : 0;
+	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
 }
 
 /* mmap() of random offsets and lengths; unmap some later. */
@@ -1819,7 +1825,7 @@ static int op_mmap(struct rng *r, struct ctx *c)
 	p = mmap(NULL, len, prots[rnd(r, 5)],
 		 chance(r, 6) ? MAP_PRIVATE : MAP_SHARED, c->fd, (off_t)off);
 	if (p == MAP_FAILED)
-		return errno;
+		return -errno;
 	if (c->nmaps == MAX_MAPS || chance(r, 2)) {
 		munmap(p, len);
 	} else {
@@ -1837,10 +1843,26 @@ static int op_mmap(struct rng *r, struct ctx *c)
 }
 
 /* Device values (prm_wqe.rst) the uapi header does not carry. */
-#define WQE_F_SIGNALED		(1u << 8)
-#define WQE_F_INLINE		(1u << 11)
+#define WQE_F_SIGNALED		BIT(8)
+#define WQE_F_INLINE		BIT(11)
 #define DB_TYPE_SQ		1
 #define DB_TYPE_RQ		2
+
+/* Doorbell page access: uncached device memory, written once each. */
+static void db_write64(struct ctx *c, uint32_t idx, uint64_t v)
+{
+	__atomic_store_n(&c->db[idx], v, __ATOMIC_RELEASE);
+}
+
+static void db_write32(struct ctx *c, uint32_t idx, uint32_t v)
+{
+	__atomic_store_n((uint32_t *)c->db + idx, v, __ATOMIC_RELEASE);
+}
+
+static uint64_t db_read64(struct ctx *c, uint32_t idx)
+{
+	return __atomic_load_n(&c->db[idx], __ATOMIC_ACQUIRE);
+}
 
 /* One SGE: a live MR's key over arena memory, mostly. */
 static void put_sge(struct rng *r, struct ctx *c, uint8_t *p)
@@ -1869,12 +1891,12 @@ static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
 	tlock(c);
 	if (!c->nobjs[T_QP]) {
 		tunlock(c);
-		return EAGAIN;
+		return -EAGAIN;
 	}
 	o = &c->objs[T_QP][rnd(r, c->nobjs[T_QP])];
 	if ((sq ? o->sq_log : o->rq_log) == 0 || o->racing) {
 		tunlock(c);
-		return EAGAIN;
+		return -EAGAIN;
 	}
 	stride = 1u << (sq ? o->sq_shift : o->rq_shift);
 	pi = sq ? o->sq_pi : o->rq_pi;
@@ -1883,7 +1905,7 @@ static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
 				     (uint64_t)slot * stride);
 	if (wqe < c->arena || wqe + stride > c->arena + ARENA_SIZE) {
 		tunlock(c);
-		return EAGAIN;
+		return -EAGAIN;
 	}
 	end = wqe + stride;
 	nsge = rnd(r, 3);
@@ -1932,9 +1954,8 @@ static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
 	v = o->num | (uint64_t)(sq ? DB_TYPE_SQ : DB_TYPE_RQ) << 24 |
 	    (uint64_t)(pi & 0xffff) << 32;
 	tunlock(c);
-	/* The WQE before the doorbell. */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	c->db[0] = v;
+	/* The WQE before the doorbell: a release store. */
+	db_write64(c, 0, v);
 	return 0;
 }
 
@@ -1947,7 +1968,7 @@ static int op_doorbell(struct rng *r, struct ctx *c)
 	struct obj o = {};
 
 	if (!c->db)
-		return ENXIO;
+		return -ENXIO;
 	if (rnd(r, 2))
 		return qp_post_raw(r, c, rnd(r, 3) != 0);
 	tlock(c);
@@ -1965,14 +1986,12 @@ static int op_doorbell(struct rng *r, struct ctx *c)
 		v = rnd64(r);
 	if (chance(r, 10)) {
 		/* 32-bit writes, which the device ignores. */
-		volatile uint32_t *p32 = (volatile uint32_t *)c->db;
-
-		p32[rnd(r, c->db_size / 4)] = (uint32_t)v;
+		db_write32(c, rnd(r, c->db_size / 4), (uint32_t)v);
 	} else {
-		c->db[chance(r, 8) ? rnd(r, c->db_size / 8) : 0] = v;
+		db_write64(c, chance(r, 8) ? rnd(r, c->db_size / 8) : 0, v);
 	}
 	if (chance(r, 8))
-		(void)c->db[rnd(r, c->db_size / 8)];
+		db_read64(c, rnd(r, c->db_size / 8));
 	return 0;
 }
 
@@ -2013,7 +2032,7 @@ static int op_race_destroy(struct rng *r, struct ctx *c)
 	}
 	if (!o) {
 		tunlock(c);
-		return EAGAIN;
+		return -EAGAIN;
 	}
 	o->racing = true;
 	h = o->handle;
@@ -2042,8 +2061,8 @@ static int op_race_destroy(struct rng *r, struct ctx *c)
 	o = find(c, t, h);
 	if (!err == !herr)
 		inconsistent("racing destroys of %s %u: %s and %s",
-			     otype_name[t], h, err ? strerror(err) : "ok",
-			     herr ? strerror(herr) : "ok");
+			     otype_name[t], h, err ? strerror(-err) : "ok",
+			     herr ? strerror(-herr) : "ok");
 	if ((!err || !herr) && o)
 		del_obj(c, t, o);
 	else if (o)
@@ -2060,26 +2079,26 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_QUERY_PORT: return op_query_port(r, c);
 	case OP_GET_CONTEXT: return get_context(r, c, true);
 	case OP_ALLOC_PD:
-		return table_full(c, T_PD) ? EAGAIN : op_alloc_pd(r, c);
+		return table_full(c, T_PD) ? -EAGAIN : op_alloc_pd(r, c);
 	case OP_DEALLOC_PD: return op_destroy(r, c, T_PD);
 	case OP_REG_MR:
-		return table_full(c, T_MR) ? EAGAIN : op_reg_mr(r, c);
+		return table_full(c, T_MR) ? -EAGAIN : op_reg_mr(r, c);
 	case OP_REREG_MR: return op_rereg_mr(r, c);
 	case OP_DEREG_MR: return op_destroy(r, c, T_MR);
 	case OP_COMP_CHANNEL: return op_comp_channel(r, c);
 	case OP_CREATE_CQ:
-		return table_full(c, T_CQ) ? EAGAIN : op_create_cq(r, c);
+		return table_full(c, T_CQ) ? -EAGAIN : op_create_cq(r, c);
 	case OP_CREATE_CQ_EX:
-		return table_full(c, T_CQ) ? EAGAIN : op_create_cq_ex(r, c);
+		return table_full(c, T_CQ) ? -EAGAIN : op_create_cq_ex(r, c);
 	case OP_RESIZE_CQ: return op_resize_cq(r, c);
 	case OP_MODIFY_CQ: return op_modify_cq(r, c);
 	case OP_POLL_CQ: return op_poll_cq(r, c);
 	case OP_REQ_NOTIFY_CQ: return op_req_notify(r, c);
 	case OP_DESTROY_CQ: return op_destroy(r, c, T_CQ);
 	case OP_CREATE_QP:
-		return table_full(c, T_QP) ? EAGAIN : op_create_qp(r, c);
+		return table_full(c, T_QP) ? -EAGAIN : op_create_qp(r, c);
 	case OP_CREATE_QP_EX:
-		return table_full(c, T_QP) ? EAGAIN : op_create_qp_ex(r, c);
+		return table_full(c, T_QP) ? -EAGAIN : op_create_qp_ex(r, c);
 	case OP_MODIFY_QP: return op_modify_qp(r, c, false);
 	case OP_MODIFY_QP_EX: return op_modify_qp(r, c, true);
 	case OP_QUERY_QP: return op_query_qp(r, c);
@@ -2087,7 +2106,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_POST_SEND: return op_post_send(r, c);
 	case OP_POST_RECV: return op_post_recv(r, c);
 	case OP_CREATE_AH:
-		return table_full(c, T_AH) ? EAGAIN : op_create_ah(r, c);
+		return table_full(c, T_AH) ? -EAGAIN : op_create_ah(r, c);
 	case OP_DESTROY_AH: return op_destroy(r, c, T_AH);
 	case OP_MCAST: return op_mcast(r, c);
 	case OP_SRQ: return op_srq(r, c);
@@ -2098,7 +2117,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_MMAP: return op_mmap(r, c);
 	case OP_DOORBELL: return op_doorbell(r, c);
 	case OP_RACE_DESTROY: return op_race_destroy(r, c);
-	default: return EINVAL;
+	default: return -EINVAL;
 	}
 }
 
@@ -2158,7 +2177,7 @@ static void ctx_teardown(struct ctx *c)
 	unsigned int i;
 	int err;
 
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		enum otype t = order[i];
 
 		while (c->nobjs[t]) {
@@ -2169,7 +2188,7 @@ static void ctx_teardown(struct ctx *c)
 			if (err)
 				inconsistent("teardown: destroy of %s %u: %s",
 					     otype_name[t], o->handle,
-					     strerror(err));
+					     strerror(-err));
 			del_obj(c, t, o);
 		}
 	}
@@ -2187,7 +2206,6 @@ static void ctx_close(struct ctx *c)
 
 /* ---- the runs ----------------------------------------------------------- */
 
-
 static uint64_t main_ops;	/* thread 0's calls, to pace thread 1 */
 
 static void fuzz_loop(struct rng *r, struct ctx *c, const unsigned int *w)
@@ -2199,12 +2217,12 @@ static void fuzz_loop(struct rng *r, struct ctx *c, const unsigned int *w)
 		__atomic_add_fetch(&main_ops, 1, __ATOMIC_RELAXED);
 		err = run_op(r, c, op);
 		/* EAGAIN: nothing to do it on; no system call was made. */
-		if (err == EAGAIN)
+		if (err == -EAGAIN)
 			__atomic_sub_fetch(&st->calls, 1, __ATOMIC_RELAXED);
 		else
 			account(op, err);
 		if (verbose > 1)
-			printf("%s: %s\n", op_name[op], err ? strerror(err) : "ok");
+			printf("%s: %s\n", op_name[op], err ? strerror(-err) : "ok");
 	}
 }
 
@@ -2266,7 +2284,7 @@ static void *helper(void *p)
 			enum op op = draw(&r, w);
 			int err = run_op(&r, a->c, op);
 
-			if (err != EAGAIN) {
+			if (err != -EAGAIN) {
 				__atomic_add_fetch(&st->calls, 1,
 						   __ATOMIC_RELAXED);
 				account(op, err);
@@ -2367,8 +2385,9 @@ static void summary(double secs)
 	for (i = 0; i < OP_COUNT; i++) {
 		if (!st->op_calls[i])
 			continue;
-		printf("%-20s %8" PRIu64 " %8" PRIu64 " ", op_name[i],
-		       st->op_calls[i], st->op_ok[i]);
+		printf("%-20s %8llu %8llu ", op_name[i],
+		       (unsigned long long)st->op_calls[i],
+		       (unsigned long long)st->op_ok[i]);
 		for (e = 1; e < MAX_ERRNO; e++)
 			if (st->op_errno[i][e])
 				printf(" %s:%u", strerrorname_np(e) ?
@@ -2378,18 +2397,19 @@ static void summary(double secs)
 	}
 	if (st->calls > total_calls)
 		st->calls = total_calls;
-	printf("kite_uverbs_fuzz: seed %" PRIu64 " calls %" PRIu64
-	       " objects %" PRIu64 " seconds %.1f calls/s %.0f"
-	       " inconsistencies %" PRIu64 "\n",
-	       seed, st->calls, st->objects, secs,
-	       secs > 0 ? st->calls / secs : 0.0, st->inconsistencies);
+	printf("kite_uverbs_fuzz: seed %llu calls %llu objects %llu",
+	       (unsigned long long)seed, (unsigned long long)st->calls,
+	       (unsigned long long)st->objects);
+	printf(" seconds %.1f calls/s %.0f inconsistencies %llu\n", secs,
+	       secs > 0 ? st->calls / secs : 0.0,
+	       (unsigned long long)st->inconsistencies);
 }
 
-static void usage(void)
+static void print_usage(void)
 {
-	fprintf(stderr,
-		"usage: kite_uverbs_fuzz [-d DEVICE] [--seed S] [--calls N] [--seconds S]\n"
-		"                        [--threads 1|2] [--fork-exit N] [-v]\n");
+	fprintf(stderr, "Usage: kite_uverbs_fuzz [-d DEVICE] [--seed S] [--calls N]\n");
+	fprintf(stderr, "                        [--seconds S] [--threads 1|2]\n");
+	fprintf(stderr, "                        [--fork-exit N] [-v]\n");
 	exit(2);
 }
 
@@ -2419,7 +2439,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!v)
-			usage();
+			print_usage();
 		if (!strcmp(a, "-d"))
 			snprintf(dev_name, sizeof(dev_name), "%s", v);
 		else if (!strcmp(a, "--seed"))
@@ -2433,11 +2453,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--fork-exit"))
 			fork_exit = atoi(v);
 		else
-			usage();
+			print_usage();
 		i++;
 	}
 	if (nthreads < 1 || nthreads > 2 || fork_exit < 0)
-		usage();
+		print_usage();
 	if (find_uverbs()) {
 		fprintf(stderr, "no uverbs device for %s\n", dev_name);
 		return 2;
@@ -2450,9 +2470,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	printf("kite_uverbs_fuzz: %s (%s), seed %" PRIu64 ", at most %" PRIu64
-	       " calls in %.0f s, %d thread(s), %d exiting children\n",
-	       dev_name, dev_path, seed, max_calls, max_seconds, nthreads,
+	printf("kite_uverbs_fuzz: %s (%s), seed %llu, ", dev_name, dev_path,
+	       (unsigned long long)seed);
+	printf("at most %llu calls in %.0f s, %d thread(s), %d exiting children\n",
+	       (unsigned long long)max_calls, max_seconds, nthreads,
 	       fork_exit);
 	total_calls = max_calls;
 	if (fork_exit) {
