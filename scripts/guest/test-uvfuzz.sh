@@ -3,9 +3,9 @@
 # VM test: kite_uverbs_fuzz drives kite_ib through /dev/infiniband/uverbs*
 # with random command sequences, udata, attribute masks, mmap()s and
 # doorbells (tools/testing/kite/kite_uverbs_fuzz.c). Afterwards the RDMA
-# core's resource counts are back where they started, the kernel log has
-# no splat, an ordinary libkite program still works, and the modules
-# unload.
+# core's resource counts are back where they started, the device's
+# object tables are whole, the kernel log has no splat, an ordinary
+# libkite program still works, and the modules unload.
 #
 # Environment (the defaults are the short run of make check):
 #   KITE_FUZZ_SEEDS    seeds of the single-threaded runs ("1 2 3")
@@ -73,6 +73,18 @@ echo "rdma res after: $(res_counts)"
 check "uvfuzz: no warning, bug, oops or leak report in the kernel log" dmesg_clean
 no_driver_errors() { ! kernel_log_since fuzz | grep -E '(kite_ib|infiniband kite0).*(timed out|failed|error|in use)'; }
 check "uvfuzz: no command time-out, failure or number clash logged by kite_ib" no_driver_errors
+
+# Nothing leaked inside the device either: its CQ, QP and PD tables hold
+# what QUERY_DEVICE promises again (kite_verbs_test's capacity set fills
+# each one with kernel verbs).
+kite_mark capacity
+if insmod "$KITE_TESTMOD_DIR/kite_verbs_test.ko"; then
+	echo capacity >/sys/module/kite_verbs_test/parameters/run
+	rmmod kite_verbs_test
+fi
+check "uvfuzz: the device's CQ, QP and PD tables are whole (kite_verbs_test capacity)" \
+	since_mark capacity 'kite_verbs_test: done capacity: [0-9]+ cases, 0 failed'
+kernel_log_since capacity | grep 'kite_verbs_test: \(not ok\|#\)'
 
 # An ordinary application on libkite still works: ibv_rc_pingpong in
 # loopback through the device.
