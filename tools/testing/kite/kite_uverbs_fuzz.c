@@ -112,7 +112,7 @@ enum op {
 	OP_QUERY_QP, OP_DESTROY_QP, OP_POST_SEND, OP_POST_RECV,
 	OP_CREATE_AH, OP_DESTROY_AH,
 	OP_MCAST, OP_SRQ, OP_UNSUPPORTED, OP_RAW_WRITE, OP_IOCTL,
-	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_RACE_DESTROY,
+	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_EVENTS, OP_RACE_DESTROY,
 	OP_COUNT
 };
 
@@ -126,7 +126,7 @@ static const char *const op_name[OP_COUNT] = {
 	"query_qp", "destroy_qp", "post_send", "post_recv",
 	"create_ah", "destroy_ah",
 	"attach/detach_mcast", "srq", "other_unsupported", "raw_write",
-	"ioctl_random", "ioctl_query", "mmap", "doorbell", "race_destroy",
+	"ioctl_random", "ioctl_query", "mmap", "doorbell", "read_events", "race_destroy",
 };
 
 /* How often each operation is drawn (single-threaded mix). */
@@ -144,6 +144,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_CREATE_AH] = 5, [OP_DESTROY_AH] = 3,
 	[OP_MCAST] = 1, [OP_SRQ] = 1, [OP_UNSUPPORTED] = 1, [OP_RAW_WRITE] = 2,
 	[OP_IOCTL] = 2, [OP_IOCTL_QUERY] = 2, [OP_MMAP] = 3, [OP_DOORBELL] = 6,
+	[OP_EVENTS] = 2,
 	[OP_RACE_DESTROY] = 0,	/* drawn by the threaded mix only */
 };
 
@@ -295,6 +296,8 @@ struct obj {
 
 struct ctx {
 	int fd;
+	int async_fd;		/* the context's async events, non-blocking */
+	int chan_fd;		/* a completion channel, non-blocking */
 	uint64_t db_off;
 	uint32_t db_size;
 	uint64_t *db;		/* the doorbell page, mapped */
@@ -698,7 +701,7 @@ static int get_context(struct rng *r, struct ctx *c, bool fuzz)
 	if (!err && !fuzz) {
 		c->db_off = resp.drv.db_mmap_offset;
 		c->db_size = resp.drv.db_page_size;
-		close(resp.core.async_fd);
+		c->async_fd = resp.core.async_fd;
 	}
 	return err;
 }
@@ -965,6 +968,8 @@ static int op_create_cq(struct rng *r, struct ctx *c)
 	cmd.cqe = cq_size(r);
 	cmd.comp_vector = chance(r, 8) ? (uint32_t)interesting(r, 0) : 0;
 	cmd.comp_channel = chance(r, 8) ? (int32_t)rnd64(r) : -1;
+	if (c->chan_fd >= 0 && chance(r, 3))
+		cmd.comp_channel = c->chan_fd;
 	cq_req(r, c, cmd.cqe, &req);
 	dl = mutate(r, drv, sizeof(drv), &req, sizeof(req), 4);
 	rp = resp_ptr(r, c, &resp);
@@ -1995,6 +2000,22 @@ static int op_doorbell(struct rng *r, struct ctx *c)
 	return 0;
 }
 
+/*
+ * Read what the device's events became: async events (QP and CQ errors)
+ * and completion events of CQs on the channel. Never blocks.
+ */
+static int op_events(struct rng *r, struct ctx *c)
+{
+	alignas(8) uint8_t buf[256];
+	int fd = rnd(r, 2) ? c->async_fd : c->chan_fd;
+	ssize_t n;
+
+	if (fd < 0)
+		return -EAGAIN;
+	n = read(fd, buf, chance(r, 8) ? rnd(r, 16) : sizeof(buf));
+	return n < 0 ? -errno : 0;
+}
+
 /* ---- the two-thread race ------------------------------------------------- */
 
 struct race {
@@ -2116,6 +2137,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_IOCTL_QUERY: return op_ioctl_query(r, c);
 	case OP_MMAP: return op_mmap(r, c);
 	case OP_DOORBELL: return op_doorbell(r, c);
+	case OP_EVENTS: return op_events(r, c);
 	case OP_RACE_DESTROY: return op_race_destroy(r, c);
 	default: return -EINVAL;
 	}
@@ -2148,9 +2170,22 @@ static int ctx_open(struct ctx *c)
 		fprintf(stderr, "open %s: %s\n", dev_path, strerror(errno));
 		return -1;
 	}
+	c->async_fd = -1;
+	c->chan_fd = -1;
 	if (get_context(NULL, c, false)) {
 		fprintf(stderr, "GET_CONTEXT failed\n");
 		return -1;
+	}
+	fcntl(c->async_fd, F_SETFL, O_NONBLOCK);
+	{
+		struct ib_uverbs_create_comp_channel cmd = {};
+		struct ib_uverbs_create_comp_channel_resp resp;
+
+		if (!cmd_write(c, IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, &cmd,
+			       sizeof(cmd), true, NULL, 0, &resp, sizeof(resp))) {
+			c->chan_fd = resp.fd;
+			fcntl(c->chan_fd, F_SETFL, O_NONBLOCK);
+		}
 	}
 	c->db = mmap(NULL, c->db_size, PROT_WRITE | PROT_READ, MAP_SHARED,
 		     c->fd, (off_t)c->db_off);
@@ -2201,6 +2236,10 @@ static void ctx_close(struct ctx *c)
 	if (c->db)
 		munmap((void *)c->db, c->db_size);
 	close(c->fd);
+	if (c->async_fd >= 0)
+		close(c->async_fd);
+	if (c->chan_fd >= 0)
+		close(c->chan_fd);
 	munmap(c->arena, ARENA_SIZE + PAGE);
 }
 
