@@ -1185,6 +1185,84 @@ out:
 		ibv_close_device(b);
 }
 
+/* The request as the kernel sees it: core command, then driver data. */
+struct mr_cmd {
+	struct ibv_reg_mr ibv_cmd;
+	uint64_t drv[2];
+};
+
+/*
+ * Register @len bytes at @buf through the uverbs command with @access and
+ * @drv_len bytes of driver data (@drv_val in its last byte); an accepted
+ * MR is deregistered. Returns 0 or the errno.
+ */
+static int mr_try(struct ibv_pd *pd, void *buf, size_t len, int access,
+		  size_t drv_len, uint8_t drv_val)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct mr_cmd cmd = {};
+	struct verbs_mr vmr = {};
+	int ret;
+
+	if (drv_len)
+		((uint8_t *)cmd.drv)[drv_len - 1] = drv_val;
+	ret = ibv_cmd_reg_mr(pd, buf, len, (uintptr_t)buf, access, &vmr,
+			     &cmd.ibv_cmd, sizeof(cmd.ibv_cmd) + drv_len,
+			     &resp, sizeof(resp));
+	if (!ret)
+		ibv_cmd_dereg_mr(&vmr);
+	return ret;
+}
+
+/*
+ * User MRs with what kite_ib does not implement: EOPNOTSUPP, not EINVAL
+ * (found by kite_uverbs_fuzz: flags and driver data Kite does not know
+ * were refused as bad input).
+ */
+static void test_mr_flags(struct ibv_context *ctx)
+{
+	static const struct {
+		const char *what;
+		int access;
+		size_t drv_len;
+		uint8_t drv_val;
+		int want;
+	} tests[] = {
+		{ "local write", IBV_ACCESS_LOCAL_WRITE, 0, 0, 0 },
+		{ "memory window binding", IBV_ACCESS_LOCAL_WRITE |
+		  IBV_ACCESS_MW_BIND, 0, 0, EOPNOTSUPP },
+		{ "zero-based", IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
+		  0, 0, EOPNOTSUPP },
+		{ "remote write without local write", IBV_ACCESS_REMOTE_WRITE,
+		  0, 0, EINVAL },
+		{ "8 bytes of zero driver data", IBV_ACCESS_LOCAL_WRITE, 8, 0,
+		  0 },
+		{ "16 bytes of driver data, not zero", IBV_ACCESS_LOCAL_WRITE,
+		  16, 1, EOPNOTSUPP },
+		{ NULL },
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	void *buf = NULL;
+	unsigned int i;
+	int ret;
+
+	if (!pd || posix_memalign(&buf, 4096, 4096)) {
+		report(0, "MR flags: PD and buffer");
+		goto out;
+	}
+	for (i = 0; tests[i].what; i++) {
+		ret = mr_try(pd, buf, 4096, tests[i].access, tests[i].drv_len,
+			     tests[i].drv_val);
+		report(ret == tests[i].want, "register MR with %s: %s (want %s)",
+		       tests[i].what, ret ? strerror(ret) : "accepted",
+		       tests[i].want ? strerror(tests[i].want) : "accepted");
+	}
+out:
+	free(buf);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 /*
  * One child of test_number_reuse(): create and destroy a CQ and a UD QP on
  * it @n times in a context of its own. Exits with the number of failed
@@ -1297,6 +1375,7 @@ int main(int argc, char **argv)
 	test_cq_ex(ctx, data);
 	test_isolation(dev);
 	test_number_reuse(dev);
+	test_mr_flags(ctx);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);

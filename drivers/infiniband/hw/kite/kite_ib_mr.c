@@ -70,27 +70,36 @@ int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 }
 
 /**
- * kite_ib_access_ok() - check IB access flags the device can honour
+ * kite_ib_access_check() - check IB access flags the device can honour
+ * @dev: the device
  * @access: IB_ACCESS_* flags
  *
  * The optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are
  * hints a device may ignore, as Kite does.
  *
- * Return: true if every other flag is supported and remote write or atomic
- * access comes with local write (IB rule the device enforces).
+ * Return: 0; -EOPNOTSUPP for a flag Kite does not implement (memory window
+ * binding, zero-based MRs, on-demand paging, ...); -EINVAL for remote write
+ * or atomic access without local write (IB rule the device enforces).
  */
-static bool kite_ib_access_ok(int access)
+static int kite_ib_access_check(struct kite_ib_dev *dev, int access)
 {
 	int ok = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
 		 IB_ACCESS_OPTIONAL;
 
-	if (access & ~ok)
-		return false;
+	if (access & ~ok) {
+		dev_dbg(&dev->ibdev.dev, "MR: access flags %#x not supported\n",
+			access & ~ok);
+		return -EOPNOTSUPP;
+	}
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return false;
-	return true;
+	    !(access & IB_ACCESS_LOCAL_WRITE)) {
+		dev_dbg(&dev->ibdev.dev,
+			"MR: access %#x: remote write or atomic without local write\n",
+			access);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int kite_ib_reg_mr_cmd(struct kite_ib_dev *dev, struct kite_ib_mr *mr,
@@ -136,8 +145,9 @@ struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct kite_ib_mr *mr;
 	int err;
 
-	if (!kite_ib_access_ok(access))
-		return ERR_PTR(-EINVAL);
+	err = kite_ib_access_check(dev, access);
+	if (err)
+		return ERR_PTR(err);
 	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
@@ -158,9 +168,13 @@ struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
  * @iova: the address the MR's users name it by
  * @access: IB_ACCESS_* flags
  * @dmah: DMA handle; not supported
- * @udata: user data (no driver data)
+ * @udata: user data: no driver data (zeros from a newer library are
+ *	accepted)
  *
- * Return: the MR or an ERR_PTR().
+ * Return: the MR, or an ERR_PTR() of -EOPNOTSUPP for a DMA handle,
+ * access flags Kite does not implement or non-zero driver data; -EINVAL
+ * for a length of 0 or beyond max_mr_size or a remote access without
+ * local write; -ENOMEM; -EFAULT; or the errno of pinning or of REG_MR.
  */
 struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 iova, int access,
@@ -173,11 +187,20 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (dmah)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!kite_ib_access_ok(access) || !length ||
-	    length > dev->caps.max_mr_size)
+	err = kite_ib_access_check(dev, access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > dev->caps.max_mr_size) {
+		dev_dbg(&dev->ibdev.dev, "MR: length %llu, the device has 1 .. %llu\n",
+			length, dev->caps.max_mr_size);
 		return ERR_PTR(-EINVAL);
-	if (udata && udata->inlen)
-		return ERR_PTR(-EINVAL);
+	}
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		dev_dbg(&dev->ibdev.dev, "MR: %zu bytes of unknown driver data\n",
+			udata->inlen);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
