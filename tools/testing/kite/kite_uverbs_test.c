@@ -797,6 +797,41 @@ static int ud_loop_post(struct ud_loop *u, uint64_t rx_id, uint64_t tx_id,
 	return ret ?: ibv_post_send(u->qp, &swr, &bad_swr);
 }
 
+/*
+ * A user CQ its process does not poll overflows: the device moves it to
+ * the error state and its owner gets IBV_EVENT_CQ_ERR. The kernel log gets
+ * no warning (test-rdma.sh checks): kite_ib once warned for every user
+ * CQ's overflow (found by kite_uverbs_fuzz), so a process could fill the
+ * log.
+ */
+static void test_cq_overflow(struct ibv_context *ctx)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ud_loop u;
+	int i, got = 0;
+
+	if (!cq || ud_loop_init(ctx, cq, &u)) {
+		report(0, "CQ overflow: a UD QP on a CQ of %d CQEs",
+		       cq ? cq->cqe : 0);
+		if (cq)
+			ibv_destroy_cq(cq);
+		return;
+	}
+	/* Eight CQEs for a ring of two slots. */
+	for (i = 0; i < 4; i++)
+		ud_loop_post(&u, i, 100 + i, 16, 0);
+	while (!got && poll(&pfd, 1, 5000) == 1 &&
+	       !ibv_get_async_event(ctx, &ev)) {
+		got = ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq;
+		ibv_ack_async_event(&ev);
+	}
+	report(got, "CQ overflow: IBV_EVENT_CQ_ERR delivered to the owner");
+	ud_loop_free(&u);
+	ibv_destroy_cq(cq);
+}
+
 /* What the extended poll API said of one completion. */
 struct ex_wc {
 	uint64_t wr_id;
@@ -1373,6 +1408,8 @@ int main(int argc, char **argv)
 	test_qps(ctx, &da);
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
+	if (data)
+		test_cq_overflow(ctx);
 	test_isolation(dev);
 	test_number_reuse(dev);
 	test_mr_flags(ctx);

@@ -218,6 +218,12 @@ static void kite_ib_eq_completion(struct kite_ib_dev *dev, u32 cqn)
 	kite_ib_cq_put(cq);
 }
 
+static const char *kite_ib_cq_err_name(u32 data)
+{
+	return data == KITE_CQ_ERR_OVERFLOW ? "overflow" :
+	       data == KITE_CQ_ERR_DMA ? "DMA error" : "unknown";
+}
+
 static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
 {
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
@@ -228,10 +234,19 @@ static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
 			"error event for unknown CQ %u\n", cqn);
 		return;
 	}
-	dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
-			     "CQ %u entered the error state (%s)\n", cqn,
-			     data == KITE_CQ_ERR_OVERFLOW ? "overflow" :
-			     data == KITE_CQ_ERR_DMA ? "DMA error" : "unknown");
+	/*
+	 * A user CQ overflows when its process does not consume its CQEs:
+	 * its owner learns it from the event, and the kernel log must not
+	 * be the process's to fill. A kernel CQ's error is a driver's bug.
+	 */
+	if (rdma_is_kernel_res(&cq->ibcq.res))
+		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
+				     "CQ %u entered the error state (%s)\n",
+				     cqn, kite_ib_cq_err_name(data));
+	else
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"user CQ %u entered the error state (%s)\n", cqn,
+			kite_ib_cq_err_name(data));
 	if (cq->ibcq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.element.cq = &cq->ibcq;
