@@ -70,6 +70,8 @@
 #define MAX_OBJS	128		/* per type, per context */
 #define MAX_ERRNO	140
 #define MAX_MAPS	8
+/* An operation's result when it had nothing to work on: no call made. */
+#define SKIP		(-1000)
 
 #define BIT(n)		(1u << (n))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -529,7 +531,7 @@ static void add_obj(struct ctx *c, enum otype t, const struct obj *o)
 }
 
 /*
- * Creates of a type whose table is full are skipped (EAGAIN): an object
+ * Creates of a type whose table is full are skipped (SKIP): an object
  * the table forgot would be a "dead" handle that is alive. The helper
  * thread creates nothing, so a check by thread 0 holds until its create.
  */
@@ -746,7 +748,7 @@ static int op_destroy(struct rng *r, struct ctx *c, enum otype t)
 		o = &c->objs[t][rnd(r, c->nobjs[t])];
 		if (o->racing) {
 			tunlock(c);
-			return -EAGAIN;
+			return SKIP;
 		}
 		h = o->handle;
 		users = o->users;
@@ -1896,12 +1898,12 @@ static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
 	tlock(c);
 	if (!c->nobjs[T_QP]) {
 		tunlock(c);
-		return -EAGAIN;
+		return SKIP;
 	}
 	o = &c->objs[T_QP][rnd(r, c->nobjs[T_QP])];
 	if ((sq ? o->sq_log : o->rq_log) == 0 || o->racing) {
 		tunlock(c);
-		return -EAGAIN;
+		return SKIP;
 	}
 	stride = 1u << (sq ? o->sq_shift : o->rq_shift);
 	pi = sq ? o->sq_pi : o->rq_pi;
@@ -1910,7 +1912,7 @@ static int qp_post_raw(struct rng *r, struct ctx *c, bool sq)
 				     (uint64_t)slot * stride);
 	if (wqe < c->arena || wqe + stride > c->arena + ARENA_SIZE) {
 		tunlock(c);
-		return -EAGAIN;
+		return SKIP;
 	}
 	end = wqe + stride;
 	nsge = rnd(r, 3);
@@ -2011,7 +2013,7 @@ static int op_events(struct rng *r, struct ctx *c)
 	ssize_t n;
 
 	if (fd < 0)
-		return -EAGAIN;
+		return SKIP;
 	n = read(fd, buf, chance(r, 8) ? rnd(r, 16) : sizeof(buf));
 	return n < 0 ? -errno : 0;
 }
@@ -2053,7 +2055,7 @@ static int op_race_destroy(struct rng *r, struct ctx *c)
 	}
 	if (!o) {
 		tunlock(c);
-		return -EAGAIN;
+		return SKIP;
 	}
 	o->racing = true;
 	h = o->handle;
@@ -2100,26 +2102,26 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_QUERY_PORT: return op_query_port(r, c);
 	case OP_GET_CONTEXT: return get_context(r, c, true);
 	case OP_ALLOC_PD:
-		return table_full(c, T_PD) ? -EAGAIN : op_alloc_pd(r, c);
+		return table_full(c, T_PD) ? SKIP : op_alloc_pd(r, c);
 	case OP_DEALLOC_PD: return op_destroy(r, c, T_PD);
 	case OP_REG_MR:
-		return table_full(c, T_MR) ? -EAGAIN : op_reg_mr(r, c);
+		return table_full(c, T_MR) ? SKIP : op_reg_mr(r, c);
 	case OP_REREG_MR: return op_rereg_mr(r, c);
 	case OP_DEREG_MR: return op_destroy(r, c, T_MR);
 	case OP_COMP_CHANNEL: return op_comp_channel(r, c);
 	case OP_CREATE_CQ:
-		return table_full(c, T_CQ) ? -EAGAIN : op_create_cq(r, c);
+		return table_full(c, T_CQ) ? SKIP : op_create_cq(r, c);
 	case OP_CREATE_CQ_EX:
-		return table_full(c, T_CQ) ? -EAGAIN : op_create_cq_ex(r, c);
+		return table_full(c, T_CQ) ? SKIP : op_create_cq_ex(r, c);
 	case OP_RESIZE_CQ: return op_resize_cq(r, c);
 	case OP_MODIFY_CQ: return op_modify_cq(r, c);
 	case OP_POLL_CQ: return op_poll_cq(r, c);
 	case OP_REQ_NOTIFY_CQ: return op_req_notify(r, c);
 	case OP_DESTROY_CQ: return op_destroy(r, c, T_CQ);
 	case OP_CREATE_QP:
-		return table_full(c, T_QP) ? -EAGAIN : op_create_qp(r, c);
+		return table_full(c, T_QP) ? SKIP : op_create_qp(r, c);
 	case OP_CREATE_QP_EX:
-		return table_full(c, T_QP) ? -EAGAIN : op_create_qp_ex(r, c);
+		return table_full(c, T_QP) ? SKIP : op_create_qp_ex(r, c);
 	case OP_MODIFY_QP: return op_modify_qp(r, c, false);
 	case OP_MODIFY_QP_EX: return op_modify_qp(r, c, true);
 	case OP_QUERY_QP: return op_query_qp(r, c);
@@ -2127,7 +2129,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_POST_SEND: return op_post_send(r, c);
 	case OP_POST_RECV: return op_post_recv(r, c);
 	case OP_CREATE_AH:
-		return table_full(c, T_AH) ? -EAGAIN : op_create_ah(r, c);
+		return table_full(c, T_AH) ? SKIP : op_create_ah(r, c);
 	case OP_DESTROY_AH: return op_destroy(r, c, T_AH);
 	case OP_MCAST: return op_mcast(r, c);
 	case OP_SRQ: return op_srq(r, c);
@@ -2255,8 +2257,8 @@ static void fuzz_loop(struct rng *r, struct ctx *c, const unsigned int *w)
 
 		__atomic_add_fetch(&main_ops, 1, __ATOMIC_RELAXED);
 		err = run_op(r, c, op);
-		/* EAGAIN: nothing to do it on; no system call was made. */
-		if (err == -EAGAIN)
+		/* Nothing to do it on: no system call was made. */
+		if (err == SKIP)
 			__atomic_sub_fetch(&st->calls, 1, __ATOMIC_RELAXED);
 		else
 			account(op, err);
@@ -2323,7 +2325,7 @@ static void *helper(void *p)
 			enum op op = draw(&r, w);
 			int err = run_op(&r, a->c, op);
 
-			if (err != -EAGAIN) {
+			if (err != SKIP) {
 				__atomic_add_fetch(&st->calls, 1,
 						   __ATOMIC_RELAXED);
 				account(op, err);
