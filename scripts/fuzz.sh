@@ -19,7 +19,7 @@ seeds=${2:-${KITE_FUZZ_SEEDS:-$(date +%s)}}
 log "building QEMU, the modules, the test programs and the initramfs"
 vm_prepare
 dir=$KITE_CACHE/logs/fuzz
-log "booting: $calls calls, seed(s) $seeds (about 10 minutes per 100,000 calls under TCG)"
+log "booting: $calls calls, seed(s) $seeds (about 2-3 minutes per 100,000 calls under TCG)"
 # The run's own limit, and the VM's: time for the checks around it.
 secs=${KITE_FUZZ_SECONDS:-3600}
 vm_start fuzz "$dir" "$KITE_ROOT/scripts/guest/test-uvfuzz.sh" --kite \
