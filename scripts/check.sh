@@ -172,7 +172,7 @@ step_vm() {
 
 # The debug lane: the VM groups in KITE_DEBUG_GROUPS on the newest kernel
 # built with the kernel's debugging machinery (scripts/build-debug-kernel.sh).
-KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind ethops rdma verbs nvme failinject link eth}
+KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind ethops rdma verbs nvme failinject uvfuzz link eth}
 # The debug kernel is built in the background from the start, at the
 # lowest priority, so that it takes the CPU time the other steps leave
 # idle (the VM tests mostly run one single-threaded QEMU).
