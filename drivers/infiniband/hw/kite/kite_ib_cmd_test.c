@@ -134,7 +134,7 @@ static void kite_fake_complete_event(struct kite_fake *f, u32 index)
 	};
 
 	kite_fake_execute(f, e);
-	kite_ib_eq_dispatch(&f->dev, &eqe);
+	kite_ib_eq_dispatch(&f->dev, NULL, &eqe);
 }
 
 static void kite_fake_event_work(struct work_struct *work)
@@ -795,7 +795,7 @@ static void kite_eq_dispatch(struct kite_ib_dev *dev, u32 type, u32 obj,
 	struct kite_eqe eqe;
 
 	kite_eqe_set(&eqe, type, true, obj, data);
-	kite_ib_eq_dispatch(dev, &eqe);
+	kite_ib_eq_dispatch(dev, NULL, &eqe);
 }
 
 static void kite_eq_dispatch_completion(struct kunit *test)

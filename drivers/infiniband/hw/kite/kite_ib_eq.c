@@ -171,13 +171,29 @@ void kite_ib_ref_unpublish(struct xarray *xa, u32 num, struct kite_ib_ref *ref)
 /* Dispatch                                                            */
 /* ------------------------------------------------------------------ */
 
-static void kite_ib_eq_completion(struct kite_ib_dev *dev, u32 cqn)
+/*
+ * An EQE of unknown type or for an unknown object: counted, logged, and,
+ * since it may have been a lost completion event, every CQ of @eq gets one.
+ */
+static void kite_ib_eq_bad(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			   enum kite_ib_bad bad, u32 type, u32 obj)
+{
+	kite_ib_bad(dev, bad);
+	dev_err_ratelimited(kite_ib_eq_log_dev(dev),
+			    "bad device data (%s): EQ %u: event type %#04x for object %u ignored\n",
+			    kite_ib_bad_name(bad), eq ? eq->eqn : 0, type, obj);
+	if (eq)
+		kite_ib_eq_kick_cqs(dev, eq);
+}
+
+static void kite_ib_eq_completion(struct kite_ib_dev *dev,
+				  struct kite_ib_eq *eq, u32 cqn)
 {
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
 
 	if (!cq) {
-		dev_dbg(kite_ib_eq_log_dev(dev),
-			"completion event for unknown CQ %u\n", cqn);
+		kite_ib_eq_bad(dev, eq, KITE_IB_BAD_EQE_OBJ,
+			       KITE_EQE_COMPLETION, cqn);
 		return;
 	}
 	/* The next arm must carry a new cmd_sn, or it is a duplicate. */
@@ -193,8 +209,8 @@ static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
 	struct ib_event ev;
 
 	if (!cq) {
-		dev_dbg(kite_ib_eq_log_dev(dev),
-			"error event for unknown CQ %u\n", cqn);
+		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ,
+			       KITE_EQE_CQ_ERROR, cqn);
 		return;
 	}
 	dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
@@ -217,8 +233,7 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
 	struct ib_event ev;
 
 	if (!qp) {
-		dev_dbg(kite_ib_eq_log_dev(dev),
-			"event %d for unknown QP %u\n", type, qpn);
+		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ, type, qpn);
 		return;
 	}
 	if (qp->ibqp.event_handler) {
@@ -233,6 +248,7 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
 /**
  * kite_ib_eq_dispatch() - act on one EQE
  * @dev: the device
+ * @eq: the EQ it came from, or NULL
  * @eqe: a valid EQE (the caller checked the owner bit and issued
  *	dma_rmb())
  *
@@ -240,11 +256,14 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
  * command's submitter; port events, CQ and QP errors and asynchronous
  * events are reported to the RDMA core or the object's owner; a device
  * fatal event makes the command channel FATAL. Objects are looked up by
- * number, validated; events for unknown objects are dropped.
+ * number, validated; events for unknown objects and of unknown types are
+ * dropped, counted and logged, and every CQ of @eq is given a completion
+ * event in case the lost one was a completion event.
  *
  * Context: softirq (the EQ's tasklet).
  */
-void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
+void kite_ib_eq_dispatch(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			 const struct kite_eqe *eqe)
 {
 	u32 type = FIELD_GET(KITE_EQE_TYPE, le32_to_cpu(eqe->type_owner));
 	u32 obj = le32_to_cpu(eqe->obj);
@@ -252,7 +271,7 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
 
 	switch (type) {
 	case KITE_EQE_COMPLETION:
-		kite_ib_eq_completion(dev, obj);
+		kite_ib_eq_completion(dev, eq, obj);
 		break;
 	case KITE_EQE_CMD_DONE:
 		kite_ib_cmd_complete(dev, obj, data);
@@ -302,9 +321,7 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
 		kite_ib_cmd_fatal(dev, "fatal error event");
 		break;
 	default:
-		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
-				     "unknown event type 0x%02x (obj %u) ignored\n",
-				     type, obj);
+		kite_ib_eq_bad(dev, eq, KITE_IB_BAD_EQE_TYPE, type, obj);
 		break;
 	}
 }
@@ -327,7 +344,7 @@ static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 			break;
 		/* The EQE's body was written before its owner bit. */
 		dma_rmb();
-		kite_ib_eq_dispatch(dev, eqe);
+		kite_ib_eq_dispatch(dev, eq, eqe);
 		eq->ci++;
 	}
 
