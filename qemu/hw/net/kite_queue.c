@@ -82,7 +82,9 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
         } else if (kite_fault_take(s, KITE_FAULT_EQE_TYPE)) {
             /* Defined types are below 0x80. */
             type = 0x80 | (kite_fault_rand(s) & 0x7f);
-        } else if (kite_fault_take(s, KITE_FAULT_EQE_OBJ)) {
+        } else if (type != KITE_EQE_CMD_DONE &&
+                   kite_fault_take(s, KITE_FAULT_EQE_OBJ)) {
+            /* (A CMD_DONE's object is its cookie: cmd-cookie.) */
             obj ^= kite_fault_rand(s) | BIT(31);
         }
     }

@@ -889,7 +889,9 @@ void kite_fault_cqe(KiteState *s, struct kite_cqe *cqe, bool *flip_owner)
 {
     uint32_t op_own = le32_to_cpu(cqe->op_own);
     uint32_t op = FIELD_GET(KITE_CQE_OPCODE, op_own);
-    bool err = op == KITE_CQE_OP_REQ_ERR || op == KITE_CQE_OP_RESP_ERR;
+    bool recv = op == KITE_CQE_OP_RESP_SEND ||
+                op == KITE_CQE_OP_RESP_SEND_IMM ||
+                op == KITE_CQE_OP_RESP_SEND_INV;
     bool req = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
 
     if (kite_fault_take(s, KITE_FAULT_CQE_QPN)) {
@@ -904,7 +906,8 @@ void kite_fault_cqe(KiteState *s, struct kite_cqe *cqe, bool *flip_owner)
         /* 0x6..0xc are undefined, 0xf (INVALID) is never written. */
         op_own &= ~KITE_CQE_OPCODE;
         op_own |= FIELD_PREP(KITE_CQE_OPCODE, 6 + kite_fault_rand(s) % 7);
-    } else if (!err && kite_fault_take(s, KITE_FAULT_CQE_LEN)) {
+    } else if (recv && kite_fault_take(s, KITE_FAULT_CQE_LEN)) {
+        /* Only a received SEND's length is bounded by the posted WQE. */
         cqe->byte_len = cpu_to_le32(kite_fault_rand(s) | BIT(31));
     } else if (kite_fault_take(s, KITE_FAULT_CQE_OWNER)) {
         *flip_owner = true;

@@ -765,8 +765,9 @@ static struct kite_ib_wq *kite_ib_cqe_wq(struct kite_ib_qp *qp, u32 op)
  *
  * Return: KITE_IB_BAD_COUNT if the completion is plausible, else the class
  * of bad device data it shows: an error with a syndrome the driver does not
- * know (KITE_IB_BAD_CQE_SYNDROME), or a successful receive longer than its
- * buffers (KITE_IB_BAD_CQE_LEN).
+ * know (KITE_IB_BAD_CQE_SYNDROME), or a received SEND longer than its
+ * buffers (KITE_IB_BAD_CQE_LEN; an RDMA WRITE with immediate is not bounded
+ * by the receive WQE it consumes).
  */
 enum kite_ib_bad kite_ib_cqe_check_wc(const struct ib_wc *wc, u32 synd,
 				      u32 posted_len)
@@ -774,7 +775,8 @@ enum kite_ib_bad kite_ib_cqe_check_wc(const struct ib_wc *wc, u32 synd,
 	if (wc->status != IB_WC_SUCCESS &&
 	    !kite_ib_syndrome_known(FIELD_GET(KITE_CQE_SYNDROME, synd)))
 		return KITE_IB_BAD_CQE_SYNDROME;
-	if (wc->status == IB_WC_SUCCESS && wc->byte_len > posted_len)
+	if (wc->status == IB_WC_SUCCESS && wc->opcode == IB_WC_RECV &&
+	    wc->byte_len > posted_len)
 		return KITE_IB_BAD_CQE_LEN;
 	return KITE_IB_BAD_COUNT;
 }
@@ -801,10 +803,17 @@ static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 	u64 wr_id;
 
 	qp = kite_ib_qp_get(dev, qpn);
+	if (!qp && qpn < dev->caps.max_qp) {
+		/* A QP destroyed with CQEs outstanding: nothing is lost. */
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"CQ %u: CQE for QP %u, which is gone, skipped\n",
+			cq->cqn, qpn);
+		return false;
+	}
 	if (!qp) {
 		kite_ib_bad(dev, KITE_IB_BAD_CQE_QPN);
 		ibdev_err_ratelimited(&dev->ibdev,
-				      "bad device data (cqe-qpn): CQ %u: CQE for unknown QP %u skipped\n",
+				      "bad device data (cqe-qpn): CQ %u: CQE for QP %u, beyond the device's range, skipped\n",
 				      cq->cqn, qpn);
 		kite_ib_cq_isolate(dev, cq);
 		return false;

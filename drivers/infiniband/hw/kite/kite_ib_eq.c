@@ -191,6 +191,12 @@ static void kite_ib_eq_completion(struct kite_ib_dev *dev,
 {
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
 
+	if (!cq && cqn < dev->caps.max_cq) {
+		/* Raced with the CQ's destruction. */
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"completion event for unknown CQ %u\n", cqn);
+		return;
+	}
 	if (!cq) {
 		kite_ib_eq_bad(dev, eq, KITE_IB_BAD_EQE_OBJ,
 			       KITE_EQE_COMPLETION, cqn);
@@ -208,6 +214,11 @@ static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
 	struct ib_event ev;
 
+	if (!cq && cqn < dev->caps.max_cq) {
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"error event for unknown CQ %u\n", cqn);
+		return;
+	}
 	if (!cq) {
 		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ,
 			       KITE_EQE_CQ_ERROR, cqn);
@@ -232,6 +243,11 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
 	struct kite_ib_qp *qp = kite_ib_qp_get(dev, qpn);
 	struct ib_event ev;
 
+	if (!qp && qpn < dev->caps.max_qp) {
+		dev_dbg(kite_ib_eq_log_dev(dev),
+			"event %d for unknown QP %u\n", type, qpn);
+		return;
+	}
 	if (!qp) {
 		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ, type, qpn);
 		return;
@@ -256,9 +272,10 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
  * command's submitter; port events, CQ and QP errors and asynchronous
  * events are reported to the RDMA core or the object's owner; a device
  * fatal event makes the command channel FATAL. Objects are looked up by
- * number, validated; events for unknown objects and of unknown types are
- * dropped, counted and logged, and every CQ of @eq is given a completion
- * event in case the lost one was a completion event.
+ * number, validated. Events for objects that are gone (a race with their
+ * destruction) are dropped; events of unknown types or for numbers beyond
+ * the device's range are dropped, counted and logged, and every CQ of @eq
+ * is given a completion event in case the lost one was a completion event.
  *
  * Context: softirq (the EQ's tasklet).
  */

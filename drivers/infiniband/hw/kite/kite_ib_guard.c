@@ -7,14 +7,15 @@
  * that fails its check is counted here (the drv_bad_* hardware counters,
  * rdma statistic), logged (ratelimited) and contained:
  *
- * - a CQE naming an unknown WQE, opcode or syndrome, or a byte count beyond
- *   the posted buffers: its QP is isolated, that is moved to the error
+ * - a CQE naming a QP of another CQ, an unknown WQE, opcode or syndrome, or
+ *   a byte count beyond the posted buffers: its QP is isolated, that is moved to the error
  *   state (the device flushes what is outstanding) and reported to its
  *   owner with IB_EVENT_QP_FATAL;
- * - a CQE that cannot be matched to a QP of its CQ, or a CQE slot skipped
+ * - a CQE naming a QP beyond the device's range, or a CQE slot skipped
  *   by the owner rule: a completion was lost, so the CQ is reported with
  *   IB_EVENT_CQ_ERR and every QP using it is isolated;
- * - an EQE of unknown type or naming an unknown object: ignored, and every
+ * - an EQE of unknown type or naming an object beyond the device's range:
+ *   ignored, and every
  *   CQ of that EQ gets a completion event, so that a lost event cannot stall
  *   a consumer (a spurious event is harmless: consumers poll and re-arm);
  * - a command completion with an unknown status or a result out of range:
@@ -140,8 +141,12 @@ static void kite_ib_isolate_work(struct work_struct *work)
 		qp = kite_ib_qp_get(dev, index);
 		if (!qp)
 			continue;
-		if (READ_ONCE(qp->state) != IB_QPS_RESET &&
-		    READ_ONCE(qp->state) != IB_QPS_ERR) {
+		/* Reset meanwhile: nothing of what went wrong is left. */
+		if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+			kite_ib_qp_put(qp);
+			continue;
+		}
+		if (READ_ONCE(qp->state) != IB_QPS_ERR) {
 			err = kite_ib_modify_qp(&qp->ibqp, &attr, IB_QP_STATE,
 						NULL);
 			if (err)
