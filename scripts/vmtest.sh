@@ -27,6 +27,11 @@
 #   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
 #          (kite_verbs_test), device command errors and a device that
 #          hangs while objects exist, with errno and leak checks
+#   devfuzz one Kite VM: a device-side fuzzer: under kernel RDMA traffic the
+#          model corrupts CQEs, EQEs, command completions and register
+#          reads (fault-corrupt), each class alone, then a seeded random
+#          mix: no splat, the drivers' reaction logged, the device works
+#          again; a table of figures
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -171,7 +176,17 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme)
+group_devfuzz() {
+	local st=0 p
+	p=$((20000 + RANDOM % 20000))
+	vm_start devfuzz "$VMLOGS/devfuzz" "$KITE_ROOT/scripts/guest/test-devfuzz.sh" \
+		--kite-net "dgram:$p:$((p + 1))" --no-capture
+	vm_wait devfuzz "$KITE_VM_TIMEOUT" || st=$?
+	vm_outcome devfuzz "$st" devfuzz
+	sed 's/^/# /' "$VMLOGS/devfuzz/devfuzz-figures.txt" 2>/dev/null || true
+}
+
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme devfuzz)
 
 vmtest_run() {
 	local g

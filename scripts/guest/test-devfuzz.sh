@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# VM test: a device-side fuzzer. Under kernel RDMA traffic (kite_verbs_test
+# "traffic": SENDs and RDMA WRITEs through the device's loopback, data
+# compared), the model corrupts what the drivers read from DMA memory and
+# registers (QOM fault-corrupt, fault-corrupt-count, fault-seed): each class
+# once on its own, then a seeded random mix. After each: no splat in the
+# kernel log, the drivers' reaction is seen (the "bad device data (CLASS)"
+# log line and what follows: QP or CQ isolated, device reset), and the
+# device works again (new traffic, all of it successful). A table of
+# figures (class, injected, detected, reaction) ends the guest log.
+. "$KITE_ROOT/scripts/guest/lib.sh"
+
+KVT_KO=$KITE_TESTMOD_DIR/kite_verbs_test.ko
+run=/sys/module/kite_verbs_test/parameters/run
+gids=/sys/class/infiniband/kite0/ports/1/gids
+SEED=${KITE_FUZZ_SEED:-20261123}
+MIX_COUNT=${KITE_FUZZ_MIX:-24}
+
+fault() { host_monitor "qom-set /machine/peripheral/kite0 $1"; }
+# injected CLASS: how often the model corrupted CLASS so far.
+injected() {
+	host_monitor "qom-get /machine/peripheral/kite0 fault-injected" || return 1
+	grep -ao '"[a-z0-9= -]*"' /kite-out/reply | tail -n 1 |
+		grep -oE "(^|[\" ])$1=[0-9]+" | grep -oE '[0-9]+$' || echo 0
+}
+# detected MARK CLASS: the drivers' "bad device data (CLASS)" lines since MARK.
+detected() { kernel_log_since "$1" | grep -c "bad device data ($2)"; }
+port_active() {
+	rdma link show kite0/1 2>/dev/null | grep -q 'state ACTIVE' &&
+		grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' $gids/* 2>/dev/null
+}
+
+# traffic N: run N exchanges; prints "OK FAILED" of the run.
+traffic() {
+	local mark=traffic-$RANDOM$RANDOM line
+	kite_mark "$mark"
+	echo "traffic $1" >"$run"
+	line=$(kernel_log_since "$mark" | grep -oE '# traffic: [0-9]+ exchanges, [0-9]+ ok, [0-9]+ failed' | tail -n 1)
+	set -- $line
+	echo "${5:-0} ${7:-0}"
+}
+
+# recovered: kite0 is back (after a reset if there was one) with its port
+# active and the client attached, and 20 exchanges all succeed.
+recovered() {
+	local r
+	wait_for 60 port_active || return 1
+	# The test module follows kite0 through resets: attached to the last.
+	wait_for 10 bash -c "dmesg | grep -E 'kite_verbs_test: (attached to|detached from) kite0' | tail -n 1 | grep -q attached" ||
+		return 1
+	r=$(traffic 20)
+	echo "traffic after recovery: ${r% *} ok, ${r#* } failed"
+	[ "$r" = "20 0" ]
+}
+
+check "kite_en, kite_ib and kite_verbs_test load" bash -c \
+	"insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=2000 && insmod $KVT_KO"
+nic=$(kite_netdev)
+bdf=$(kite_bdf)
+sysctl -qw "net.ipv6.conf.$nic.disable_ipv6=1"
+ip link set "$nic" up
+ip addr add 10.77.0.1/24 dev "$nic"
+check "port active with the IPv4 GID" wait_for 10 port_active
+check "traffic without faults: 20 of 20 exchanges succeed" bash -c "[ '$(traffic 20)' = '20 0' ]"
+check "fault-seed $SEED set" fault "fault-seed $SEED"
+
+# CLASS TRIGGER REACTION_REGEX: how each class is provoked (traffic: the
+# kernel data path; link: a link change makes kite_en read STATUS; reset: a
+# function reset makes it re-read the interface revision) and the reaction
+# that must follow its detection.
+declare -A INJ DET REACT
+CLASSES=()
+while read -r class trigger reaction; do
+	CLASSES+=("$class")
+	mark=fuzz-$class
+	kite_mark "$mark"
+	i0=$(injected "$class")
+	fault "fault-corrupt $class"
+	fault "fault-corrupt-count 1"
+	case $trigger in
+	traffic) r=$(traffic 40) ;;
+	link)
+		host_monitor "set_link n1 off"
+		sleep 1
+		host_monitor "set_link n1 on"
+		sleep 1
+		r="- -" ;;
+	reset)
+		echo 1 >"/sys/bus/pci/devices/$bdf/reset"
+		r="- -" ;;
+	esac
+	fault "fault-corrupt-count 0"
+	fault "fault-corrupt none"
+	i1=$(injected "$class")
+	INJ[$class]=$((i1 - i0))
+	# The reaction may take a moment (isolation work, reset).
+	wait_for 15 since_mark "$mark" "$reaction"
+	DET[$class]=$(detected "$mark" "$class")
+	REACT[$class]=$(kernel_log_since "$mark" | grep -oE "$reaction" | head -n 1)
+	echo "$class: injected ${INJ[$class]}, detected ${DET[$class]}, traffic ${r% *} ok ${r#* } failed, reaction: ${REACT[$class]:-none}"
+	check "$class: the model injected one corruption" test "${INJ[$class]}" = 1
+	check "$class: the driver detected it (bad device data ($class))" test "${DET[$class]}" -ge 1
+	check "$class: reaction seen ($reaction)" since_mark "$mark" "$reaction"
+	check "$class: no splat in the kernel log" dmesg_clean
+	check "$class: the device works again (20 of 20 exchanges)" recovered
+done <<'EOF'
+cqe-cqn traffic QP [0-9]+ isolated
+cqe-qpn traffic CQ [0-9]+ lost a completion
+cqe-wqe-idx traffic QP [0-9]+ isolated
+cqe-opcode traffic QP [0-9]+ isolated
+cqe-len traffic QP [0-9]+ isolated
+cqe-owner traffic CQ [0-9]+ lost a completion
+cqe-syndrome traffic QP [0-9]+ isolated
+eqe-type traffic event type 0x[0-9a-f]+ for object [0-9]+ ignored
+eqe-obj traffic event type 0x[0-9a-f]+ for object [0-9]+ ignored
+cmd-cookie traffic unknown or stale cookie 0x[0-9a-f]+ ignored
+cmd-status traffic device failed \(command completion makes no sense\)
+cmd-result traffic device failed \(command completion makes no sense\)
+reg-status link STATUS reads 0x[0-9a-f]+, resetting
+reg-version reset interface revision 0x[0-9a-f]+ after reset, 0x[0-9a-f]+ at probe: resetting again
+EOF
+
+# A seeded random mix of every class under a longer stream, link changes
+# and a reset among it.
+mark=fuzz-mix
+kite_mark "$mark"
+declare -A M0
+for c in "${CLASSES[@]}"; do M0[$c]=$(injected "$c"); done
+fault "fault-seed $((SEED + 1))"
+fault "fault-corrupt all"
+fault "fault-corrupt-count $MIX_COUNT"
+mix_ok=0 mix_failed=0
+for round in 1 2 3 4; do
+	r=$(traffic 50)
+	mix_ok=$((mix_ok + ${r% *}))
+	mix_failed=$((mix_failed + ${r#* }))
+	# The stream stops early while the device resets: let it come back.
+	wait_for 30 port_active
+	case $round in
+	2) host_monitor "set_link n1 off"; sleep 1; host_monitor "set_link n1 on"; sleep 1 ;;
+	3) echo 1 >"/sys/bus/pci/devices/$bdf/reset" ;;
+	esac
+	wait_for 30 port_active
+done
+fault "fault-corrupt-count 0"
+fault "fault-corrupt none"
+mix_inj=0 mix_det=0
+declare -A MI MD
+for c in "${CLASSES[@]}"; do
+	MI[$c]=$(($(injected "$c") - ${M0[$c]}))
+	MD[$c]=$(detected "$mark" "$c")
+	mix_inj=$((mix_inj + ${MI[$c]}))
+	mix_det=$((mix_det + ${MD[$c]}))
+done
+echo "mix (seed $((SEED + 1))): $mix_inj corruptions injected, $mix_det detected; traffic $mix_ok ok, $mix_failed failed"
+check "mix: the model injected corruptions ($mix_inj)" test "$mix_inj" -gt 0
+check "mix: the drivers detected them ($mix_det lines for $mix_inj corruptions)" test "$mix_det" -gt 0
+check "mix: no splat in the kernel log" dmesg_clean
+# A device left failed by the mix (a reset that met a corruption) is
+# brought back as a user would: a function reset.
+if ! wait_for 30 port_active; then
+	echo "mix: kite0 not back, resetting the function"
+	echo 1 >"/sys/bus/pci/devices/$bdf/reset"
+fi
+check "mix: the device works again (20 of 20 exchanges)" recovered
+
+# Figures.
+{
+	echo "devfuzz figures (seed $SEED; mix seed $((SEED + 1)), $MIX_COUNT corruptions armed)"
+	printf '%-13s %8s %8s %8s %8s  %s\n' class injected detected mix-inj mix-det reaction
+	for c in "${CLASSES[@]}"; do
+		printf '%-13s %8s %8s %8s %8s  %s\n' "$c" "${INJ[$c]}" "${DET[$c]}" \
+			"${MI[$c]}" "${MD[$c]}" "${REACT[$c]:-none}"
+	done
+	printf '%-13s %8s %8s %8s %8s\n' total \
+		"$(IFS=+; echo $((${INJ[*]})))" "$(IFS=+; echo $((${DET[*]})))" "$mix_inj" "$mix_det"
+	echo "crashes: $(dmesg | grep -cE "$KITE_SPLAT_RE")"
+} | tee /kite-out/devfuzz-figures.txt
+
+check "kite_verbs_test, kite_ib and kite_en unload" bash -c "rmmod kite_verbs_test && rmmod kite_ib && rmmod kite_en"
+check "dmesg: no warning, bug, oops or leak report" dmesg_clean
+finish
