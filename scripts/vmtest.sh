@@ -177,6 +177,8 @@ group_verbs() {
 }
 
 group_devfuzz() {
+	# Fourteen classes, each followed by recovery and traffic, and a mix.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
 	local st=0 p
 	p=$((20000 + RANDOM % 20000))
 	vm_start devfuzz "$VMLOGS/devfuzz" "$KITE_ROOT/scripts/guest/test-devfuzz.sh" \

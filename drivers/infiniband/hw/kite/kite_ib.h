@@ -721,7 +721,9 @@ void kite_ib_set_res_ops(struct kite_ib_dev *dev);
 /* kite_ib_main.c */
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev);
 
-/* kite_ib_guard.c */
+/* kite_ib_guard.c; QPs to isolate are marked in &kite_ib_dev.qp_xa */
+#define KITE_IB_XA_ISOLATE	XA_MARK_1
+
 const char *kite_ib_bad_name(enum kite_ib_bad what);
 void kite_ib_bad(struct kite_ib_dev *dev, enum kite_ib_bad what);
 u32 kite_ib_recv_wr_len(const struct ib_recv_wr *wr);

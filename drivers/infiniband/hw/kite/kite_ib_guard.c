@@ -32,8 +32,6 @@
 
 #include "kite_ib.h"
 
-#define KITE_IB_XA_ISOLATE	XA_MARK_1
-
 static const char * const kite_ib_bad_names[KITE_IB_BAD_COUNT] = {
 	[KITE_IB_BAD_CQE_CQN] = "cqe-cqn",
 	[KITE_IB_BAD_CQE_QPN] = "cqe-qpn",
