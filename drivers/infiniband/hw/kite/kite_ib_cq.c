@@ -863,14 +863,18 @@ static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 	if (bad == KITE_IB_BAD_COUNT)
 		goto out;
 	kite_ib_bad(dev, bad);
-	ibdev_err_ratelimited(&dev->ibdev,
-			      "bad device data (%s): CQ %u: QP %u WQE %u: syndrome %#x, %u bytes of %u posted\n",
-			      kite_ib_bad_name(bad), cq->cqn, qpn, idx,
-			      le32_to_cpu(cqe->syndrome), wc->byte_len,
-			      posted_len);
 	if (bad == KITE_IB_BAD_CQE_LEN) {
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-len): CQ %u: QP %u WQE %u: %u bytes received, %u posted\n",
+				      cq->cqn, qpn, idx, wc->byte_len,
+				      posted_len);
 		wc->status = IB_WC_LOC_LEN_ERR;
 		wc->byte_len = 0;
+	} else {
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-syndrome): CQ %u: QP %u WQE %u: unknown syndrome %#x\n",
+				      cq->cqn, qpn, idx,
+				      le32_to_cpu(cqe->syndrome));
 	}
 isolate:
 	kite_ib_qp_isolate(dev, qpn);
