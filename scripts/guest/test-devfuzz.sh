@@ -24,6 +24,11 @@ injected() {
 	grep -ao '"[a-z0-9= -]*"' /kite-out/reply | tail -n 1 |
 		grep -oE "(^|[\" ])$1=[0-9]+" | grep -oE '[0-9]+$' || echo 0
 }
+# fault_count: the corruptions the model has left to make.
+fault_count() {
+	host_monitor "qom-get /machine/peripheral/kite0 fault-corrupt-count" &&
+		tr -d '\r' </kite-out/reply | grep -E '^[0-9]+$' | tail -n 1
+}
 # detected MARK CLASS: the drivers' "bad device data (CLASS)" lines since MARK.
 detected() { kernel_log_since "$1" | grep -c "bad device data ($2)"; }
 port_active() {
@@ -132,23 +137,26 @@ fault "fault-seed $((SEED + 1))"
 fault "fault-corrupt all"
 fault "fault-corrupt-count $MIX_COUNT"
 mix_ok=0 mix_failed=0 mix_resets=0
-for round in 1 2 3 4; do
+for round in 1 2 3 4 5 6; do
 	r=$(traffic 50)
 	mix_ok=$((mix_ok + ${r% *}))
 	mix_failed=$((mix_failed + ${r#* }))
 	case $round in
 	2) host_monitor "set_link n1 off"; sleep 1; host_monitor "set_link n1 on"; sleep 1 ;;
-	3) echo 1 >"/sys/bus/pci/devices/$bdf/reset" ;;
+	4) echo 1 >"/sys/bus/pci/devices/$bdf/reset" ;;
 	esac
 	# The stream stops early while the device resets: let it come back.
 	# A corruption during kite_ib's probe makes the probe fail (a device
 	# failing while set up is not reset, lest it loop): reset it then,
-	# as a user would.
+	# as a user would, with the corruptions paused meanwhile.
 	if ! wait_for 20 port_active; then
-		echo "mix round $round: kite0 not back, resetting the function"
+		left=$(fault_count)
+		fault "fault-corrupt-count 0"
+		echo "mix round $round: kite0 not back, resetting the function ($left corruptions left)"
 		mix_resets=$((mix_resets + 1))
 		echo 1 >"/sys/bus/pci/devices/$bdf/reset"
-		wait_for 20 port_active
+		wait_for 30 port_active
+		fault "fault-corrupt-count ${left:-0}"
 	fi
 done
 fault "fault-corrupt-count 0"
