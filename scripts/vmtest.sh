@@ -29,9 +29,10 @@
 #          hangs while objects exist, with errno and leak checks
 #   devfuzz one Kite VM: a device-side fuzzer: under kernel RDMA traffic the
 #          model corrupts CQEs, EQEs, command completions and register
-#          reads (fault-corrupt), each class alone, then a seeded random
-#          mix: no splat, the drivers' reaction logged, the device works
-#          again; a table of figures
+#          reads (fault-corrupt), each class alone, then seeded random
+#          mixes (the classes contained without a reset, then all): no
+#          splat, the drivers' reaction logged, the device works again; a
+#          table of figures
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -177,8 +178,8 @@ group_verbs() {
 }
 
 group_devfuzz() {
-	# Fourteen classes, each followed by recovery and traffic, and a mix.
-	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
+	# Fourteen classes, each followed by recovery and traffic, and two mixes.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
 	local st=0 p
 	p=$((20000 + RANDOM % 20000))
 	vm_start devfuzz "$VMLOGS/devfuzz" "$KITE_ROOT/scripts/guest/test-devfuzz.sh" \

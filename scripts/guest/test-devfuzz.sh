@@ -127,63 +127,79 @@ reg-status link STATUS reads 0x[0-9a-f]+, resetting
 reg-version reset interface revision 0x[0-9a-f]+ after reset, 0x[0-9a-f]+ at probe: resetting again
 EOF
 
-# A seeded random mix of every class under a longer stream, link changes
-# and a reset among it.
-mark=fuzz-mix
-kite_mark "$mark"
-declare -A M0
-for c in "${CLASSES[@]}"; do M0[$c]=$(injected "$c"); done
-fault "fault-seed $((SEED + 1))"
-fault "fault-corrupt all"
-fault "fault-corrupt-count $MIX_COUNT"
-mix_ok=0 mix_failed=0 mix_resets=0
-for round in 1 2 3 4 5 6; do
-	r=$(traffic 50)
-	mix_ok=$((mix_ok + ${r% *}))
-	mix_failed=$((mix_failed + ${r#* }))
-	case $round in
-	2) host_monitor "set_link n1 off"; sleep 1; host_monitor "set_link n1 on"; sleep 1 ;;
-	4) echo 1 >"/sys/bus/pci/devices/$bdf/reset" ;;
-	esac
-	# The stream stops early while the device resets: let it come back.
-	# A corruption during kite_ib's probe makes the probe fail (a device
-	# failing while set up is not reset, lest it loop): reset it then,
-	# as a user would, with the corruptions paused meanwhile.
-	if ! wait_for 20 port_active; then
-		left=$(fault_count)
-		fault "fault-corrupt-count 0"
-		echo "mix round $round: kite0 not back, resetting the function ($left corruptions left)"
-		mix_resets=$((mix_resets + 1))
-		echo 1 >"/sys/bus/pci/devices/$bdf/reset"
-		wait_for 30 port_active
-		fault "fault-corrupt-count ${left:-0}"
-	fi
-done
-fault "fault-corrupt-count 0"
-fault "fault-corrupt none"
-mix_inj=0 mix_det=0
+# Seeded random mixes under a longer stream, with link changes and a reset
+# among it: first of the classes the drivers contain without a reset (CQEs,
+# EQEs, cookies), so that the data path meets many; then of every class.
 declare -A MI MD
-for c in "${CLASSES[@]}"; do
-	MI[$c]=$(($(injected "$c") - ${M0[$c]}))
-	MD[$c]=$(detected "$mark" "$c")
-	mix_inj=$((mix_inj + ${MI[$c]}))
-	mix_det=$((mix_det + ${MD[$c]}))
-done
-echo "mix (seed $((SEED + 1))): $mix_inj corruptions injected, $mix_det detected; traffic $mix_ok ok, $mix_failed failed; $mix_resets resets by hand"
-check "mix: the model injected corruptions ($mix_inj)" test "$mix_inj" -gt 0
-check "mix: the drivers detected them ($mix_det lines for $mix_inj corruptions)" test "$mix_det" -gt 0
-check "mix: no splat in the kernel log" dmesg_clean
-# A device left failed by the mix (a reset that met a corruption) is
-# brought back as a user would: a function reset.
-if ! wait_for 30 port_active; then
-	echo "mix: kite0 not back, resetting the function"
-	echo 1 >"/sys/bus/pci/devices/$bdf/reset"
-fi
-check "mix: the device works again (20 of 20 exchanges)" recovered
+for c in "${CLASSES[@]}"; do MI[$c]=0 MD[$c]=0; done
+mix_inj=0 mix_det=0
+MIXES=()
+
+# mix NAME SEED CLASSES COUNT
+mix() {
+	local name=$1 seed=$2 classes=$3 count=$4 mark=fuzz-mix-$1 round r left c
+	local inj=0 det=0 ok=0 failed=0 resets=0 i d
+	local -A m0
+	kite_mark "$mark"
+	for c in "${CLASSES[@]}"; do m0[$c]=$(injected "$c"); done
+	fault "fault-seed $seed"
+	fault "fault-corrupt $classes"
+	fault "fault-corrupt-count $count"
+	for round in 1 2 3 4 5 6; do
+		r=$(traffic 50)
+		ok=$((ok + ${r% *}))
+		failed=$((failed + ${r#* }))
+		case $round in
+		2) host_monitor "set_link n1 off"; sleep 1; host_monitor "set_link n1 on"; sleep 1 ;;
+		4) echo 1 >"/sys/bus/pci/devices/$bdf/reset" ;;
+		esac
+		# The stream stops early while the device resets: let it come
+		# back. A corruption during kite_ib's probe makes the probe fail
+		# (a device failing while set up is not reset, lest it loop):
+		# reset it then, as a user would, with the fuzzer paused.
+		if ! wait_for 20 port_active; then
+			left=$(fault_count)
+			fault "fault-corrupt-count 0"
+			echo "mix $name round $round: kite0 not back, resetting the function ($left corruptions left)"
+			resets=$((resets + 1))
+			echo 1 >"/sys/bus/pci/devices/$bdf/reset"
+			wait_for 30 port_active
+			fault "fault-corrupt-count ${left:-0}"
+		fi
+	done
+	fault "fault-corrupt-count 0"
+	fault "fault-corrupt none"
+	for c in "${CLASSES[@]}"; do
+		i=$(($(injected "$c") - ${m0[$c]}))
+		d=$(detected "$mark" "$c")
+		MI[$c]=$((${MI[$c]} + i))
+		MD[$c]=$((${MD[$c]} + d))
+		inj=$((inj + i))
+		det=$((det + d))
+	done
+	mix_inj=$((mix_inj + inj))
+	mix_det=$((mix_det + det))
+	MIXES+=("mix $name (seed $seed, $classes): $inj injected, $det detected; traffic $ok ok, $failed failed; $resets function resets by hand")
+	echo "${MIXES[-1]}"
+	check "mix $name: the model injected corruptions ($inj)" test "$inj" -gt 0
+	check "mix $name: the drivers detected them ($det lines for $inj corruptions)" test "$det" -gt 0
+	check "mix $name: no splat in the kernel log" dmesg_clean
+	# A device left failed by the mix is brought back as a user would.
+	if ! wait_for 30 port_active; then
+		echo "mix $name: kite0 not back, resetting the function"
+		echo 1 >"/sys/bus/pci/devices/$bdf/reset"
+	fi
+	check "mix $name: the device works again (20 of 20 exchanges)" recovered
+}
+
+mix contained $((SEED + 1)) \
+	cqe-cqn,cqe-qpn,cqe-wqe-idx,cqe-opcode,cqe-len,cqe-owner,cqe-syndrome,eqe-type,eqe-obj,cmd-cookie \
+	"$MIX_COUNT"
+mix all $((SEED + 2)) all "$MIX_COUNT"
 
 # Figures.
 {
-	echo "devfuzz figures (seed $SEED; mix seed $((SEED + 1)), $MIX_COUNT corruptions armed)"
+	echo "devfuzz figures (seed $SEED; two mixes of $MIX_COUNT corruptions each)"
 	printf '%-13s %8s %8s %9s %8s %8s  %s\n' class injected detected ok/failed \
 		mix-inj mix-det reaction
 	for c in "${CLASSES[@]}"; do
@@ -194,7 +210,7 @@ check "mix: the device works again (20 of 20 exchanges)" recovered
 		"$(IFS=+; echo $((${INJ[*]})))" "$(IFS=+; echo $((${DET[*]})))" "" \
 		"$mix_inj" "$mix_det"
 	echo "(ok/failed: exchanges of the 40-exchange stream during the injection)"
-	echo "mix traffic: $mix_ok exchanges ok, $mix_failed failed; $mix_resets function resets by hand"
+	printf '%s\n' "${MIXES[@]}"
 	echo "crashes: $(dmesg | grep -cE "$KITE_SPLAT_RE")"
 } | tee /kite-out/devfuzz-figures.txt
 
