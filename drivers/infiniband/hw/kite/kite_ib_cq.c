@@ -936,7 +936,15 @@ int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			if (!kite_ib_cqe_skipped(cq, cq->ci,
 						 ilog2(cq->hwq.depth)))
 				break;
-			/* Its completion is lost: skip it, isolate. */
+			/*
+			 * Its completion is lost: skip it, isolate. Its owner
+			 * bit is the next pass's: make the slot invalid, or it
+			 * would pass for CQE ci + depth before the device
+			 * writes that.
+			 */
+			WRITE_ONCE(cqe->op_own,
+				   cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
+							  KITE_CQE_OP_INVALID)));
 			kite_ib_bad(dev, KITE_IB_BAD_CQE_OWNER);
 			ibdev_err_ratelimited(&dev->ibdev,
 					      "bad device data (cqe-owner): CQ %u: CQE %u skipped by the owner rule\n",

@@ -641,6 +641,11 @@ static void kite_ib_test_poll_corrupt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->cq.ci, 8u);
 	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_OWNER), 1);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.cqs_isolated), 1);
+	/* The skipped slot (its owner bit is pass 2's) cannot pass for CQE 10. */
+	cqe = kite_ib_hwq_entry(&t->cq.hwq, 10);
+	KUNIT_EXPECT_FALSE(test, kite_ib_cqe_valid(cqe, 10, 2));
+	KUNIT_EXPECT_EQ(test, FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own)),
+			KITE_CQE_OP_INVALID);
 	/* The CQ's QP: isolated through the CQ. */
 	KUNIT_EXPECT_EQ(test, isolated(t), 5);
 	KUNIT_EXPECT_EQ(test, qp_fatal_events, 5);
