@@ -3649,7 +3649,8 @@ static void g_devfuzz(void)
 	idx++;
 	c = fz_cqe(&a, idx, &valid);
 	n = FIELD_GET(KITE_CQE_OPCODE, c.op_own);
-	tap(valid && n >= 6 && n <= 0xc, "cqe-opcode: undefined opcode 0x%x", n);
+	tap(valid && n > KITE_CQE_OP_RESIZE && n < KITE_CQE_OP_REQ_ERR,
+	    "cqe-opcode: undefined opcode 0x%x", n);
 
 	/* cqe-len corrupts only received SENDs: a requester CQE is left. */
 	fz_arm("cqe-len", 1);
@@ -3666,7 +3667,7 @@ static void g_devfuzz(void)
 	c = fz_cqe(&a, idx, &valid);
 	n = FIELD_GET(KITE_CQE_SYNDROME, c.syndrome);
 	tap(valid && FIELD_GET(KITE_CQE_OPCODE, c.op_own) == KITE_CQE_OP_REQ_ERR &&
-	    n >= 0x30, "cqe-syndrome: REQ_ERR with undefined syndrome 0x%x", n);
+	    n > KITE_SYND_ABORTED, "cqe-syndrome: REQ_ERR with undefined syndrome 0x%x", n);
 
 	/* Owner out of turn: this slot looks old, the next one is fine. */
 	fz_arm("cqe-owner", 1);
@@ -3698,7 +3699,7 @@ static void g_devfuzz(void)
 	dcqe(b.cqn, 0);
 	eq_drain(&eq1);
 	e = neqlog > mark ? &eqlog[mark % EQLOG] : NULL;
-	tap(e && FIELD_GET(KITE_EQE_TYPE, e->type_owner) >= 0x80 && e->obj == b.cqn,
+	tap(e && FIELD_GET(KITE_EQE_TYPE, e->type_owner) > KITE_EQE_DEVICE_FATAL && e->obj == b.cqn,
 	    "eqe-type: undefined event type 0x%x", e ? (unsigned)FIELD_GET(KITE_EQE_TYPE, e->type_owner) : 0);
 
 	fz_arm("eqe-obj", 1);
@@ -3721,7 +3722,7 @@ static void g_devfuzz(void)
 	mark = neqlog;
 	nop(&r);
 	e = eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie);
-	tap(r.done && (r.status & 0xff) >= 0x80 && e && e->data == r.status,
+	tap(r.done && (r.status & 0xff) >= KITE_CMD_E_NEVER && e && e->data == r.status,
 	    "cmd-status: undefined status 0x%02x in the entry and the event", r.status & 0xff);
 	fz_arm("cmd-result", 1);
 	nop(&r);

@@ -80,8 +80,9 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
             kite_fault_take(s, KITE_FAULT_CMD_COOKIE)) {
             obj ^= kite_fault_rand(s) | BIT(31);
         } else if (kite_fault_take(s, KITE_FAULT_EQE_TYPE)) {
-            /* Defined types are below 0x80. */
-            type = 0x80 | (kite_fault_rand(s) & 0x7f);
+            /* DEVICE_FATAL is the highest type defined. */
+            type = KITE_EQE_DEVICE_FATAL + 1 +
+                   kite_fault_rand(s) % (0xff - KITE_EQE_DEVICE_FATAL);
         } else if (type != KITE_EQE_CMD_DONE &&
                    kite_fault_take(s, KITE_FAULT_EQE_OBJ)) {
             /* (A CMD_DONE's object is its cookie: cmd-cookie.) */

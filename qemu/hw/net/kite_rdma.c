@@ -641,8 +641,8 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
             /* Numbers, keys and counts all stay below bit 31. */
             c.result ^= kite_fault_rand(s) | BIT(31);
         } else if (kite_fault_take(s, KITE_FAULT_CMD_STATUS)) {
-            /* Defined codes are below 0x80. */
-            c.code = 0x80 | (kite_fault_rand(s) & 0x7f);
+            c.code = KITE_CMD_E_NEVER +
+                     kite_fault_rand(s) % (0x100 - KITE_CMD_E_NEVER);
         }
     }
     status = KITE_CMD_STATUS_DONE |
@@ -903,21 +903,24 @@ void kite_fault_cqe(KiteState *s, struct kite_cqe *cqe, bool *flip_owner)
         cqe->wqe_idx = cpu_to_le16(le16_to_cpu(cqe->wqe_idx) + 0x4000 +
                                    kite_fault_rand(s) % 0x8000);
     } else if (kite_fault_take(s, KITE_FAULT_CQE_OPCODE)) {
-        /* 0x6..0xc are undefined, 0xf (INVALID) is never written. */
+        /* Between RESIZE and REQ_ERR: undefined; INVALID is never written. */
         op_own &= ~KITE_CQE_OPCODE;
-        op_own |= FIELD_PREP(KITE_CQE_OPCODE, 6 + kite_fault_rand(s) % 7);
+        op_own |= FIELD_PREP(KITE_CQE_OPCODE, KITE_CQE_OP_RESIZE + 1 +
+                             kite_fault_rand(s) %
+                             (KITE_CQE_OP_REQ_ERR - KITE_CQE_OP_RESIZE - 1));
     } else if (recv && kite_fault_take(s, KITE_FAULT_CQE_LEN)) {
         /* Only a received SEND's length is bounded by the posted WQE. */
         cqe->byte_len = cpu_to_le32(kite_fault_rand(s) | BIT(31));
     } else if (kite_fault_take(s, KITE_FAULT_CQE_OWNER)) {
         *flip_owner = true;
     } else if (kite_fault_take(s, KITE_FAULT_CQE_SYNDROME)) {
-        /* Defined syndromes are below 0x30. */
+        /* ABORTED is the highest syndrome defined. */
         op_own &= ~KITE_CQE_OPCODE;
         op_own |= FIELD_PREP(KITE_CQE_OPCODE, req ? KITE_CQE_OP_REQ_ERR :
                                                     KITE_CQE_OP_RESP_ERR);
         cqe->syndrome = cpu_to_le32(
-            FIELD_PREP(KITE_CQE_SYNDROME, 0x30 + kite_fault_rand(s) % 0xd0) |
+            FIELD_PREP(KITE_CQE_SYNDROME, KITE_SYND_ABORTED + 1 +
+                       kite_fault_rand(s) % (0xff - KITE_SYND_ABORTED)) |
             FIELD_PREP(KITE_CQE_VENDOR_SYNDROME, kite_fault_rand(s) & 0xff));
         cqe->byte_len = 0;
     }

@@ -795,11 +795,12 @@ int kite_ib_cmd_exec(struct kite_ib_dev *dev, struct kite_ib_cmd *cmd)
 		return err;
 
 	/*
-	 * A status no command returns, or a result out of range: whether and
-	 * how the command was executed is unknown, and so is the state of the
-	 * device's objects. Nothing but a reset is safe.
+	 * A status never returned, or a result out of range: whether and how
+	 * the command was executed is unknown, and so is the state of the
+	 * device's objects. Nothing but a reset is safe. (Codes reserved for
+	 * future errors are failures: kite_ib_cmd_errno().)
 	 */
-	if (cmd->status >= ARRAY_SIZE(kite_ib_cmd_status_map) ||
+	if (cmd->status >= KITE_CMD_E_NEVER ||
 	    (!cmd->status &&
 	     !kite_ib_cmd_result_ok(&dev->caps, cmd->opcode, cmd->result,
 				    cmd->out_len))) {
