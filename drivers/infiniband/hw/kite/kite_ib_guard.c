@@ -8,19 +8,20 @@
  * rdma statistic), logged (ratelimited) and contained:
  *
  * - a CQE naming a QP of another CQ, an unknown WQE, opcode or syndrome, or
- *   a byte count beyond the posted buffers: its QP is isolated, that is moved to the error
- *   state (the device flushes what is outstanding) and reported to its
- *   owner with IB_EVENT_QP_FATAL;
+ *   a byte count beyond the posted buffers: its QP is isolated, that is
+ *   moved to the error state (the device flushes what is outstanding) and
+ *   reported to its owner with IB_EVENT_QP_FATAL;
  * - a CQE naming a QP beyond the device's range, or a CQE slot skipped
  *   by the owner rule: a completion was lost, so the CQ is reported with
  *   IB_EVENT_CQ_ERR and every QP using it is isolated;
  * - an EQE of unknown type or naming an object beyond the device's range:
- *   ignored, and every
- *   CQ of that EQ gets a completion event, so that a lost event cannot stall
- *   a consumer (a spurious event is harmless: consumers poll and re-arm);
- * - a command completion with an unknown status or a result out of range:
- *   the state of the device's objects is unknown, the device is declared
- *   fatal (kite_ib_cmd_fatal()) and kite_en resets it.
+ *   ignored, and every CQ of that EQ gets a completion event, so that a
+ *   lost event cannot stall a consumer (a spurious event is harmless:
+ *   consumers poll and re-arm);
+ * - a command completion with a status never returned (KITE_CMD_E_NEVER and
+ *   above) or a result out of range: the state of the device's objects is
+ *   unknown, the device is declared fatal (kite_ib_cmd_fatal()) and kite_en
+ *   resets it.
  *
  * Moving a QP to the error state takes a command, which sleeps, while the
  * checks run in poll_cq and in the EQ tasklets: QPs to isolate are marked in
