@@ -198,6 +198,11 @@ vm_serve_requests() {
 	case $cmd in
 	"set_link "* | "qom-set /machine/peripheral/kite0 fault-"*)
 		vm_monitor "$name" "$cmd" ;;
+	"qom-get /machine/peripheral/kite0 fault-"*)
+		# The answer goes back to the guest, in /kite-out/reply.
+		printf '%s\n' "$cmd" | timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" \
+			>"$dir/reply.tmp" 2>&1
+		mv "$dir/reply.tmp" "$dir/reply" ;;
 	*) warn "$name: refusing monitor request '$cmd'" ;;
 	esac
 	rm -f "$dir/request"

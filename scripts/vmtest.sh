@@ -43,6 +43,12 @@
 #          objects alive); rdma res counts back to the start, no splat,
 #          ibv_rc_pingpong works afterwards. KITE_FUZZ_SEEDS, _CALLS and
 #          _SECONDS choose the runs (make fuzz: the long run)
+#   devfuzz one Kite VM: a device-side fuzzer: under kernel RDMA traffic the
+#          model corrupts CQEs, EQEs, command completions and register
+#          reads (fault-corrupt), each class alone, then seeded random
+#          mixes (the classes contained without a reset, then all): no
+#          splat, the drivers' reaction logged, the device works again; a
+#          table of figures
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -223,6 +229,18 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
+group_devfuzz() {
+	# Fourteen classes, each followed by recovery and traffic, and two mixes.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
+	local st=0 p
+	p=$((20000 + RANDOM % 20000))
+	vm_start devfuzz "$VMLOGS/devfuzz" "$KITE_ROOT/scripts/guest/test-devfuzz.sh" \
+		--kite-net "dgram:$p:$((p + 1))" --no-capture
+	vm_wait devfuzz "$(vm_timeout)" || st=$?
+	vm_outcome devfuzz "$st" devfuzz
+	sed 's/^/# /' "$VMLOGS/devfuzz/devfuzz-figures.txt" 2>/dev/null || true
+}
+
 # failinject: one Kite VM; needs a kernel with fault injection (the
 # debug lane; on the lts lane it is skipped).
 group_failinject() {
@@ -249,7 +267,7 @@ group_uvfuzz() {
 	vm_outcome uvfuzz "$st" uvfuzz
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz)
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz devfuzz)
 
 vmtest_run() {
 	local g

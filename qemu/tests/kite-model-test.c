@@ -12,7 +12,7 @@
  * Each test group runs against a fresh QEMU. Output is TAP; the exit status
  * is non-zero if any test failed. Groups: cmdq, eq0, query, uctx_pd, eq, cq,
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
- * fault, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire.
+ * fault, devfuzz, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire.
  * Tests that need CQEs use the model's optional "debug-cqe" QOM property
  * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
  * absent.
@@ -464,6 +464,32 @@ static void qmp_connect(void)
 		fatal("no QMP greeting");
 	if (!qmp("{\"execute\":\"qmp_capabilities\"}", NULL))
 		fatal("qmp_capabilities failed");
+}
+
+/* qom-get of a kite property: the JSON after "return": in buf. */
+static bool qom_get(const char *prop, char *out, size_t len)
+{
+	char buf[256];
+	const char *reply = "", *v;
+
+	qmp_connect();
+	snprintf(buf, sizeof(buf),
+		 "{\"execute\":\"qom-get\",\"arguments\":{\"path\":"
+		 "\"/machine/peripheral/k\",\"property\":\"%s\"}}", prop);
+	if (!qmp(buf, &reply))
+		return false;
+	v = strstr(reply, "\"return\":");
+	if (!v)
+		return false;
+	v += strlen("\"return\":");
+	while (*v == ' ')
+		v++;
+	snprintf(out, len, "%s", v);
+	/* Without the closing brace and line end. */
+	v = strrchr(out, '}');
+	if (v)
+		*(char *)v = 0;
+	return true;
 }
 
 /* qom-set on the kite device; value is JSON. */
@@ -3520,6 +3546,240 @@ static void g_limits(void)
 	tap(r.done && !(r.status & 0xff) && r.result == 1, "GSI (QPN 1) still available when RC QPNs are exhausted");
 	nop(&r);
 	expect(&r, KITE_CMD_OK, -1, "NOP with every table full");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: device-side fuzzing (fault-corrupt)                          */
+/* ------------------------------------------------------------------ */
+
+/* fault-corrupt-count as the model has it, or -1. */
+static long fz_count(void)
+{
+	char v[64];
+
+	return qom_get("fault-corrupt-count", v, sizeof(v)) ? strtol(v, NULL, 0) : -1;
+}
+
+/* Arm one corruption of @cls. */
+static void fz_arm(const char *cls, unsigned n)
+{
+	char v[64];
+
+	snprintf(v, sizeof(v), "\"%s\"", cls);
+	if (!qom_set("fault-corrupt", v, NULL))
+		fatal("qom-set fault-corrupt %s", cls);
+	snprintf(v, sizeof(v), "%u", n);
+	qom_set("fault-corrupt-count", v, NULL);
+}
+
+static void fz_off(void)
+{
+	qom_set("fault-corrupt-count", "0", NULL);
+	qom_set("fault-corrupt", "\"none\"", NULL);
+}
+
+/* The CQE a debug-cqe wrote at @idx of @q, and whether it is valid. */
+static struct kite_cqe fz_cqe(struct cq *q, uint32_t idx, bool *valid)
+{
+	struct kite_cqe c = cqe_at(q, q->b.data, idx);
+	uint32_t want = ((idx >> q->log) & 1) ^ 1;
+
+	*valid = (c.op_own & KITE_CQE_OWNER) == want &&
+		 FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_INVALID;
+	return c;
+}
+
+static void g_devfuzz(void)
+{
+	struct cq a, b;
+	struct kite_cqe c, c2;
+	struct res r;
+	const struct kite_eqe *e;
+	const char *reply = "";
+	char v[256];
+	uint32_t idx = 0, st, rev, qpn1, qpn2;
+	unsigned mark, i, n;
+	bool valid;
+
+	fixture();
+	if (!qom_set("fault-corrupt", "\"none\"", &reply)) {
+		skip("model has no fault-corrupt property", "device-side fuzzing");
+		diag("%.160s", reply);
+		return;
+	}
+	tap(!qom_set("fault-corrupt", "\"cqe-qpn,bogus\"", &reply),
+	    "fault-corrupt refuses an unknown class");
+	tap(qom_get("fault-corrupt", v, sizeof(v)) && !strcmp(v, "\"\""),
+	    "fault-corrupt reads back empty when off (%s)", v);
+	qom_set("fault-seed", "42", NULL);
+	mkcq(&a, 4, eq1.eqn, 0, 0, 0);
+	mkcq(&b, 4, eq1.eqn, 0, 0, 0);
+
+	/* CQE fields: one corruption each, the next CQE is clean. */
+	fz_arm("cqe-qpn", 1);
+	tap(qom_get("fault-corrupt", v, sizeof(v)) && !strcmp(v, "\"cqe-qpn\""),
+	    "fault-corrupt reads back the class armed (%s)", v);
+	dcqe(a.cqn, 0);
+	c = fz_cqe(&a, idx, &valid);
+	qpn1 = c.qpn;
+	tap(valid && (c.qpn & BIT(23)) && c.qpn <= KITE_OBJ_MASK,
+	    "cqe-qpn: the CQE names QPN 0x%x, beyond any QP", c.qpn);
+	tap(fz_count() == 0, "cqe-qpn: fault-corrupt-count went to 0");
+	fz_arm("cqe-qpn", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(valid && (c.qpn & BIT(23)), "cqe-qpn again: corrupted (0x%x)", c.qpn);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(valid && c.qpn == 0 && c.wqe_idx == idx, "count 0: the next CQE is clean");
+
+	fz_arm("cqe-wqe-idx", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(valid && (uint16_t)(c.wqe_idx - idx) >= 0x4000 &&
+	    (uint16_t)(c.wqe_idx - idx) < 0xc000,
+	    "cqe-wqe-idx: WQE index %u for %u: 0x%x ahead", c.wqe_idx, idx,
+	    (uint16_t)(c.wqe_idx - idx));
+
+	fz_arm("cqe-opcode", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	n = FIELD_GET(KITE_CQE_OPCODE, c.op_own);
+	tap(valid && n > KITE_CQE_OP_RESIZE && n < KITE_CQE_OP_REQ_ERR,
+	    "cqe-opcode: undefined opcode 0x%x", n);
+
+	/* cqe-len corrupts only received SENDs: a requester CQE is left. */
+	fz_arm("cqe-len", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(valid && c.byte_len == 0 && fz_count() == 1,
+	    "cqe-len: a requester CQE is not corrupted, the count stays");
+	fz_off();
+
+	fz_arm("cqe-syndrome", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	n = FIELD_GET(KITE_CQE_SYNDROME, c.syndrome);
+	tap(valid && FIELD_GET(KITE_CQE_OPCODE, c.op_own) == KITE_CQE_OP_REQ_ERR &&
+	    n > KITE_SYND_ABORTED, "cqe-syndrome: REQ_ERR with undefined syndrome 0x%x", n);
+
+	/* Owner out of turn: this slot looks old, the next one is fine. */
+	fz_arm("cqe-owner", 1);
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(!valid && FIELD_GET(KITE_CQE_OPCODE, c.op_own) == KITE_CQE_OP_REQ,
+	    "cqe-owner: the CQE is written with the other pass's owner bit");
+	dcqe(a.cqn, 0);
+	idx++;
+	c = fz_cqe(&a, idx, &valid);
+	tap(valid, "cqe-owner: the next CQE is valid");
+
+	/* Misdirected: the CQE goes to the next CQ, its own pi does not move. */
+	fz_arm("cqe-cqn", 1);
+	dcqe(a.cqn, 0);
+	c = fz_cqe(&a, idx + 1, &valid);
+	tap(!valid, "cqe-cqn: nothing written to CQ %u", a.cqn);
+	c2 = fz_cqe(&b, 0, &valid);
+	tap(valid && FIELD_GET(KITE_CQE_OPCODE, c2.op_own) == KITE_CQE_OP_REQ &&
+	    c2.wqe_idx == idx + 1,
+	    "cqe-cqn: CQ %u's CQE (WQE %u) lands in CQ %u", a.cqn, c2.wqe_idx, b.cqn);
+
+	/* EQE fields: the completion event of a armed CQ. */
+	eq_drain(&eq1);
+	fz_arm("eqe-type", 1);
+	arm_cq(&b, 1, KITE_CQ_ARM_NEXT, 0);
+	mark = neqlog;
+	dcqe(b.cqn, 0);
+	eq_drain(&eq1);
+	e = neqlog > mark ? &eqlog[mark % EQLOG] : NULL;
+	tap(e && FIELD_GET(KITE_EQE_TYPE, e->type_owner) > KITE_EQE_DEVICE_FATAL && e->obj == b.cqn,
+	    "eqe-type: undefined event type 0x%x", e ? (unsigned)FIELD_GET(KITE_EQE_TYPE, e->type_owner) : 0);
+
+	fz_arm("eqe-obj", 1);
+	arm_cq(&b, 2, KITE_CQ_ARM_NEXT, 1);
+	mark = neqlog;
+	dcqe(b.cqn, 0);
+	eq_drain(&eq1);
+	e = neqlog > mark ? &eqlog[mark % EQLOG] : NULL;
+	tap(e && FIELD_GET(KITE_EQE_TYPE, e->type_owner) == KITE_EQE_COMPLETION &&
+	    (e->obj & BIT(31)) && e->obj != b.cqn,
+	    "eqe-obj: COMPLETION names object 0x%x", e ? e->obj : 0);
+
+	/* Commands. */
+	fz_arm("cmd-cookie", 1);
+	mark = neqlog;
+	nop(&r);
+	tap(r.done && (r.status & 0xff) == KITE_CMD_OK && !eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie),
+	    "cmd-cookie: the command completes, its CMD_DONE carries another cookie");
+	fz_arm("cmd-status", 1);
+	mark = neqlog;
+	nop(&r);
+	e = eqe_find(mark, KITE_EQE_CMD_DONE, r.cookie);
+	tap(r.done && (r.status & 0xff) >= KITE_CMD_E_NEVER && e && e->data == r.status,
+	    "cmd-status: undefined status 0x%02x in the entry and the event", r.status & 0xff);
+	fz_arm("cmd-result", 1);
+	nop(&r);
+	tap(r.done && r.result == 0 && fz_count() == 1,
+	    "cmd-result: a command without result is not corrupted");
+	alloc_pd(0, &r);
+	tap(r.done && (r.status & 0xff) == KITE_CMD_OK && (r.result & BIT(31)),
+	    "cmd-result: ALLOC_PD returns 0x%x", r.result);
+
+	/* Registers. */
+	fz_arm("reg-status", 1);
+	st = reg(KITE_REG_STATUS);
+	tap(!(st & KITE_STATUS_READY) && (st & BIT(31)), "reg-status: STATUS reads 0x%x", st);
+	st = reg(KITE_REG_STATUS);
+	tap(st & KITE_STATUS_READY, "reg-status: the next read is clean (0x%x)", st);
+	fz_arm("reg-version", 1);
+	rev = reg(KITE_REG_HW_REV);
+	tap(FIELD_GET(KITE_HW_REV_MAJOR, rev) != KITE_HW_REV_MAJOR_SUPPORTED,
+	    "reg-version: HW_REV reads 0x%x", rev);
+	rev = reg(KITE_REG_HW_REV);
+	tap(FIELD_GET(KITE_HW_REV_MAJOR, rev) == KITE_HW_REV_MAJOR_SUPPORTED,
+	    "reg-version: the next read is clean (0x%x)", rev);
+
+	/* Reproducible: the same seed gives the same value. */
+	qom_set("fault-seed", "42", NULL);
+	fz_arm("cqe-qpn", 1);
+	dcqe(a.cqn, 0);
+	tap(qom_get("fault-injected", v, sizeof(v)) && strstr(v, "cqe-qpn=3"),
+	    "fault-injected counts by class (%.80s)", v);
+	c = fz_cqe(&a, idx + 1, &valid);
+	qpn2 = c.qpn;
+	tap(valid && qpn2 == qpn1, "fault-seed 42 again: the same corrupted QPN (0x%x, 0x%x)",
+	    qpn1, qpn2);
+
+	/* A random mix on two big CQs; then the model still works. */
+	mkcq(&a, 9, eq1.eqn, 0, 0, 0);
+	mkcq(&b, 9, eq1.eqn, 0, 0, 0);
+	arm_cq(&a, 0, KITE_CQ_ARM_NEXT, 0);
+	arm_cq(&b, 0, KITE_CQ_ARM_NEXT, 0);
+	qom_set("fault-seed", "7", NULL);
+	fz_arm("all", 200);
+	for (i = 0; i < 300; i++) {
+		dcqe(i & 1 ? a.cqn : b.cqn, i & 4 ? DBG_ERROR : 0);
+		nop(&r);
+		reg(KITE_REG_STATUS);
+		reg(KITE_REG_HW_REV);
+		eq_drain(&eq1);
+	}
+	n = (unsigned)fz_count();
+	fz_off();
+	tap(n < 200, "mix: %u of 200 corruptions made", 200 - n);
+	nop(&r);
+	expect(&r, KITE_CMD_OK, 0, "after the mix: NOP completes cleanly");
+	alloc_pd(0, &r);
+	expect(&r, KITE_CMD_OK, 0, "after the mix: ALLOC_PD returns PDN %u", r.result);
+	st = reg(KITE_REG_STATUS);
+	tap((st & KITE_STATUS_READY) && !(st & KITE_STATUS_FATAL), "after the mix: STATUS 0x%x", st);
 }
 
 /* ------------------------------------------------------------------ */
@@ -6734,6 +6994,7 @@ static const struct group {
 	{ "doorbell", g_doorbell },
 	{ "limits", g_limits },
 	{ "fault", g_fault },
+	{ "devfuzz", g_devfuzz },
 	{ "reset", g_reset },
 	{ "robust", g_robust },
 	{ "fuzz", g_fuzz },

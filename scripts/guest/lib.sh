@@ -101,11 +101,11 @@ peer_barrier() {
 }
 
 # host_monitor COMMAND: have the host run a QEMU monitor command for this
-# VM (set_link, or qom-set of kite0's fault-* properties) and wait for it,
-# at most 20 s.
+# VM (set_link, or qom-set of kite0's fault-* properties; qom-get of them
+# answers in /kite-out/reply) and wait for it, at most 20 s.
 host_monitor() {
 	local i
-	rm -f /kite-out/request.done
+	rm -f /kite-out/request.done /kite-out/reply
 	echo "$1" >/kite-out/request.tmp
 	mv /kite-out/request.tmp /kite-out/request
 	for i in $(seq 1 100); do

@@ -316,6 +316,8 @@ struct kite_cmd {
 #define KITE_CMD_E_DMA			0x08	/* a DMA address failed */
 #define KITE_CMD_E_PBL			0x09	/* malformed page buffer list */
 #define KITE_CMD_E_INTERNAL		0x0a
+/* Codes from this one up are never returned: the device is broken. */
+#define KITE_CMD_E_NEVER		0x80
 
 /* Object numbers are 24 bits wide. */
 #define KITE_OBJ_MASK			GENMASK(23, 0)

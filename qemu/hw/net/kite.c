@@ -164,7 +164,7 @@ static uint32_t kite_global_read(KiteState *s, hwaddr addr)
     case KITE_REG_ID:
         return KITE_ID_MAGIC;
     case KITE_REG_HW_REV:
-        return kite_hw_rev();
+        return kite_fault_reg(s, addr, kite_hw_rev());
     case KITE_REG_FW_VER:
         /* Only valid while the firmware runs. */
         return ready ? s->fw_ver : 0;
@@ -173,7 +173,8 @@ static uint32_t kite_global_read(KiteState *s, hwaddr addr)
                FIELD_PREP(KITE_CAPS_NUM_QUEUES, KITE_ETH_MAX_QUEUES) |
                KITE_CAPS_RDMA;
     case KITE_REG_STATUS:
-        return s->status | (s->link_up ? KITE_STATUS_LINK_UP : 0);
+        return kite_fault_reg(s, addr, s->status |
+                              (s->link_up ? KITE_STATUS_LINK_UP : 0));
     case KITE_REG_MAC_LO:
         return (uint32_t)mac[2] << 24 | mac[3] << 16 | mac[4] << 8 | mac[5];
     case KITE_REG_MAC_HI:

@@ -305,6 +305,36 @@ typedef struct KiteRdma {
     uint8_t fault_cmd_status;
 } KiteRdma;
 
+/*
+ * Device-side fuzzing (QOM "fault-corrupt", "fault-corrupt-count",
+ * "fault-seed", "fault-injected"): corrupt what the driver reads from DMA
+ * memory and registers, at the point where the model writes or answers it.
+ */
+typedef enum KiteFault {
+    KITE_FAULT_CQE_CQN,         /* the CQE goes to another CQ */
+    KITE_FAULT_CQE_QPN,         /* a QPN no QP has */
+    KITE_FAULT_CQE_WQE_IDX,     /* a WQE index that is not outstanding */
+    KITE_FAULT_CQE_OPCODE,      /* an undefined CQE opcode */
+    KITE_FAULT_CQE_LEN,         /* a byte count beyond any posted length */
+    KITE_FAULT_CQE_OWNER,       /* the owner bit of the other pass */
+    KITE_FAULT_CQE_SYNDROME,    /* an error CQE with an undefined syndrome */
+    KITE_FAULT_EQE_TYPE,        /* an undefined event type */
+    KITE_FAULT_EQE_OBJ,         /* an object number no object has */
+    KITE_FAULT_CMD_COOKIE,      /* CMD_DONE with a cookie never posted */
+    KITE_FAULT_CMD_STATUS,      /* an undefined completion status code */
+    KITE_FAULT_CMD_RESULT,      /* a result (number, key, count) off range */
+    KITE_FAULT_REG_STATUS,      /* STATUS: reserved bits, READY clear */
+    KITE_FAULT_REG_VERSION,     /* HW_REV / FW_VER: another revision */
+    KITE_FAULT_COUNT
+} KiteFault;
+
+typedef struct KiteFuzz {
+    uint32_t mask;              /* BIT(KiteFault) of the classes armed */
+    uint32_t count;             /* corruptions left */
+    uint64_t rng;               /* xorshift64* state, from fault-seed */
+    uint32_t injected[KITE_FAULT_COUNT];
+} KiteFuzz;
+
 struct KiteState {
     PCIDevice parent_obj;
 
@@ -325,6 +355,7 @@ struct KiteState {
 
     KiteEth eth;
     KiteRdma rdma;
+    KiteFuzz fuzz;
 
     /* Properties. */
     NICConf conf;
@@ -403,6 +434,12 @@ void kite_db_bh(void *opaque);
 #define KITE_DEBUG_CQE_SOLICITED        BIT(24)
 #define KITE_DEBUG_CQE_ERROR            BIT(25)
 void kite_debug_cqe(KiteState *s, uint32_t arg);
+
+/* kite_rdma.c: device-side fuzzing */
+bool kite_fault_take(KiteState *s, KiteFault f);
+uint32_t kite_fault_rand(KiteState *s);
+uint32_t kite_fault_reg(KiteState *s, hwaddr off, uint32_t val);
+void kite_fault_cqe(KiteState *s, struct kite_cqe *cqe, bool *flip_owner);
 
 /* kite_pbl.c */
 /* Flags for kite_pbl_load(). */

@@ -75,6 +75,20 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
         return;
     }
 
+    if (s->fuzz.count) {
+        if (type == KITE_EQE_CMD_DONE &&
+            kite_fault_take(s, KITE_FAULT_CMD_COOKIE)) {
+            obj ^= kite_fault_rand(s) | BIT(31);
+        } else if (kite_fault_take(s, KITE_FAULT_EQE_TYPE)) {
+            /* DEVICE_FATAL is the highest type defined. */
+            type = KITE_EQE_DEVICE_FATAL + 1 +
+                   kite_fault_rand(s) % (0xff - KITE_EQE_DEVICE_FATAL);
+        } else if (type != KITE_EQE_CMD_DONE &&
+                   kite_fault_take(s, KITE_FAULT_EQE_OBJ)) {
+            /* (A CMD_DONE's object is its cookie: cmd-cookie.) */
+            obj ^= kite_fault_rand(s) | BIT(31);
+        }
+    }
     owner = kite_phase(eq->pi, eq->log_depth);
     eqe.type_owner = cpu_to_le32(FIELD_PREP(KITE_EQE_TYPE, type) |
                                  (owner ? KITE_EQE_OWNER : 0));
@@ -296,7 +310,7 @@ static void kite_cq_event(KiteState *s, KiteCQ *cq, bool solicited)
 
 /* Write one CQE slot at index @idx with the owner bit last. */
 static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
-                               const struct kite_cqe *cqe)
+                               const struct kite_cqe *cqe, bool flip_owner)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t slot[128] = {};
@@ -306,7 +320,8 @@ static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
 
     memcpy(slot, cqe, sizeof(*cqe));
     op_own = le32_to_cpu(cqe->op_own) & ~KITE_CQE_OWNER;
-    op_own |= kite_phase(idx, cq->log_depth) ? KITE_CQE_OWNER : 0;
+    op_own |= kite_phase(idx, cq->log_depth) ^ flip_owner ?
+              KITE_CQE_OWNER : 0;
     stl_le_p(slot + KITE_CQE_OWNER_OFF, op_own);
     addr = kite_pbl_entry(&cq->pbl, idx, cq->log_depth, cq->cqe_shift);
     if (pci_dma_write(pdev, addr, slot, KITE_CQE_OWNER_OFF) != MEMTX_OK ||
@@ -321,11 +336,38 @@ static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
     return true;
 }
 
-bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *cqe)
+/* Device-side fuzzing: another valid CQ to misdirect a CQE to, or NULL. */
+static KiteCQ *kite_fault_other_cq(KiteState *s, KiteCQ *cq)
+{
+    uint32_t i, n;
+
+    for (i = 1; i < KITE_MAX_CQ; i++) {
+        n = (cq->cqn + i) % KITE_MAX_CQ;
+        if (s->rdma.cq[n].valid && s->rdma.cq[n].state == KITE_CQ_STATE_OK) {
+            return &s->rdma.cq[n];
+        }
+    }
+    return NULL;
+}
+
+bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *in)
 {
     uint32_t ci, arm, idx, opcode;
-    bool solicited;
+    struct kite_cqe fuzzed, *cqe = &fuzzed;
+    bool solicited, flip_owner = false;
+    KiteCQ *other;
 
+    fuzzed = *in;
+    if (s->fuzz.count &&
+        FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(in->op_own)) !=
+        KITE_CQE_OP_RESIZE) {
+        other = kite_fault_other_cq(s, cq);
+        if (other && kite_fault_take(s, KITE_FAULT_CQE_CQN)) {
+            cq = other;
+        } else {
+            kite_fault_cqe(s, &fuzzed, &flip_owner);
+        }
+    }
     if (!cq->valid || cq->state != KITE_CQ_STATE_OK) {
         return false;
     }
@@ -339,7 +381,7 @@ bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *cqe)
         return false;
     }
     idx = cq->pi;
-    if (!kite_cq_write_slot(s, cq, idx, cqe)) {
+    if (!kite_cq_write_slot(s, cq, idx, cqe, flip_owner)) {
         kite_cq_error(s, cq, KITE_CQ_ERR_DMA);
         return false;
     }
@@ -581,7 +623,7 @@ static bool kite_cq_resize(KiteState *s, KiteCmdCtx *c, KiteCQ *cq,
     }
     cqe.op_own = cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
                                         KITE_CQE_OP_RESIZE));
-    if (!kite_cq_write_slot(s, cq, cq->pi, &cqe)) {
+    if (!kite_cq_write_slot(s, cq, cq->pi, &cqe, false)) {
         kite_pbl_free(&pbl);
         return kite_cmd_err(c, KITE_CMD_E_DMA,
                             offsetof(struct kite_cmd_modify_cq, cqn));

@@ -15,6 +15,8 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/host-utils.h"
+#include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
@@ -634,6 +636,15 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
     if (c.code != KITE_CMD_OK) {
         c.result = 0;
     }
+    if (s->fuzz.count) {
+        if (c.result && kite_fault_take(s, KITE_FAULT_CMD_RESULT)) {
+            /* Numbers, keys and counts all stay below bit 31. */
+            c.result ^= kite_fault_rand(s) | BIT(31);
+        } else if (kite_fault_take(s, KITE_FAULT_CMD_STATUS)) {
+            c.code = KITE_CMD_E_NEVER +
+                     kite_fault_rand(s) % (0x100 - KITE_CMD_E_NEVER);
+        }
+    }
     status = KITE_CMD_STATUS_DONE |
              FIELD_PREP(KITE_CMD_STATUS_CODE, c.code) |
              FIELD_PREP(KITE_CMD_STATUS_SYNDROME, c.syndrome);
@@ -800,6 +811,208 @@ void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len)
     kite_engine_receive(s, buf, len);
 }
 
+/* Device-side fuzzing */
+
+static const char *const kite_fault_names[KITE_FAULT_COUNT] = {
+    [KITE_FAULT_CQE_CQN] = "cqe-cqn",
+    [KITE_FAULT_CQE_QPN] = "cqe-qpn",
+    [KITE_FAULT_CQE_WQE_IDX] = "cqe-wqe-idx",
+    [KITE_FAULT_CQE_OPCODE] = "cqe-opcode",
+    [KITE_FAULT_CQE_LEN] = "cqe-len",
+    [KITE_FAULT_CQE_OWNER] = "cqe-owner",
+    [KITE_FAULT_CQE_SYNDROME] = "cqe-syndrome",
+    [KITE_FAULT_EQE_TYPE] = "eqe-type",
+    [KITE_FAULT_EQE_OBJ] = "eqe-obj",
+    [KITE_FAULT_CMD_COOKIE] = "cmd-cookie",
+    [KITE_FAULT_CMD_STATUS] = "cmd-status",
+    [KITE_FAULT_CMD_RESULT] = "cmd-result",
+    [KITE_FAULT_REG_STATUS] = "reg-status",
+    [KITE_FAULT_REG_VERSION] = "reg-version",
+};
+
+/* xorshift64*: reproducible from fault-seed, never stuck at zero. */
+uint32_t kite_fault_rand(KiteState *s)
+{
+    uint64_t x = s->fuzz.rng ? s->fuzz.rng : 0x9e3779b97f4a7c15ULL;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->fuzz.rng = x;
+    return (x * 0x2545f4914f6cdd1dULL) >> 32;
+}
+
+/*
+ * Whether to corrupt this instance of class @f: the class is armed and
+ * corruptions are left. With several classes armed (a random mix), only one
+ * chance in four is taken, so that the mix spreads over the classes.
+ */
+bool kite_fault_take(KiteState *s, KiteFault f)
+{
+    KiteFuzz *z = &s->fuzz;
+
+    if (!z->count || !(z->mask & BIT(f))) {
+        return false;
+    }
+    if (ctpop32(z->mask) > 1 && (kite_fault_rand(s) & 3)) {
+        return false;
+    }
+    z->count--;
+    z->injected[f]++;
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: fuzz: injected %s\n",
+                  kite_fault_names[f]);
+    return true;
+}
+
+/* A register read: STATUS or HW_REV, possibly corrupted. */
+uint32_t kite_fault_reg(KiteState *s, hwaddr off, uint32_t val)
+{
+    if (!s->fuzz.count || !kite_ready(s)) {
+        return val;
+    }
+    if (off == KITE_REG_STATUS &&
+        kite_fault_take(s, KITE_FAULT_REG_STATUS)) {
+        /* Reserved bits set and READY clear while not resetting. */
+        return ((val & ~KITE_STATUS_READY) | (kite_fault_rand(s) << 16) |
+                BIT(31)) & ~KITE_STATUS_RESETTING;
+    }
+    if (off == KITE_REG_HW_REV &&
+        kite_fault_take(s, KITE_FAULT_REG_VERSION)) {
+        /* Another major revision. */
+        return val ^ (kite_fault_rand(s) | BIT(31));
+    }
+    return val;
+}
+
+/*
+ * A CQE about to be written (not a RESIZE CQE): at most one field
+ * corrupted, with a value the driver can tell is wrong.
+ */
+void kite_fault_cqe(KiteState *s, struct kite_cqe *cqe, bool *flip_owner)
+{
+    uint32_t op_own = le32_to_cpu(cqe->op_own);
+    uint32_t op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+    bool recv = op == KITE_CQE_OP_RESP_SEND ||
+                op == KITE_CQE_OP_RESP_SEND_IMM ||
+                op == KITE_CQE_OP_RESP_SEND_INV;
+    bool req = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
+
+    if (kite_fault_take(s, KITE_FAULT_CQE_QPN)) {
+        /* The model's QPNs are below KITE_MAX_QP. */
+        cqe->qpn = cpu_to_le32((kite_fault_rand(s) | BIT(23)) &
+                               KITE_OBJ_MASK);
+    } else if (kite_fault_take(s, KITE_FAULT_CQE_WQE_IDX)) {
+        /* 0x4000..0xbfff ahead: beyond any ring (at most 4096 WQEs). */
+        cqe->wqe_idx = cpu_to_le16(le16_to_cpu(cqe->wqe_idx) + 0x4000 +
+                                   kite_fault_rand(s) % 0x8000);
+    } else if (kite_fault_take(s, KITE_FAULT_CQE_OPCODE)) {
+        /* Between RESIZE and REQ_ERR: undefined; INVALID is never written. */
+        op_own &= ~KITE_CQE_OPCODE;
+        op_own |= FIELD_PREP(KITE_CQE_OPCODE, KITE_CQE_OP_RESIZE + 1 +
+                             kite_fault_rand(s) %
+                             (KITE_CQE_OP_REQ_ERR - KITE_CQE_OP_RESIZE - 1));
+    } else if (recv && kite_fault_take(s, KITE_FAULT_CQE_LEN)) {
+        /* Only a received SEND's length is bounded by the posted WQE. */
+        cqe->byte_len = cpu_to_le32(kite_fault_rand(s) | BIT(31));
+    } else if (kite_fault_take(s, KITE_FAULT_CQE_OWNER)) {
+        *flip_owner = true;
+    } else if (kite_fault_take(s, KITE_FAULT_CQE_SYNDROME)) {
+        /* ABORTED is the highest syndrome defined. */
+        op_own &= ~KITE_CQE_OPCODE;
+        op_own |= FIELD_PREP(KITE_CQE_OPCODE, req ? KITE_CQE_OP_REQ_ERR :
+                                                    KITE_CQE_OP_RESP_ERR);
+        cqe->syndrome = cpu_to_le32(
+            FIELD_PREP(KITE_CQE_SYNDROME, KITE_SYND_ABORTED + 1 +
+                       kite_fault_rand(s) % (0xff - KITE_SYND_ABORTED)) |
+            FIELD_PREP(KITE_CQE_VENDOR_SYNDROME, kite_fault_rand(s) & 0xff));
+        cqe->byte_len = 0;
+    }
+    cqe->op_own = cpu_to_le32(op_own);
+}
+
+static void kite_get_fault_corrupt(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    KiteFuzz *z = &KITE(obj)->fuzz;
+    GString *str = g_string_new("");
+    char *value;
+    int i;
+
+    for (i = 0; i < KITE_FAULT_COUNT; i++) {
+        if (z->mask & BIT(i)) {
+            g_string_append_printf(str, "%s%s", str->len ? "," : "",
+                                   kite_fault_names[i]);
+        }
+    }
+    value = g_string_free(str, false);
+    visit_type_str(v, name, &value, errp);
+    g_free(value);
+}
+
+/* "none", "all", or a comma-separated list of class names. */
+static void kite_set_fault_corrupt(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    g_autofree char *value = NULL;
+    g_auto(GStrv) names = NULL;
+    uint32_t mask = 0;
+    int i, j;
+
+    if (!visit_type_str(v, name, &value, errp)) {
+        return;
+    }
+    if (!strcmp(value, "all")) {
+        mask = BIT(KITE_FAULT_COUNT) - 1;
+    } else if (strcmp(value, "none") && value[0]) {
+        names = g_strsplit(value, ",", -1);
+        for (i = 0; names[i]; i++) {
+            for (j = 0; j < KITE_FAULT_COUNT; j++) {
+                if (!strcmp(names[i], kite_fault_names[j])) {
+                    break;
+                }
+            }
+            if (j == KITE_FAULT_COUNT) {
+                error_setg(errp, "%s: unknown class '%s'", name, names[i]);
+                return;
+            }
+            mask |= BIT(j);
+        }
+    }
+    KITE(obj)->fuzz.mask = mask;
+}
+
+static void kite_set_fault_seed(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    uint64_t value;
+
+    if (!visit_type_uint64(v, name, &value, errp)) {
+        return;
+    }
+    KITE(obj)->fuzz.rng = value;
+}
+
+/* "class=N ..." for every class injected at least once. */
+static void kite_get_fault_injected(Object *obj, Visitor *v,
+                                    const char *name, void *opaque,
+                                    Error **errp)
+{
+    KiteFuzz *z = &KITE(obj)->fuzz;
+    GString *str = g_string_new("");
+    char *value;
+    int i;
+
+    for (i = 0; i < KITE_FAULT_COUNT; i++) {
+        if (z->injected[i]) {
+            g_string_append_printf(str, "%s%s=%u", str->len ? " " : "",
+                                   kite_fault_names[i], z->injected[i]);
+        }
+    }
+    value = g_string_free(str, false);
+    visit_type_str(v, name, &value, errp);
+    g_free(value);
+}
+
 /* Fault injection properties */
 
 static bool kite_get_fault_hang(Object *obj, Error **errp)
@@ -876,6 +1089,15 @@ void kite_rdma_instance_init(KiteState *s)
      */
     object_property_add(obj, "debug-cqe", "uint32", NULL, kite_set_debug_cqe,
                         NULL, NULL);
+    /* Device-side fuzzing (kite_fault_take()); survives device resets. */
+    object_property_add(obj, "fault-corrupt", "str", kite_get_fault_corrupt,
+                        kite_set_fault_corrupt, NULL, NULL);
+    object_property_add_uint32_ptr(obj, "fault-corrupt-count",
+                                   &s->fuzz.count, OBJ_PROP_FLAG_READWRITE);
+    object_property_add(obj, "fault-seed", "uint64", NULL,
+                        kite_set_fault_seed, NULL, NULL);
+    object_property_add(obj, "fault-injected", "str",
+                        kite_get_fault_injected, NULL, NULL, NULL);
 }
 
 /* Lifecycle */

@@ -28,6 +28,9 @@
  *                   access error moving the QP to ERROR, ib_drain_qp()
  * events            the CQ arm rules: NEXT_COMP, REPORT_MISSED_EVENTS,
  *                   SOLICITED
+ * traffic N         N SENDs and RDMA WRITEs of random sizes, data compared,
+ *                   with short bounded waits; a QP that fails is replaced
+ *                   (for a faulty device: the figures are logged)
  * bench N           create and destroy N CQs and N QPs, timed
  *
  * Results are TAP-like kernel log lines, "kite_verbs_test: ok - SET: NAME"
@@ -47,6 +50,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/random.h>
 #include <linux/scatterlist.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -1558,6 +1562,171 @@ out_free:
 }
 
 /* ------------------------------------------------------------------ */
+/* traffic: a stream of exchanges that survives a faulty device        */
+/* ------------------------------------------------------------------ */
+
+#define KVT_TRAFFIC_WAIT	(HZ / 2)
+
+/* Wait for @w, at most KVT_TRAFFIC_WAIT: its status, or -ETIMEDOUT. */
+static int kvt_traffic_wait(struct kvt_wr *w)
+{
+	if (!wait_for_completion_timeout(&w->done, KVT_TRAFFIC_WAIT))
+		return -ETIMEDOUT;
+	return w->wc.status;
+}
+
+/*
+ * One SEND of @len bytes at @off to the QP itself, or RDMA WRITE when
+ * @write: true if both ends completed successfully and the data arrived.
+ */
+static bool kvt_traffic_one(struct kvt_data *d, u32 off, u32 len, bool write)
+{
+	struct ib_rdma_wr rdma = {};
+	struct ib_send_wr wr = {};
+	int got;
+
+	memset(d->dst, 0, KVT_BUF);
+	get_random_bytes(d->src + off, len);
+	ib_dma_sync_single_for_device(d->cq->device, d->src_dma, KVT_BUF,
+				      DMA_BIDIRECTIONAL);
+	if (write) {
+		rdma.wr.opcode = IB_WR_RDMA_WRITE;
+		rdma.remote_addr = sg_dma_address(&d->sg);
+		rdma.rkey = d->mr->rkey;
+		if (kvt_data_send(d, d->qp, &rdma.wr, off, len))
+			return false;
+	} else {
+		wr.opcode = IB_WR_SEND;
+		if (kvt_data_recv(d, d->qp, &d->wr[KVT_RECV]) ||
+		    kvt_data_send(d, d->qp, &wr, off, len))
+			return false;
+	}
+	got = kvt_traffic_wait(&d->wr[KVT_SEND]);
+	if (!write && !got)
+		got = kvt_traffic_wait(&d->wr[KVT_RECV]);
+	if (got)
+		return false;
+	ib_dma_sync_single_for_cpu(d->cq->device, sg_dma_address(&d->sg),
+				   KVT_BUF, DMA_BIDIRECTIONAL);
+	return !memcmp(d->dst, d->src + off, len);
+}
+
+/* An MR with remote write access over @d->dst: fast registration. */
+static int kvt_traffic_mr(struct kvt_data *d)
+{
+	struct ib_reg_wr reg = {};
+	int n;
+
+	d->mr = ib_alloc_mr(d->pd, IB_MR_TYPE_MEM_REG, 2);
+	if (IS_ERR(d->mr)) {
+		n = PTR_ERR(d->mr);
+		d->mr = NULL;
+		return n;
+	}
+	n = ib_map_mr_sg(d->mr, &d->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return -EINVAL;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.mr = d->mr;
+	reg.key = d->mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	reg.wr.wr_cqe = kvt_wr_arm(&d->wr[KVT_SEND]);
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	n = ib_post_send(d->qp, &reg.wr, NULL);
+	return n ? n : kvt_traffic_wait(&d->wr[KVT_SEND]);
+}
+
+/*
+ * traffic N: N exchanges (SENDs and RDMA WRITEs of random sizes, data
+ * compared) on an RC QP connected to itself. Waits are short and bounded;
+ * a QP that fails (an error completion, a completion that never comes, a
+ * post refused in ERROR) is destroyed and replaced, without ib_drain_qp(),
+ * which would wait for ever for a completion a faulty device lost. The
+ * checks are the run's own (no object left behind); the figures go to the
+ * log ("# traffic: N exchanges, N ok, N failed, N QPs replaced").
+ */
+static void kvt_run_traffic(struct kvt_run *r, u32 n)
+{
+	struct ib_device *dev = r->dev;
+	u32 i, ok = 0, failed = 0, replaced = 0, len, off;
+	struct kvt_data *d;
+	bool write;
+
+	kvt_destroy_kept(r);
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return;
+	for (i = 0; i < ARRAY_SIZE(d->wr); i++)
+		init_completion(&d->wr[i].done);
+	d->src = kzalloc(KVT_BUF, GFP_KERNEL);
+	d->dst = kzalloc(KVT_BUF, GFP_KERNEL);
+	if (!d->src || !d->dst)
+		goto out_free;
+	d->pd = ib_alloc_pd(dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->pd), 0, "alloc_pd"))
+		goto out_free;
+	d->src_dma = ib_dma_map_single(dev, d->src, KVT_BUF, DMA_BIDIRECTIONAL);
+	if (!kvt_result(r, !ib_dma_mapping_error(dev, d->src_dma), "map source"))
+		goto out_pd;
+	sg_init_one(&d->sg, d->dst, KVT_BUF);
+	if (!kvt_result(r, ib_dma_map_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL) == 1,
+			"map destination"))
+		goto out_src;
+	d->cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_SOFTIRQ);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->cq), 0, "alloc_cq(IB_POLL_SOFTIRQ)"))
+		goto out_dst;
+
+	for (i = 0; i < n; i++) {
+		if (!d->qp) {
+			d->qp = kvt_data_qp(r, d);
+			if (IS_ERR(d->qp)) {
+				/* The device may be resetting: stop here. */
+				pr_info("# traffic: no QP after %u exchanges: %ld\n",
+					i, PTR_ERR(d->qp));
+				d->qp = NULL;
+				break;
+			}
+			if (d->mr) {
+				ib_dereg_mr(d->mr);
+				d->mr = NULL;
+			}
+			if (kvt_traffic_mr(d))
+				goto replace;
+		}
+		len = 1 + get_random_u32_below(KVT_BUF / 2);
+		off = get_random_u32_below(KVT_BUF / 2);
+		write = i & 1;
+		if (kvt_traffic_one(d, off, len, write)) {
+			ok++;
+			continue;
+		}
+		failed++;
+replace:
+		replaced++;
+		ib_destroy_qp(d->qp);
+		d->qp = NULL;
+	}
+	pr_info("# traffic: %u exchanges, %u ok, %u failed, %u QPs replaced\n",
+		i, ok, failed, replaced);
+
+	if (d->qp)
+		ib_destroy_qp(d->qp);
+	if (d->mr)
+		ib_dereg_mr(d->mr);
+	ib_free_cq(d->cq);
+out_dst:
+	ib_dma_unmap_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL);
+out_src:
+	ib_dma_unmap_single(dev, d->src_dma, KVT_BUF, DMA_BIDIRECTIONAL);
+out_pd:
+	ib_dealloc_pd(d->pd);
+out_free:
+	kfree(d->dst);
+	kfree(d->src);
+	kfree(d);
+}
+
+/* ------------------------------------------------------------------ */
 /* events: the arm rules seen from a kernel consumer                   */
 /* ------------------------------------------------------------------ */
 
@@ -1861,7 +2030,7 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 	    strcmp(set, "hang_prepare") && strcmp(set, "hang") &&
 	    strcmp(set, "works") && strcmp(set, "capacity") &&
 	    strcmp(set, "bench") && strcmp(set, "data") &&
-	    strcmp(set, "events"))
+	    strcmp(set, "events") && strcmp(set, "traffic"))
 		return -EINVAL;
 	if (!strcmp(set, "fault") && n != 3)
 		return -EINVAL;
@@ -1893,6 +2062,8 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 		kvt_run_data(&r);
 	else if (!strcmp(set, "events"))
 		kvt_run_events(&r);
+	else if (!strcmp(set, "traffic"))
+		kvt_run_traffic(&r, a ? a : 100);
 	else
 		kvt_run_bench(&r, a);
 	kvt_res_check(&r, kept0);
@@ -1906,7 +2077,7 @@ static const struct kernel_param_ops kvt_run_ops = {
 	.set = kvt_run_set,
 };
 module_param_cb(run, &kvt_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "Write a case set to run it: bad, fault OP STATUS, hang_prepare, hang TIMEOUT_MS, works, capacity, data, events, bench N");
+MODULE_PARM_DESC(run, "Write a case set to run it: bad, fault OP STATUS, hang_prepare, hang TIMEOUT_MS, works, capacity, data, events, traffic N, bench N");
 
 /* ------------------------------------------------------------------ */
 /* The ib_client                                                       */

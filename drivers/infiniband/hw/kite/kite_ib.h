@@ -291,7 +291,8 @@ struct kite_ib_eq *kite_ib_comp_eq(struct kite_ib_dev *dev, int comp_vector);
 bool kite_ib_eqe_valid(const struct kite_eqe *eqe, u32 ci,
 		       unsigned int log_depth);
 u64 kite_ib_eq_doorbell(u32 eqn, u32 ci, bool arm);
-void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe);
+void kite_ib_eq_dispatch(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			 const struct kite_eqe *eqe);
 
 /**
  * struct kite_ib_ref - how EQE and CQE dispatch find a CQ or QP safely
@@ -364,6 +365,7 @@ struct kite_ib_cq {
  * @wr_id: kernel QPs: the wr_id of each posted WQE
  * @opcode: kernel SQs: the ib_wc_opcode of each posted WQE
  * @signaled: kernel SQs: whether each posted WQE asked for a completion
+ * @len: kernel RQs: the bytes each posted WQE can take
  * @max_sge: SGEs a WQE can hold
  * @lock: serialises posting on a kernel QP
  */
@@ -374,6 +376,7 @@ struct kite_ib_wq {
 	u64 *wr_id;
 	u8 *opcode;
 	unsigned long *signaled;
+	u32 *len;
 	u32 max_sge;
 	spinlock_t lock;	/* see @lock above */
 };
@@ -475,6 +478,44 @@ struct kite_ib_caps {
 };
 
 /**
+ * enum kite_ib_bad - classes of bad device data (kite_ib_guard.c)
+ * @KITE_IB_BAD_CQE_CQN: a CQE for a QP that does not complete on its CQ
+ * @KITE_IB_BAD_CQE_QPN: a CQE for a QP that does not exist
+ * @KITE_IB_BAD_CQE_WQE_IDX: a CQE for a WQE that is not outstanding
+ * @KITE_IB_BAD_CQE_OPCODE: a CQE or WQE opcode the driver does not know
+ * @KITE_IB_BAD_CQE_LEN: a byte count beyond the posted buffers
+ * @KITE_IB_BAD_CQE_OWNER: a CQE slot the owner rule skipped
+ * @KITE_IB_BAD_CQE_SYNDROME: an error CQE with an unknown syndrome
+ * @KITE_IB_BAD_EQE_TYPE: an EQE of unknown type
+ * @KITE_IB_BAD_EQE_OBJ: an EQE naming an unknown object
+ * @KITE_IB_BAD_CMD_COOKIE: a command completion with an unknown cookie
+ * @KITE_IB_BAD_CMD_STATUS: a command completion with an unknown status
+ * @KITE_IB_BAD_CMD_RESULT: a command result out of range
+ * @KITE_IB_BAD_COUNT: number of classes
+ */
+enum kite_ib_bad {
+	KITE_IB_BAD_CQE_CQN,
+	KITE_IB_BAD_CQE_QPN,
+	KITE_IB_BAD_CQE_WQE_IDX,
+	KITE_IB_BAD_CQE_OPCODE,
+	KITE_IB_BAD_CQE_LEN,
+	KITE_IB_BAD_CQE_OWNER,
+	KITE_IB_BAD_CQE_SYNDROME,
+	KITE_IB_BAD_EQE_TYPE,
+	KITE_IB_BAD_EQE_OBJ,
+	KITE_IB_BAD_CMD_COOKIE,
+	KITE_IB_BAD_CMD_STATUS,
+	KITE_IB_BAD_CMD_RESULT,
+	KITE_IB_BAD_COUNT
+};
+
+/* Hardware counters: the device's (KITE_STAT_*), then the driver's. */
+#define KITE_IB_STAT_BAD		KITE_STAT_COUNT
+#define KITE_IB_STAT_QPS_ISOLATED	(KITE_IB_STAT_BAD + KITE_IB_BAD_COUNT)
+#define KITE_IB_STAT_CQS_ISOLATED	(KITE_IB_STAT_QPS_ISOLATED + 1)
+#define KITE_IB_STAT_COUNT		(KITE_IB_STAT_CQS_ISOLATED + 1)
+
+/**
  * struct kite_ib_dev - the RDMA side of one Kite function
  * @ibdev: the core's device
  * @kadev: what kite_en handed over; valid while bound
@@ -491,6 +532,10 @@ struct kite_ib_caps {
  * @running: probe completed and remove has not started; only then does a
  *	device failure request a reset
  * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
+ * @isolate_work: moves the QPs marked for isolation to the error state
+ * @bad: bad device data seen, by class (drv_bad_* counters)
+ * @qps_isolated: QPs isolated because of bad device data
+ * @cqs_isolated: CQs reported in error because of bad device data
  */
 struct kite_ib_dev {
 	struct ib_device ibdev;
@@ -507,6 +552,10 @@ struct kite_ib_dev {
 	struct xarray qp_xa;
 	bool running;
 	bool fatal;
+	struct work_struct isolate_work;
+	atomic64_t bad[KITE_IB_BAD_COUNT];
+	atomic64_t qps_isolated;
+	atomic64_t cqs_isolated;
 };
 
 static inline struct kite_ib_dev *to_kdev(struct ib_device *ibdev)
@@ -609,6 +658,8 @@ int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int kite_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 enum ib_wc_status kite_ib_syndrome_to_wc_status(u8 syndrome);
+enum kite_ib_bad kite_ib_cqe_check_wc(const struct ib_wc *wc, u32 synd,
+				      u32 posted_len);
 int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
 		      u64 wr_id, struct ib_qp *qp);
 bool kite_ib_cqe_valid(const struct kite_cqe *cqe, u32 ci,
@@ -675,5 +726,20 @@ void kite_ib_set_res_ops(struct kite_ib_dev *dev);
 
 /* kite_ib_main.c */
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev);
+
+/* kite_ib_guard.c; QPs to isolate are marked in &kite_ib_dev.qp_xa */
+#define KITE_IB_XA_ISOLATE	XA_MARK_1
+
+const char *kite_ib_bad_name(enum kite_ib_bad what);
+void kite_ib_bad(struct kite_ib_dev *dev, enum kite_ib_bad what);
+u32 kite_ib_recv_wr_len(const struct ib_recv_wr *wr);
+bool kite_ib_cmd_result_ok(const struct kite_ib_caps *caps, u8 opcode,
+			   u32 result, u16 out_len);
+bool kite_ib_syndrome_known(u8 syndrome);
+void kite_ib_qp_isolate(struct kite_ib_dev *dev, u32 qpn);
+void kite_ib_cq_isolate(struct kite_ib_dev *dev, struct kite_ib_cq *cq);
+void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq);
+void kite_ib_guard_init(struct kite_ib_dev *dev);
+void kite_ib_guard_stop(struct kite_ib_dev *dev);
 
 #endif /* _KITE_IB_H_ */

@@ -530,14 +530,63 @@ void kite_ib_cmd_complete(struct kite_ib_dev *dev, u32 cookie, u32 status)
 	reaped = cookie && cmdq->cookies[slot] == cookie;
 unknown:
 	spin_unlock_irqrestore(&cmdq->lock, flags);
-	if (reaped)
+	if (reaped) {
 		dev_dbg(kite_ib_cmd_dev(dev),
 			"completion for command 0x%08x, already reaped\n",
 			cookie);
-	else
-		dev_warn_ratelimited(kite_ib_cmd_dev(dev),
-				     "completion with unknown or stale cookie 0x%08x ignored\n",
-				     cookie);
+	} else {
+		kite_ib_bad(dev, KITE_IB_BAD_CMD_COOKIE);
+		dev_err_ratelimited(kite_ib_cmd_dev(dev),
+				    "bad device data (cmd-cookie): completion with unknown or stale cookie 0x%08x ignored\n",
+				    cookie);
+	}
+}
+
+/**
+ * kite_ib_cmd_result_ok() - whether a command's result is in range
+ * @caps: the device's limits; zero before QUERY_DEVICE completed
+ * @opcode: the command
+ * @result: its result word
+ * @out_len: the output bytes asked for
+ *
+ * Object numbers (and the index of memory keys) stay below the device's
+ * limit for their kind, or below 2^24 while the limits are not known; user
+ * contexts name a doorbell page; QUERY_STATS reports at most the counters
+ * its output buffer holds. Other commands' results are not used.
+ *
+ * Return: true if the driver may use @result.
+ */
+bool kite_ib_cmd_result_ok(const struct kite_ib_caps *caps, u8 opcode,
+			   u32 result, u16 out_len)
+{
+	u32 limit;
+
+	switch (opcode) {
+	case KITE_CMD_CREATE_EQ:
+		limit = caps->max_eq;
+		break;
+	case KITE_CMD_CREATE_CQ:
+		limit = caps->max_cq;
+		break;
+	case KITE_CMD_CREATE_QP:
+		limit = caps->max_qp;
+		break;
+	case KITE_CMD_ALLOC_PD:
+		limit = caps->max_pd;
+		break;
+	case KITE_CMD_REG_MR:
+	case KITE_CMD_ALLOC_MR:
+		result = FIELD_GET(KITE_KEY_INDEX, result);
+		limit = caps->max_mr;
+		break;
+	case KITE_CMD_ALLOC_UCTX:
+		return result < KITE_DB_PAGES;
+	case KITE_CMD_QUERY_STATS:
+		return result <= out_len / sizeof(__le64);
+	default:
+		return true;
+	}
+	return result < (limit ?: KITE_OBJ_MASK + 1);
 }
 
 static u32 kite_ib_cmd_read_status(struct kite_cmd *entry)
@@ -767,6 +816,28 @@ int kite_ib_cmd_exec(struct kite_ib_dev *dev, struct kite_ib_cmd *cmd)
 	if (err)
 		return err;
 
+	/*
+	 * A status never returned, or a result out of range: whether and how
+	 * the command was executed is unknown, and so is the state of the
+	 * device's objects. Nothing but a reset is safe. (Codes reserved for
+	 * future errors are failures: kite_ib_cmd_errno().)
+	 */
+	if (cmd->status >= KITE_CMD_E_NEVER ||
+	    (!cmd->status &&
+	     !kite_ib_cmd_result_ok(&dev->caps, cmd->opcode, cmd->result,
+				    cmd->out_len))) {
+		enum kite_ib_bad bad = cmd->status ? KITE_IB_BAD_CMD_STATUS :
+						     KITE_IB_BAD_CMD_RESULT;
+
+		kite_ib_bad(dev, bad);
+		dev_err_ratelimited(kite_ib_cmd_dev(dev),
+				    "bad device data (%s): command %s (0x%02x) completed with status 0x%02x result 0x%08x\n",
+				    kite_ib_bad_name(bad),
+				    kite_ib_cmd_name(cmd->opcode), cmd->opcode,
+				    cmd->status, cmd->result);
+		kite_ib_cmd_fatal(dev, "command completion makes no sense");
+		return -EIO;
+	}
 	err = kite_ib_cmd_errno(cmd->status);
 	if (err)
 		kite_ib_cmd_report(dev, cmd, err);

@@ -141,7 +141,7 @@ static void kite_fake_complete_event(struct kite_fake *f, u32 index)
 	};
 
 	kite_fake_execute(f, e);
-	kite_ib_eq_dispatch(&f->dev, &eqe);
+	kite_ib_eq_dispatch(&f->dev, NULL, &eqe);
 }
 
 static void kite_fake_event_work(struct work_struct *work)
@@ -447,6 +447,7 @@ static void kite_cmd_device_errors(struct kunit *test)
 	};
 	u32 code;
 
+	/* The last one is reserved for future errors: a failure too. */
 	for (code = KITE_CMD_E_OPCODE; code <= KITE_CMD_E_INTERNAL + 1;
 	     code++) {
 		f->code = code;
@@ -463,6 +464,78 @@ static void kite_cmd_device_errors(struct kunit *test)
 	/* Refused commands are not a device failure. */
 	KUNIT_EXPECT_EQ(test, f->dev.cmdq.state, KITE_CMDQ_POLLING);
 	KUNIT_EXPECT_EQ(test, f->resets, 0);
+}
+
+/*
+ * A status never returned: whether the command ran is unknown, and so is
+ * the state of the device's objects. The device is declared fatal.
+ */
+static void kite_cmd_unknown_status(struct kunit *test)
+{
+	struct kite_fake *f = kite_fake_start(test, 1, KITE_FAKE_DONE);
+	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_CREATE_CQ };
+
+	f->code = KITE_CMD_E_NEVER + 0x42;
+	KUNIT_EXPECT_EQ(test, kite_ib_cmd_exec(&f->dev, &cmd), -EIO);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->dev.bad[KITE_IB_BAD_CMD_STATUS]),
+			1);
+	KUNIT_EXPECT_EQ(test, f->dev.cmdq.state, KITE_CMDQ_FATAL);
+	KUNIT_EXPECT_EQ(test, f->resets, 1);
+	/* Later commands fail fast. */
+	f->code = KITE_CMD_OK;
+	KUNIT_EXPECT_EQ(test, kite_ib_cmd_exec(&f->dev, &cmd), -EIO);
+}
+
+/* A result beyond the device's limits: likewise. */
+static void kite_cmd_result_out_of_range(struct kunit *test)
+{
+	struct kite_fake *f = kite_fake_start(test, 1, KITE_FAKE_DONE);
+	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_CREATE_CQ };
+
+	/* Within 2^24 while the limits are unknown. */
+	KUNIT_EXPECT_EQ(test, kite_ib_cmd_exec(&f->dev, &cmd), 0);
+	KUNIT_EXPECT_EQ(test, cmd.result, KITE_TEST_RESULT);
+	f->dev.caps.max_cq = 1024;
+	KUNIT_EXPECT_EQ(test, kite_ib_cmd_exec(&f->dev, &cmd), -EIO);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->dev.bad[KITE_IB_BAD_CMD_RESULT]),
+			1);
+	KUNIT_EXPECT_EQ(test, f->dev.cmdq.state, KITE_CMDQ_FATAL);
+	KUNIT_EXPECT_EQ(test, f->resets, 1);
+}
+
+static bool result_ok(const struct kite_ib_caps *caps, u8 opcode, u32 result,
+		      u16 out_len)
+{
+	return kite_ib_cmd_result_ok(caps, opcode, result, out_len);
+}
+
+static void kite_cmd_result_ok_rules(struct kunit *test)
+{
+	struct kite_ib_caps caps = {
+		.max_eq = 8, .max_cq = 16, .max_qp = 32, .max_pd = 4,
+		.max_mr = 64,
+	};
+	struct kite_ib_caps none = {};
+
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_CREATE_EQ, 7, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_CREATE_EQ, 8, 0));
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_CREATE_CQ, 15, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_CREATE_CQ, 16, 0));
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_CREATE_QP, 31, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_CREATE_QP, BIT(31) | 3, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_PD, 4, 0));
+	/* Keys: the index counts, the tag does not. */
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_REG_MR, 63 << 8 | 0xff, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_MR, 64 << 8, 0));
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_ALLOC_UCTX, KITE_DB_PAGES - 1, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_UCTX, KITE_DB_PAGES, 0));
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_QUERY_STATS, 4, 32));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_QUERY_STATS, 5, 32));
+	/* Results nobody uses. */
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_MODIFY_QP, U32_MAX, 0));
+	/* Before QUERY_DEVICE: numbers of 24 bits. */
+	KUNIT_EXPECT_TRUE(test, result_ok(&none, KITE_CMD_CREATE_EQ, KITE_OBJ_MASK, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&none, KITE_CMD_CREATE_EQ, KITE_OBJ_MASK + 1, 0));
 }
 
 static void kite_cmd_bad_lengths(struct kunit *test)
@@ -679,6 +752,9 @@ static struct kunit_case kite_ib_cmd_cases[] = {
 	KUNIT_CASE(kite_cmd_polling_ok),
 	KUNIT_CASE(kite_cmd_events_ok),
 	KUNIT_CASE(kite_cmd_device_errors),
+	KUNIT_CASE(kite_cmd_unknown_status),
+	KUNIT_CASE(kite_cmd_result_out_of_range),
+	KUNIT_CASE(kite_cmd_result_ok_rules),
 	KUNIT_CASE(kite_cmd_bad_lengths),
 	KUNIT_CASE(kite_cmd_timeout_fatal),
 	KUNIT_CASE(kite_cmd_probe_timeout),
@@ -822,7 +898,7 @@ static void kite_eq_dispatch(struct kite_ib_dev *dev, u32 type, u32 obj,
 	struct kite_eqe eqe;
 
 	kite_eqe_set(&eqe, type, true, obj, data);
-	kite_ib_eq_dispatch(dev, &eqe);
+	kite_ib_eq_dispatch(dev, NULL, &eqe);
 }
 
 static void kite_eq_dispatch_completion(struct kunit *test)
@@ -871,6 +947,54 @@ static void kite_eq_dispatch_bogus_cqn(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kite_ib_cq_get(dev, 9));
 	KUNIT_EXPECT_PTR_EQ(test, kite_ib_cq_get(dev, 2), &t->cq);
 	kite_ib_cq_put(&t->cq);
+}
+
+/*
+ * Events that make no sense: an unknown type, or a CQN beyond the device's
+ * range, on a completion EQ. Counted, and every CQ of that EQ gets an event
+ * in case the lost one was its; an unknown CQN within the range (a CQ that
+ * is gone) is not counted.
+ */
+static void kite_eq_dispatch_bad_events(struct kunit *test)
+{
+	struct kite_ib_dev *dev = kite_test_dev(test);
+	struct kite_test_cq *mine = kite_test_add_cq(test, 3);
+	struct kite_test_cq *other = kite_test_add_cq(test, 5);
+	struct kite_ib_eq eq = { .eqn = 1 }, eq2 = { .eqn = 2 };
+	struct kite_eqe eqe;
+
+	dev->caps.max_cq = 16;
+	spin_lock_init(&mine->cq.lock);
+	spin_lock_init(&other->cq.lock);
+	mine->cq.eq = &eq;
+	other->cq.eq = &eq2;
+
+	kite_eqe_set(&eqe, 0x99, true, 3, 0);
+	kite_ib_eq_dispatch(dev, &eq, &eqe);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&dev->bad[KITE_IB_BAD_EQE_TYPE]), 1);
+	KUNIT_EXPECT_EQ(test, mine->calls, 1);
+	KUNIT_EXPECT_EQ(test, other->calls, 0);
+	/* The next arm carries a new sequence number. */
+	KUNIT_EXPECT_EQ(test, mine->cq.arm_sn, 1);
+
+	kite_eqe_set(&eqe, KITE_EQE_COMPLETION, true, BIT(31) | 3, 0);
+	kite_ib_eq_dispatch(dev, &eq, &eqe);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&dev->bad[KITE_IB_BAD_EQE_OBJ]), 1);
+	KUNIT_EXPECT_EQ(test, mine->calls, 2);
+	KUNIT_EXPECT_EQ(test, other->calls, 0);
+
+	kite_eqe_set(&eqe, KITE_EQE_COMPLETION, true, 7, 0);
+	kite_ib_eq_dispatch(dev, &eq, &eqe);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&dev->bad[KITE_IB_BAD_EQE_OBJ]), 1);
+	KUNIT_EXPECT_EQ(test, mine->calls, 2);
+
+	/* A QP event for a QPN beyond the range: counted, nothing called. */
+	dev->caps.max_qp = 16;
+	kite_eqe_set(&eqe, KITE_EQE_QP_FATAL, true, 1000, 0);
+	kite_ib_eq_dispatch(dev, &eq, &eqe);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&dev->bad[KITE_IB_BAD_EQE_OBJ]), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mine->cq.ref.refcount), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&other->cq.ref.refcount), 1);
 }
 
 static void kite_eq_dispatch_cq_destroyed(struct kunit *test)
@@ -1034,6 +1158,7 @@ static struct kunit_case kite_ib_eq_cases[] = {
 	KUNIT_CASE(kite_eq_dispatch_completion),
 	KUNIT_CASE(kite_eq_dispatch_bogus_cqn),
 	KUNIT_CASE(kite_eq_dispatch_cq_destroyed),
+	KUNIT_CASE(kite_eq_dispatch_bad_events),
 	KUNIT_CASE(kite_eq_dispatch_qp_events),
 	KUNIT_CASE(kite_eq_dispatch_cmd_done),
 	KUNIT_CASE(kite_eq_dispatch_fatal),

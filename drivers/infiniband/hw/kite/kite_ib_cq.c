@@ -718,9 +718,11 @@ void kite_ib_cq_event(struct kite_ib_cq *cq)
  * WQEs before it), so the queue's consumer counter moves past @idx.
  * Called with &kite_ib_wq.lock held (inside &kite_ib_cq.lock), so that
  * the counters are consistent with posting and with a QP reset.
- * Returns false if @idx is not an outstanding WQE of @wq.
+ * Returns false if @idx is not an outstanding WQE of @wq; else its wr_id
+ * and, for a kernel RQ, the bytes it can take (U32_MAX otherwise).
  */
-static bool kite_ib_wq_complete(struct kite_ib_wq *wq, u16 idx, u64 *wr_id)
+static bool kite_ib_wq_complete(struct kite_ib_wq *wq, u16 idx, u64 *wr_id,
+				u32 *len)
 {
 	u32 pi = wq->pi;
 	u32 ci = wq->ci;
@@ -731,6 +733,7 @@ static bool kite_ib_wq_complete(struct kite_ib_wq *wq, u16 idx, u64 *wr_id)
 	if (!wq->wr_id || !depth || outstanding > depth || off >= outstanding)
 		return false;
 	*wr_id = wq->wr_id[idx & (depth - 1)];
+	*len = wq->len ? wq->len[idx & (depth - 1)] : U32_MAX;
 	WRITE_ONCE(wq->ci, ci + off + 1);
 	return true;
 }
@@ -753,9 +756,35 @@ static struct kite_ib_wq *kite_ib_cqe_wq(struct kite_ib_qp *qp, u32 op)
 	}
 }
 
+/**
+ * kite_ib_cqe_check_wc() - check a work completion against the posted WQE
+ * @wc: the work completion kite_ib_cqe_to_wc() filled
+ * @synd: the CQE's &kite_cqe.syndrome (CPU order)
+ * @posted_len: the bytes the WQE's buffers can take (receives), or U32_MAX
+ *
+ * Return: KITE_IB_BAD_COUNT if the completion is plausible, else the class
+ * of bad device data it shows: an error with a syndrome the driver does not
+ * know (KITE_IB_BAD_CQE_SYNDROME), or a received SEND longer than its
+ * buffers (KITE_IB_BAD_CQE_LEN; an RDMA WRITE with immediate is not bounded
+ * by the receive WQE it consumes).
+ */
+enum kite_ib_bad kite_ib_cqe_check_wc(const struct ib_wc *wc, u32 synd,
+				      u32 posted_len)
+{
+	if (wc->status != IB_WC_SUCCESS &&
+	    !kite_ib_syndrome_known(FIELD_GET(KITE_CQE_SYNDROME, synd)))
+		return KITE_IB_BAD_CQE_SYNDROME;
+	if (wc->status == IB_WC_SUCCESS && wc->opcode == IB_WC_RECV &&
+	    wc->byte_len > posted_len)
+		return KITE_IB_BAD_CQE_LEN;
+	return KITE_IB_BAD_COUNT;
+}
+
 /*
  * Consume the CQE at cq->ci (valid, after dma_rmb()). Returns true if it
- * filled @wc; false if it was skipped (with a warning).
+ * filled @wc; false if it was skipped. A CQE that makes no sense is counted
+ * and logged, and its QP (or, when no QP of this CQ can be named, the CQ) is
+ * isolated (kite_ib_guard.c).
  */
 static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 			     const struct kite_cqe *cqe, u32 op,
@@ -763,50 +792,113 @@ static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 {
 	u32 qpn = le32_to_cpu(cqe->qpn) & KITE_OBJ_MASK;
 	u16 idx = le16_to_cpu(cqe->wqe_idx);
+	enum kite_ib_bad bad = KITE_IB_BAD_COUNT;
 	struct kite_ib_wq *wq;
 	struct kite_ib_qp *qp;
+	struct ib_cq *own_cq;
 	bool filled = false;
+	u32 posted_len;
 	bool done;
 	u64 wr_id;
 
 	qp = kite_ib_qp_get(dev, qpn);
+	if (!qp && qpn < dev->caps.max_qp) {
+		/* A QP destroyed with CQEs outstanding: nothing is lost. */
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"CQ %u: CQE for QP %u, which is gone, skipped\n",
+			cq->cqn, qpn);
+		return false;
+	}
 	if (!qp) {
-		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
-				     "CQ %u: CQE for unknown QP %u skipped\n",
-				     cq->cqn, qpn);
+		kite_ib_bad(dev, KITE_IB_BAD_CQE_QPN);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-qpn): CQ %u: CQE for QP %u, beyond the device's range, skipped\n",
+				      cq->cqn, qpn);
+		kite_ib_cq_isolate(dev, cq);
 		return false;
 	}
 	wq = kite_ib_cqe_wq(qp, op);
 	if (!wq) {
-		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
-				     "CQ %u: CQE with unknown opcode %#x skipped\n",
-				     cq->cqn, op);
-		goto out;
+		kite_ib_bad(dev, KITE_IB_BAD_CQE_OPCODE);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-opcode): CQ %u: QP %u CQE with unknown opcode %#x skipped\n",
+				      cq->cqn, qpn, op);
+		goto isolate;
+	}
+	own_cq = wq == &qp->sq ? qp->ibqp.send_cq : qp->ibqp.recv_cq;
+	if (own_cq != &cq->ibcq) {
+		kite_ib_bad(dev, KITE_IB_BAD_CQE_CQN);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-cqn): CQ %u: CQE for QP %u, which completes on CQ %u, skipped\n",
+				      cq->cqn, qpn,
+				      own_cq ? to_kcq(own_cq)->cqn : 0);
+		goto isolate;
 	}
 	spin_lock(&wq->lock);
-	done = kite_ib_wq_complete(wq, idx, &wr_id);
+	done = kite_ib_wq_complete(wq, idx, &wr_id, &posted_len);
 	spin_unlock(&wq->lock);
 	if (!done) {
-		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
-				     "CQ %u: QP %u %s CQE for WQE %u not outstanding, skipped\n",
-				     cq->cqn, qpn, wq == &qp->sq ? "SQ" : "RQ",
-				     idx);
-		goto out;
+		kite_ib_bad(dev, KITE_IB_BAD_CQE_WQE_IDX);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-wqe-idx): CQ %u: QP %u %s CQE for WQE %u not outstanding, skipped\n",
+				      cq->cqn, qpn, wq == &qp->sq ? "SQ" : "RQ",
+				      idx);
+		goto isolate;
 	}
+	filled = true;
 	if (kite_ib_cqe_to_wc(cqe, wc, wr_id, &qp->ibqp)) {
 		/* The WQE is done; tell its owner it failed. */
-		dev_warn_ratelimited(kite_ib_cq_log_dev(dev),
-				     "CQ %u: QP %u CQE with unknown WQE opcode %#x\n",
-				     cq->cqn, qpn, cqe->wqe_opcode);
+		kite_ib_bad(dev, KITE_IB_BAD_CQE_OPCODE);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-opcode): CQ %u: QP %u CQE with unknown WQE opcode %#x\n",
+				      cq->cqn, qpn, cqe->wqe_opcode);
 		memset(wc, 0, sizeof(*wc));
 		wc->wr_id = wr_id;
 		wc->qp = &qp->ibqp;
 		wc->status = IB_WC_GENERAL_ERR;
+		goto isolate;
 	}
-	filled = true;
+	bad = kite_ib_cqe_check_wc(wc, le32_to_cpu(cqe->syndrome), posted_len);
+	if (bad == KITE_IB_BAD_COUNT)
+		goto out;
+	kite_ib_bad(dev, bad);
+	if (bad == KITE_IB_BAD_CQE_LEN) {
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-len): CQ %u: QP %u WQE %u: %u bytes received, %u posted\n",
+				      cq->cqn, qpn, idx, wc->byte_len,
+				      posted_len);
+		wc->status = IB_WC_LOC_LEN_ERR;
+		wc->byte_len = 0;
+	} else {
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "bad device data (cqe-syndrome): CQ %u: QP %u WQE %u: unknown syndrome %#x\n",
+				      cq->cqn, qpn, idx,
+				      le32_to_cpu(cqe->syndrome));
+	}
+isolate:
+	kite_ib_qp_isolate(dev, qpn);
 out:
 	kite_ib_qp_put(qp);
 	return filled;
+}
+
+/*
+ * The slot at @ci is not valid: was it skipped? If the next slot holds CQE
+ * number @ci + 1, the device wrote slot @ci before it (CQEs are written in
+ * order), with an owner bit out of turn.
+ */
+static bool kite_ib_cqe_skipped(struct kite_ib_cq *cq, u32 ci,
+				unsigned int log_depth)
+{
+	u32 next = (ci + 1) & KITE_CQ_INDEX_MASK;
+
+	if (!kite_ib_cqe_valid(kite_ib_hwq_entry(&cq->hwq, next), next,
+			       log_depth))
+		return false;
+	/* The next slot before this one's second look. */
+	dma_rmb();
+	return !kite_ib_cqe_valid(kite_ib_hwq_entry(&cq->hwq, ci), ci,
+				  log_depth);
 }
 
 /**
@@ -816,8 +908,11 @@ out:
  * @wc: the work completions
  *
  * Consumes valid CQEs at the consumer counter while @wc has room, then
- * reports the counter in the doorbell record. CQEs for unknown QPs or for
- * WQEs that are not outstanding are consumed and skipped with a warning.
+ * reports the counter in the doorbell record. CQEs that make no sense (an
+ * unknown QP, a QP of another CQ, a WQE that is not outstanding, an unknown
+ * opcode) are consumed and skipped, a slot the owner rule skipped likewise;
+ * unknown syndromes and receives longer than their buffers become error
+ * completions. Each is counted and logged, and its QP or the CQ isolated.
  * Polling stops at a RESIZE CQE, which a kernel CQ never asks for.
  *
  * Context: any context.
@@ -836,8 +931,27 @@ int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	start = cq->ci;
 	while (n < num_entries) {
 		cqe = kite_ib_hwq_entry(&cq->hwq, cq->ci);
-		if (!kite_ib_cqe_valid(cqe, cq->ci, ilog2(cq->hwq.depth)))
-			break;
+		if (!kite_ib_cqe_valid(cqe, cq->ci, ilog2(cq->hwq.depth))) {
+			if (!kite_ib_cqe_skipped(cq, cq->ci,
+						 ilog2(cq->hwq.depth)))
+				break;
+			/*
+			 * Its completion is lost: skip it, isolate. Its owner
+			 * bit is the next pass's: make the slot invalid, or it
+			 * would pass for CQE ci + depth before the device
+			 * writes that.
+			 */
+			WRITE_ONCE(cqe->op_own,
+				   cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE,
+							  KITE_CQE_OP_INVALID)));
+			kite_ib_bad(dev, KITE_IB_BAD_CQE_OWNER);
+			ibdev_err_ratelimited(&dev->ibdev,
+					      "bad device data (cqe-owner): CQ %u: CQE %u skipped by the owner rule\n",
+					      cq->cqn, cq->ci);
+			kite_ib_cq_isolate(dev, cq);
+			cq->ci = (cq->ci + 1) & KITE_CQ_INDEX_MASK;
+			continue;
+		}
 		dma_rmb();
 		op = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
 		if (op == KITE_CQE_OP_RESIZE) {

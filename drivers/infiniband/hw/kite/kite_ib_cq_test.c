@@ -385,16 +385,20 @@ static const struct kite_ib_page_ops fake_page_ops = {
  * @cq: a 4-entry CQ in fake memory
  * @qp: an RC QP with 4-entry queues, registered as QPN 9
  * @dbrec: the CQ's doorbell record
+ * @other: another CQ, for a QP that does not complete on @cq
  * @sq_wr_id: the SQ's wr_id array
  * @rq_wr_id: the RQ's wr_id array
+ * @rq_len: the RQ's posted lengths
  */
 struct kite_cq_test {
 	struct kite_ib_dev dev;
 	struct kite_ib_cq cq;
 	struct kite_ib_qp qp;
 	struct kite_cq_dbrec dbrec;
+	struct kite_ib_cq other;
 	u64 sq_wr_id[4];
 	u64 rq_wr_id[4];
+	u32 rq_len[4];
 };
 
 /* Set up the fixture for the tests that use one; exit tears it down. */
@@ -408,6 +412,9 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 	test->priv = t;
 	xa_init_flags(&t->dev.qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&t->dev.cq_xa, XA_FLAGS_LOCK_IRQ);
+	kite_ib_guard_init(&t->dev);
+	/* QPNs below 64 are the device's; beyond, a CQE is corrupt. */
+	t->dev.caps.max_qp = 64;
 	t->cq.ibcq.device = &t->dev.ibdev;
 	t->cq.cqn = 0x42;
 	t->cq.dbrec = &t->dbrec;
@@ -420,6 +427,9 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 
 	t->qp.qpn = 9;
 	t->qp.ibqp.qp_type = IB_QPT_RC;
+	t->qp.ibqp.device = &t->dev.ibdev;
+	t->qp.ibqp.send_cq = &t->cq.ibcq;
+	t->qp.ibqp.recv_cq = &t->cq.ibcq;
 	refcount_set(&t->qp.ref.refcount, 1);
 	init_completion(&t->qp.ref.free);
 	spin_lock_init(&t->qp.sq.lock);
@@ -428,6 +438,8 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 	t->qp.sq.wr_id = t->sq_wr_id;
 	t->qp.rq.hwq.depth = 4;
 	t->qp.rq.wr_id = t->rq_wr_id;
+	t->qp.rq.len = t->rq_len;
+	memset(t->rq_len, 0xff, sizeof(t->rq_len));
 	KUNIT_ASSERT_EQ(test, xa_insert(&t->dev.qp_xa, 9, &t->qp.ref, GFP_KERNEL),
 			0);
 	return t;
@@ -439,6 +451,8 @@ static void kite_cq_test_exit(struct kunit *test)
 
 	if (!t)
 		return;
+	/* The isolation work skips the fixture's QP (RESET): wait for it. */
+	kite_ib_guard_stop(&t->dev);
 	kite_ib_hwq_free_pages(&t->cq.hwq, &fake_page_ops, NULL);
 	xa_destroy(&t->dev.qp_xa);
 	xa_destroy(&t->dev.cq_xa);
@@ -477,7 +491,7 @@ static void kite_ib_test_poll(struct kunit *test)
 	/* Only the last SQ WQE signalled: it completes the others too. */
 	fake_cqe(t, 0, 9, KITE_CQE_OP_REQ, 0x0000)->wqe_opcode = 0x03;
 	fake_cqe(t, 1, 9, KITE_CQE_OP_RESP_SEND, 0);
-	fake_cqe(t, 2, 77, KITE_CQE_OP_RESP_SEND, 1);	/* unknown QP */
+	fake_cqe(t, 2, 77, KITE_CQE_OP_RESP_SEND, 1);	/* beyond max_qp */
 	fake_cqe(t, 3, 9, KITE_CQE_OP_RESP_SEND, 1);
 	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 2, wc), 2);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 102ull);
@@ -490,18 +504,24 @@ static void kite_ib_test_poll(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->cq.ci, 2u);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 2u);
 
-	/* The unknown QP's CQE is consumed and skipped. */
+	/*
+	 * The CQE for a QPN beyond the device's range is consumed, skipped
+	 * and counted; the CQ lost a completion, so its QPs are isolated.
+	 */
 	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 201ull);
 	KUNIT_EXPECT_EQ(test, t->cq.ci, 4u);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 4u);
 	KUNIT_EXPECT_EQ(test, t->qp.rq.ci, 2u);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.bad[KITE_IB_BAD_CQE_QPN]), 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.cqs_isolated), 1);
 
-	/* A CQE for a WQE that is not outstanding is skipped. */
+	/* A CQE for a WQE that is not outstanding is skipped and counted. */
 	fake_cqe(t, 4, 9, KITE_CQE_OP_RESP_SEND, 2);
 	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
 	KUNIT_EXPECT_EQ(test, t->cq.ci, 5u);
 	KUNIT_EXPECT_EQ(test, t->qp.rq.ci, 2u);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.bad[KITE_IB_BAD_CQE_WQE_IDX]), 1);
 
 	/* Second pass, an error CQE; nothing beyond it. */
 	t->qp.rq.pi = 3;
@@ -514,6 +534,164 @@ static void kite_ib_test_poll(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 202ull);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 6u);
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.ref.refcount), 1u);
+}
+
+/* How often bad device data of class @what was counted. */
+static s64 bad(struct kite_cq_test *t, enum kite_ib_bad what)
+{
+	return atomic64_read(&t->dev.bad[what]);
+}
+
+static int qp_fatal_events;
+
+static void count_qp_fatal(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_QP_FATAL)
+		qp_fatal_events++;
+}
+
+/* QPs isolated so far, after the isolation work ran. */
+static s64 isolated(struct kite_cq_test *t)
+{
+	flush_work(&t->dev.isolate_work);
+	return atomic64_read(&t->dev.qps_isolated);
+}
+
+/* Each field of a corrupt CQE: counted, skipped or failed, QP isolated. */
+static void kite_ib_test_poll_corrupt(struct kunit *test)
+{
+	struct kite_cq_test *t = kite_cq_fixture(test);
+	struct kite_cqe *cqe;
+	struct ib_wc wc[8];
+
+	/* In ERR already: the isolation work only reports QP_FATAL. */
+	t->qp.state = IB_QPS_ERR;
+	t->qp.ibqp.event_handler = count_qp_fatal;
+	qp_fatal_events = 0;
+	t->qp.rq.pi = 4;
+	t->rq_wr_id[0] = 300;
+	t->rq_wr_id[1] = 301;
+	t->rq_wr_id[2] = 302;
+	t->rq_wr_id[3] = 303;
+	t->rq_len[0] = 100;
+	t->rq_len[1] = 100;
+	t->rq_len[2] = 100;
+
+	/* A QPN of the device's range that is gone: skipped, not counted. */
+	fake_cqe(t, 0, 5, KITE_CQE_OP_RESP_SEND, 0);
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_QPN), 0);
+	KUNIT_EXPECT_EQ(test, isolated(t), 0);
+
+	/* The QP's receive queue completes on another CQ. */
+	t->qp.ibqp.recv_cq = &t->other.ibcq;
+	fake_cqe(t, 1, 9, KITE_CQE_OP_RESP_SEND, 0);
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_CQN), 1);
+	KUNIT_EXPECT_EQ(test, t->qp.rq.ci, 0u);
+	KUNIT_EXPECT_EQ(test, isolated(t), 1);
+	KUNIT_EXPECT_EQ(test, qp_fatal_events, 1);
+	t->qp.ibqp.recv_cq = &t->cq.ibcq;
+
+	/* An opcode the driver does not know. */
+	fake_cqe(t, 2, 9, 0x7, 0);
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_OPCODE), 1);
+	KUNIT_EXPECT_EQ(test, isolated(t), 2);
+
+	/* A receive longer than its buffers: an error completion. */
+	cqe = fake_cqe(t, 3, 9, KITE_CQE_OP_RESP_SEND, 0);
+	cqe->byte_len = cpu_to_le32(0x80001234);
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 300ull);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 0u);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_LEN), 1);
+	KUNIT_EXPECT_EQ(test, isolated(t), 3);
+
+	/* At most the posted length is fine. */
+	cqe = fake_cqe(t, 4, 9, KITE_CQE_OP_RESP_SEND, 1);
+	cqe->byte_len = cpu_to_le32(100);
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 100u);
+	KUNIT_EXPECT_EQ(test, isolated(t), 3);
+
+	/* An error with a syndrome nobody defined. */
+	cqe = fake_cqe(t, 5, 9, KITE_CQE_OP_RESP_ERR, 2);
+	cqe->syndrome = cpu_to_le32(0x9977);
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 302ull);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_GENERAL_ERR);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_SYNDROME), 1);
+	KUNIT_EXPECT_EQ(test, isolated(t), 4);
+
+	/*
+	 * Slot 6 keeps the first pass's owner (written out of turn), slot 7
+	 * holds CQE number 7: slot 6 is skipped, the CQ reported.
+	 */
+	fake_cqe(t, 6, 9, KITE_CQE_OP_RESP_SEND, 3);
+	cqe_set(kite_ib_hwq_entry(&t->cq.hwq, 6), KITE_CQE_OP_RESP_SEND, true);
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 6u);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_OWNER), 0);
+	fake_cqe(t, 7, 9, KITE_CQE_OP_RESP_SEND, 3);
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 303ull);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 8u);
+	KUNIT_EXPECT_EQ(test, bad(t, KITE_IB_BAD_CQE_OWNER), 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.cqs_isolated), 1);
+	/* The skipped slot (its owner bit is pass 2's) cannot pass for CQE 10. */
+	cqe = kite_ib_hwq_entry(&t->cq.hwq, 10);
+	KUNIT_EXPECT_FALSE(test, kite_ib_cqe_valid(cqe, 10, 2));
+	KUNIT_EXPECT_EQ(test, FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own)),
+			KITE_CQE_OP_INVALID);
+	/* The CQ's QP: isolated through the CQ. */
+	KUNIT_EXPECT_EQ(test, isolated(t), 5);
+	KUNIT_EXPECT_EQ(test, qp_fatal_events, 5);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.ref.refcount), 1u);
+}
+
+static void kite_ib_test_check_wc(struct kunit *test)
+{
+	struct ib_wc wc = { .status = IB_WC_SUCCESS, .opcode = IB_WC_RECV };
+
+	wc.byte_len = 4096;
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0, 4096),
+			KITE_IB_BAD_COUNT);
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0, 4095),
+			KITE_IB_BAD_CQE_LEN);
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0, U32_MAX),
+			KITE_IB_BAD_COUNT);
+	/* RDMA WRITE with immediate: not bounded by the receive WQE. */
+	wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0, 0),
+			KITE_IB_BAD_COUNT);
+	/* Every defined syndrome is accepted, an undefined one is not. */
+	wc.status = IB_WC_WR_FLUSH_ERR;
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, KITE_SYND_WR_FLUSH, 0),
+			KITE_IB_BAD_COUNT);
+	KUNIT_EXPECT_EQ(test,
+			kite_ib_cqe_check_wc(&wc, KITE_SYND_ABORTED | 0x4200, 0),
+			KITE_IB_BAD_COUNT);
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0x30, 0),
+			KITE_IB_BAD_CQE_SYNDROME);
+	KUNIT_EXPECT_EQ(test, kite_ib_cqe_check_wc(&wc, 0, 0),
+			KITE_IB_BAD_CQE_SYNDROME);
+}
+
+static void kite_ib_test_recv_wr_len(struct kunit *test)
+{
+	struct ib_sge sge[3] = {
+		{ .length = 100 }, { .length = 200 }, { .length = U32_MAX },
+	};
+	struct ib_recv_wr wr = { .sg_list = sge, .num_sge = 2 };
+
+	KUNIT_EXPECT_EQ(test, kite_ib_recv_wr_len(&wr), 300u);
+	wr.num_sge = 3;
+	KUNIT_EXPECT_EQ(test, kite_ib_recv_wr_len(&wr), U32_MAX);
+	wr.num_sge = 0;
+	KUNIT_EXPECT_EQ(test, kite_ib_recv_wr_len(&wr), 0u);
 }
 
 static void kite_ib_test_notify(struct kunit *test)
@@ -561,6 +739,9 @@ static struct kunit_case kite_ib_cq_test_cases[] = {
 	KUNIT_CASE(kite_ib_test_wc_err),
 	KUNIT_CASE(kite_ib_test_wc_unknown),
 	KUNIT_CASE(kite_ib_test_poll),
+	KUNIT_CASE(kite_ib_test_poll_corrupt),
+	KUNIT_CASE(kite_ib_test_check_wc),
+	KUNIT_CASE(kite_ib_test_recv_wr_len),
 	KUNIT_CASE(kite_ib_test_notify),
 	{}
 };

@@ -202,13 +202,35 @@ int kite_ib_ref_destroy(struct kite_ib_dev *dev, struct xarray *xa,
 /* Dispatch                                                            */
 /* ------------------------------------------------------------------ */
 
-static void kite_ib_eq_completion(struct kite_ib_dev *dev, u32 cqn)
+/*
+ * An EQE of unknown type or for an unknown object: counted, logged, and,
+ * since it may have been a lost completion event, every CQ of @eq gets one.
+ */
+static void kite_ib_eq_bad(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			   enum kite_ib_bad bad, u32 type, u32 obj)
+{
+	kite_ib_bad(dev, bad);
+	dev_err_ratelimited(kite_ib_eq_log_dev(dev),
+			    "bad device data (%s): EQ %u: event type %#04x for object %u ignored\n",
+			    kite_ib_bad_name(bad), eq ? eq->eqn : 0, type, obj);
+	if (eq)
+		kite_ib_eq_kick_cqs(dev, eq);
+}
+
+static void kite_ib_eq_completion(struct kite_ib_dev *dev,
+				  struct kite_ib_eq *eq, u32 cqn)
 {
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
 
-	if (!cq) {
+	if (!cq && cqn < dev->caps.max_cq) {
+		/* Raced with the CQ's destruction. */
 		dev_dbg(kite_ib_eq_log_dev(dev),
 			"completion event for unknown CQ %u\n", cqn);
+		return;
+	}
+	if (!cq) {
+		kite_ib_eq_bad(dev, eq, KITE_IB_BAD_EQE_OBJ,
+			       KITE_EQE_COMPLETION, cqn);
 		return;
 	}
 	/* The next arm must carry a new cmd_sn, or it is a duplicate. */
@@ -229,9 +251,14 @@ static void kite_ib_eq_cq_error(struct kite_ib_dev *dev, u32 cqn, u32 data)
 	struct kite_ib_cq *cq = kite_ib_cq_get(dev, cqn);
 	struct ib_event ev;
 
-	if (!cq) {
+	if (!cq && cqn < dev->caps.max_cq) {
 		dev_dbg(kite_ib_eq_log_dev(dev),
 			"error event for unknown CQ %u\n", cqn);
+		return;
+	}
+	if (!cq) {
+		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ,
+			       KITE_EQE_CQ_ERROR, cqn);
 		return;
 	}
 	/*
@@ -262,9 +289,13 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
 	struct kite_ib_qp *qp = kite_ib_qp_get(dev, qpn);
 	struct ib_event ev;
 
-	if (!qp) {
+	if (!qp && qpn < dev->caps.max_qp) {
 		dev_dbg(kite_ib_eq_log_dev(dev),
 			"event %d for unknown QP %u\n", type, qpn);
+		return;
+	}
+	if (!qp) {
+		kite_ib_eq_bad(dev, NULL, KITE_IB_BAD_EQE_OBJ, type, qpn);
 		return;
 	}
 	if (qp->ibqp.event_handler) {
@@ -279,6 +310,7 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
 /**
  * kite_ib_eq_dispatch() - act on one EQE
  * @dev: the device
+ * @eq: the EQ it came from, or NULL
  * @eqe: a valid EQE (the caller checked the owner bit and issued
  *	dma_rmb())
  *
@@ -286,11 +318,15 @@ static void kite_ib_eq_qp_event(struct kite_ib_dev *dev, u32 qpn,
  * command's submitter; port events, CQ and QP errors and asynchronous
  * events are reported to the RDMA core or the object's owner; a device
  * fatal event makes the command channel FATAL. Objects are looked up by
- * number, validated; events for unknown objects are dropped.
+ * number, validated. Events for objects that are gone (a race with their
+ * destruction) are dropped; events of unknown types or for numbers beyond
+ * the device's range are dropped, counted and logged, and every CQ of @eq
+ * is given a completion event in case the lost one was a completion event.
  *
  * Context: softirq (the EQ's tasklet).
  */
-void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
+void kite_ib_eq_dispatch(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
+			 const struct kite_eqe *eqe)
 {
 	u32 type = FIELD_GET(KITE_EQE_TYPE, le32_to_cpu(eqe->type_owner));
 	u32 obj = le32_to_cpu(eqe->obj);
@@ -298,7 +334,7 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
 
 	switch (type) {
 	case KITE_EQE_COMPLETION:
-		kite_ib_eq_completion(dev, obj);
+		kite_ib_eq_completion(dev, eq, obj);
 		break;
 	case KITE_EQE_CMD_DONE:
 		kite_ib_cmd_complete(dev, obj, data);
@@ -348,9 +384,7 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, const struct kite_eqe *eqe)
 		kite_ib_cmd_fatal(dev, "fatal error event");
 		break;
 	default:
-		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
-				     "unknown event type 0x%02x (obj %u) ignored\n",
-				     type, obj);
+		kite_ib_eq_bad(dev, eq, KITE_IB_BAD_EQE_TYPE, type, obj);
 		break;
 	}
 }
@@ -373,7 +407,7 @@ static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 			break;
 		/* The EQE's body was written before its owner bit. */
 		dma_rmb();
-		kite_ib_eq_dispatch(dev, eqe);
+		kite_ib_eq_dispatch(dev, eq, eqe);
 		/* Read by kite_ib_eq_irq(). */
 		WRITE_ONCE(eq->ci, eq->ci + 1);
 	}

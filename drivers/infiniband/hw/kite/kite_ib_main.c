@@ -402,6 +402,7 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	atomic_set(&dev->next_comp_eq, 0);
+	kite_ib_guard_init(dev);
 	auxiliary_set_drvdata(adev, dev);
 
 	err = kite_ib_cmdq_init(dev);
@@ -436,6 +437,7 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	return 0;
 
 err_destroy_eqs:
+	kite_ib_guard_stop(dev);
 	kite_ib_eqs_destroy(dev);
 err_destroy_cmdq:
 	kite_ib_cmdq_destroy(dev);
@@ -482,6 +484,7 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 
 	WRITE_ONCE(dev->running, false);
 	ib_unregister_device(&dev->ibdev);
+	kite_ib_guard_stop(dev);
 	kite_ib_eqs_destroy(dev);
 	/*
 	 * Objects a failed device could not destroy are still in it: have

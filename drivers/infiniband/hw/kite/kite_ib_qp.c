@@ -183,8 +183,12 @@ static int kite_ib_wq_alloc(struct kite_ib_dev *dev, struct kite_ib_wq *wq,
 	wq->wr_id = kcalloc(depth, sizeof(*wq->wr_id), GFP_KERNEL);
 	if (!wq->wr_id)
 		goto err_free_hwq;
-	if (!send)
+	if (!send) {
+		wq->len = kcalloc(depth, sizeof(*wq->len), GFP_KERNEL);
+		if (!wq->len)
+			goto err_free_wr_id;
 		return 0;
+	}
 	wq->opcode = kcalloc(depth, sizeof(*wq->opcode), GFP_KERNEL);
 	if (!wq->opcode)
 		goto err_free_wr_id;
@@ -208,6 +212,7 @@ static void kite_ib_wq_free(struct kite_ib_dev *dev, struct kite_ib_wq *wq)
 {
 	bitmap_free(wq->signaled);
 	kfree(wq->opcode);
+	kfree(wq->len);
 	kfree(wq->wr_id);
 	kite_ib_hwq_free(dev, &wq->hwq);
 }
@@ -928,6 +933,7 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		if (err)
 			break;
 		rq->wr_id[rq->pi & (rq->hwq.depth - 1)] = wr->wr_id;
+		rq->len[rq->pi & (rq->hwq.depth - 1)] = kite_ib_recv_wr_len(wr);
 		rq->pi++;
 		posted++;
 	}

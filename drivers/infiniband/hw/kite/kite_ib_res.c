@@ -38,9 +38,24 @@ static const struct rdma_stat_desc kite_ib_stat_descs[] = {
 	[KITE_STAT_CQES] = { .name = "cqes" },
 	[KITE_STAT_CQ_OVERFLOWS] = { .name = "cq_overflows" },
 	[KITE_STAT_DMA_ERRORS] = { .name = "dma_errors" },
+	/* The driver's own: bad device data seen (kite_ib_guard.c). */
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_CQN] = { .name = "drv_bad_cqe_cqn" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_QPN] = { .name = "drv_bad_cqe_qpn" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_WQE_IDX] = { .name = "drv_bad_cqe_wqe_idx" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_OPCODE] = { .name = "drv_bad_cqe_opcode" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_LEN] = { .name = "drv_bad_cqe_len" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_OWNER] = { .name = "drv_bad_cqe_owner" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CQE_SYNDROME] = { .name = "drv_bad_cqe_syndrome" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_EQE_TYPE] = { .name = "drv_bad_eqe_type" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_EQE_OBJ] = { .name = "drv_bad_eqe_obj" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CMD_COOKIE] = { .name = "drv_bad_cmd_cookie" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CMD_STATUS] = { .name = "drv_bad_cmd_status" },
+	[KITE_IB_STAT_BAD + KITE_IB_BAD_CMD_RESULT] = { .name = "drv_bad_cmd_result" },
+	[KITE_IB_STAT_QPS_ISOLATED] = { .name = "drv_qps_isolated" },
+	[KITE_IB_STAT_CQS_ISOLATED] = { .name = "drv_cqs_isolated" },
 };
 
-static_assert(ARRAY_SIZE(kite_ib_stat_descs) == KITE_STAT_COUNT);
+static_assert(ARRAY_SIZE(kite_ib_stat_descs) == KITE_IB_STAT_COUNT);
 
 static struct rdma_hw_stats *kite_ib_alloc_hw_port_stats(struct ib_device *ibdev,
 							 u32 port)
@@ -82,10 +97,17 @@ static int kite_ib_get_hw_stats(struct ib_device *ibdev,
 		.out_len = len,
 	};
 	__le64 *out;
-	int ret;
+	int ret, i;
 
-	if (stats->num_counters != KITE_STAT_COUNT)
+	if (stats->num_counters != KITE_IB_STAT_COUNT)
 		return -EINVAL;
+	/* The driver's counters, even when the device does not answer. */
+	for (i = 0; i < KITE_IB_BAD_COUNT; i++)
+		stats->value[KITE_IB_STAT_BAD + i] = atomic64_read(&dev->bad[i]);
+	stats->value[KITE_IB_STAT_QPS_ISOLATED] =
+		atomic64_read(&dev->qps_isolated);
+	stats->value[KITE_IB_STAT_CQS_ISOLATED] =
+		atomic64_read(&dev->cqs_isolated);
 	out = dma_alloc_coherent(dev->dmadev, len, &cmd.out_dma, GFP_KERNEL);
 	if (!out)
 		return -ENOMEM;
@@ -98,7 +120,7 @@ static int kite_ib_get_hw_stats(struct ib_device *ibdev,
 					    cmd.result, KITE_STAT_COUNT);
 	}
 	dma_free_coherent(dev->dmadev, len, out, cmd.out_dma);
-	return ret;
+	return ret < 0 ? ret : KITE_IB_STAT_COUNT;
 }
 
 /* ------------------------------------------------------------------ */

@@ -135,6 +135,8 @@ struct kite_en_queue {
  *	then (the RDMA driver's remove asks for one when its device failed)
  *	is covered by the reset in progress
  * @rings_up: the rings are allocated and enabled (RTNL)
+ * @bad_reg_status: STATUS reads that made no sense (ethtool -S)
+ * @bad_reg_version: HW_REV reads after a reset that differed from probe's
  */
 struct kite_en_dev {
 	struct pci_dev *pdev;
@@ -167,6 +169,8 @@ struct kite_en_dev {
 	bool removing;
 	bool resetting;
 	bool rings_up;
+	atomic64_t bad_reg_status;
+	atomic64_t bad_reg_version;
 };
 
 static inline u32 kite_en_rd(struct kite_en_dev *en, u32 reg)
@@ -182,6 +186,7 @@ static inline void kite_en_wr(struct kite_en_dev *en, u32 reg, u32 val)
 /* kite_en_hw.c: register decoding, reset and policies (unit-tested) */
 int kite_en_check_identity(u32 id, u32 hw_rev);
 int kite_en_status_to_errno(u32 status);
+bool kite_en_status_bogus(u32 status);
 void kite_en_mac_from_regs(u32 mac_hi, u32 mac_lo, u8 *mac);
 void kite_en_mac_to_regs(const u8 *mac, u32 *mac_hi, u32 *mac_lo);
 void kite_en_fw_version(u32 fw_ver, char *buf, size_t len);

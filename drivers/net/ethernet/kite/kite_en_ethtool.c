@@ -106,13 +106,16 @@ static int kite_en_set_channels(struct net_device *netdev,
 				   en->rx_depth);
 }
 
+/* Device-wide counters after the queues': bad_reg_status, bad_reg_version. */
+#define KITE_EN_DEV_STATS	2
+
 static int kite_en_get_sset_count(struct net_device *netdev, int sset)
 {
 	struct kite_en_dev *en = kite_en_ethtool_dev(netdev);
 
 	if (sset != ETH_SS_STATS)
 		return -EOPNOTSUPP;
-	return en->vec.eth * KITE_EN_QUEUE_STATS;
+	return en->vec.eth * KITE_EN_QUEUE_STATS + KITE_EN_DEV_STATS;
 }
 
 static void kite_en_get_strings(struct net_device *netdev, u32 sset, u8 *data)
@@ -125,6 +128,8 @@ static void kite_en_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 	for (i = 0; i < en->vec.eth; i++)
 		for (j = 0; j < KITE_EN_QUEUE_STATS; j++)
 			ethtool_sprintf(&data, kite_en_queue_stat_names[j], i);
+	ethtool_puts(&data, "bad_reg_status");
+	ethtool_puts(&data, "bad_reg_version");
 }
 
 static void kite_en_get_ethtool_stats(struct net_device *netdev,
@@ -137,6 +142,9 @@ static void kite_en_get_ethtool_stats(struct net_device *netdev,
 		kite_en_get_queue_stats(&en->queues[i], data, data + 3);
 		data += KITE_EN_QUEUE_STATS;
 	}
+	/* Register reads that made no sense (kite_en_status_bogus()). */
+	*data++ = atomic64_read(&en->bad_reg_status);
+	*data++ = atomic64_read(&en->bad_reg_version);
 }
 
 static u32 kite_en_get_msglevel(struct net_device *netdev)

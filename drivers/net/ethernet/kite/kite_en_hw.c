@@ -55,6 +55,26 @@ int kite_en_status_to_errno(u32 status)
 }
 
 /**
+ * kite_en_status_bogus() - whether a KITE_REG_STATUS value read while the
+ *	device runs makes no sense
+ * @status: value read from KITE_REG_STATUS
+ *
+ * Return: true if reserved bits are set (all ones included), or if READY is
+ * clear although neither a reset nor a fatal error is reported.
+ */
+bool kite_en_status_bogus(u32 status)
+{
+	const u32 defined = KITE_STATUS_READY | KITE_STATUS_FATAL |
+			    KITE_STATUS_RESETTING | KITE_STATUS_LINK_UP |
+			    KITE_STATUS_FATAL_CODE;
+
+	if (status & ~defined)
+		return true;
+	return !(status & (KITE_STATUS_READY | KITE_STATUS_FATAL |
+			   KITE_STATUS_RESETTING));
+}
+
+/**
  * kite_en_mac_from_regs() - decode the factory MAC address
  * @mac_hi: value read from KITE_REG_MAC_HI
  * @mac_lo: value read from KITE_REG_MAC_LO
@@ -165,19 +185,7 @@ unsigned int kite_en_ring_used(u16 tail, u16 head)
 	return (u16)(tail - head);
 }
 
-/**
- * kite_en_reset() - reset the device and wait until it is ready
- * @en: the device
- *
- * Writes KITE_CTRL_RESET and polls KITE_REG_STATUS, sleeping, for at most
- * KITE_RESET_TIMEOUT_MS. On success the firmware version is re-read, since a
- * reset may have activated new firmware.
- *
- * Context: process context, may sleep.
- * Return: 0 on success, -ETIMEDOUT if the device never became ready, -EIO
- * if it reported a fatal error, -ENODEV if it stopped answering.
- */
-int kite_en_reset(struct kite_en_dev *en)
+static int kite_en_reset_once(struct kite_en_dev *en)
 {
 	struct device *dev = &en->pdev->dev;
 	u32 status;
@@ -198,6 +206,46 @@ int kite_en_reset(struct kite_en_dev *en)
 		dev_err(dev, "device failed to reset (status %#x, fatal code %lu)\n",
 			status, FIELD_GET(KITE_STATUS_FATAL_CODE, status));
 		return err;
+	}
+	return 0;
+}
+
+/**
+ * kite_en_reset() - reset the device and wait until it is ready
+ * @en: the device
+ *
+ * Writes KITE_CTRL_RESET and polls KITE_REG_STATUS, sleeping, for at most
+ * KITE_RESET_TIMEOUT_MS. The interface revision is checked against the one
+ * read at probe (once more after a second reset if it differs: a read that
+ * makes no sense), and the firmware version is re-read, since a reset may
+ * have activated new firmware.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 on success, -ETIMEDOUT if the device never became ready, -EIO
+ * if it reported a fatal error or another interface revision twice, -ENODEV
+ * if it stopped answering.
+ */
+int kite_en_reset(struct kite_en_dev *en)
+{
+	struct device *dev = &en->pdev->dev;
+	unsigned int attempt;
+	u32 hw_rev;
+	int err;
+
+	for (attempt = 0;; attempt++) {
+		err = kite_en_reset_once(en);
+		if (err)
+			return err;
+		/* The interface revision cannot change: once more if it did. */
+		hw_rev = kite_en_rd(en, KITE_REG_HW_REV);
+		if (!en->hw_rev || hw_rev == en->hw_rev)
+			break;
+		atomic64_inc(&en->bad_reg_version);
+		dev_err(dev, "bad device data (reg-version): interface revision %#x after reset, %#x at probe%s\n",
+			hw_rev, en->hw_rev,
+			attempt ? ": giving up" : ": resetting again");
+		if (attempt)
+			return -EIO;
 	}
 	en->fw_ver = kite_en_rd(en, KITE_REG_FW_VER);
 	kite_en_fw_version(en->fw_ver, en->fw_version, sizeof(en->fw_version));

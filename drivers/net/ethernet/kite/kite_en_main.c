@@ -34,6 +34,15 @@ static void kite_en_link_work(struct work_struct *work)
 					      link_work);
 	u32 status = kite_en_rd(en, KITE_REG_STATUS);
 
+	if (kite_en_status_bogus(status)) {
+		/* Nothing read from the device can be trusted: reset it. */
+		atomic64_inc(&en->bad_reg_status);
+		dev_err(&en->pdev->dev, "bad device data (reg-status): STATUS reads %#x, resetting\n",
+			status);
+		kite_en_rdma_event(en, KITE_AUX_EVENT_FATAL);
+		queue_work(system_dfl_wq, &en->reset_work);
+		return;
+	}
 	if (status & KITE_STATUS_FATAL) {
 		dev_err(&en->pdev->dev, "device reports a fatal error (code %lu)\n",
 			FIELD_GET(KITE_STATUS_FATAL_CODE, status));

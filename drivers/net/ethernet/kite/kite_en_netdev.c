@@ -652,13 +652,24 @@ static const struct net_device_ops kite_en_netdev_ops = {
  * @en: the device
  *
  * Sets the carrier from KITE_STATUS_LINK_UP and tells the RDMA driver when
- * the state changed (from a work item).
+ * the state changed (from a work item). A STATUS value that makes no sense
+ * (kite_en_status_bogus()) changes nothing and has the device reset.
  *
  * Context: process context.
  */
 void kite_en_update_link(struct kite_en_dev *en)
 {
-	bool up = kite_en_rd(en, KITE_REG_STATUS) & KITE_STATUS_LINK_UP;
+	u32 status = kite_en_rd(en, KITE_REG_STATUS);
+	bool up = status & KITE_STATUS_LINK_UP;
+
+	if (kite_en_status_bogus(status)) {
+		/* Nothing read from the device can be trusted: reset it. */
+		atomic64_inc(&en->bad_reg_status);
+		dev_err(&en->pdev->dev, "bad device data (reg-status): STATUS reads %#x, resetting\n",
+			status);
+		queue_work(system_dfl_wq, &en->reset_work);
+		return;
+	}
 
 	if (up && netif_running(en->netdev))
 		netif_carrier_on(en->netdev);

@@ -41,6 +41,23 @@ static void kite_en_test_status(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_en_status_to_errno(U32_MAX), -ENODEV);
 }
 
+/* STATUS values read while the device runs that make no sense. */
+static void kite_en_test_status_bogus(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, kite_en_status_bogus(KITE_STATUS_READY));
+	KUNIT_EXPECT_FALSE(test, kite_en_status_bogus(KITE_STATUS_READY |
+						      KITE_STATUS_LINK_UP));
+	KUNIT_EXPECT_FALSE(test, kite_en_status_bogus(KITE_STATUS_RESETTING));
+	KUNIT_EXPECT_FALSE(test, kite_en_status_bogus(KITE_STATUS_FATAL |
+		FIELD_PREP(KITE_STATUS_FATAL_CODE, 7)));
+	/* Reserved bits, all ones, READY gone without a reason. */
+	KUNIT_EXPECT_TRUE(test, kite_en_status_bogus(KITE_STATUS_READY | BIT(16)));
+	KUNIT_EXPECT_TRUE(test, kite_en_status_bogus(BIT(31) | KITE_STATUS_LINK_UP));
+	KUNIT_EXPECT_TRUE(test, kite_en_status_bogus(U32_MAX));
+	KUNIT_EXPECT_TRUE(test, kite_en_status_bogus(0));
+	KUNIT_EXPECT_TRUE(test, kite_en_status_bogus(KITE_STATUS_LINK_UP));
+}
+
 static void kite_en_test_mac(struct kunit *test)
 {
 	static const u8 expect[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -128,6 +145,7 @@ static void kite_en_test_ring_used(struct kunit *test)
 static struct kunit_case kite_en_hw_cases[] = {
 	KUNIT_CASE(kite_en_test_identity),
 	KUNIT_CASE(kite_en_test_status),
+	KUNIT_CASE(kite_en_test_status_bogus),
 	KUNIT_CASE(kite_en_test_mac),
 	KUNIT_CASE(kite_en_test_fw_version),
 	KUNIT_CASE(kite_en_test_vectors),
