@@ -20,6 +20,10 @@ SRC=$KITE_CACHE/src/qemu-7.2
 BUILD=$KITE_CACHE/build/qemu
 
 "$KITE_ROOT/scripts/fetch-sources.sh" qemu
+mkdir -p "$BUILD"
+# The two VM lanes may prepare at once.
+exec 9>"$BUILD.lock"
+flock 9
 [ -f "$SRC/.kite-unpacked" ] || die "QEMU source tree missing: $SRC"
 
 # Overlay the device model; drop links to files the repository no longer has.

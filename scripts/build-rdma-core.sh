@@ -13,6 +13,10 @@ SRC=$KITE_CACHE/src/rdma-core-$RDMA_CORE_VERSION
 BUILD=$KITE_CACHE/build/rdma-core
 
 "$KITE_ROOT/scripts/fetch-sources.sh" rdma-core
+mkdir -p "$BUILD"
+# The two VM lanes may prepare at once.
+exec 9>"$BUILD.lock"
+flock 9
 [ -f "$SRC/CMakeLists.txt" ] || die "no rdma-core tree at $SRC"
 
 # --- overlay ---------------------------------------------------------------

@@ -10,6 +10,9 @@ RC=$("$KITE_ROOT/scripts/build-rdma-core.sh" | tail -n 1)
 OUT=$KITE_CACHE/build/tools
 SRC=$KITE_ROOT/tools/testing/kite
 mkdir -p "$OUT"
+# The two VM lanes may prepare at once.
+exec 9>"$OUT.lock"
+flock 9
 
 # Programs linked with libibverbs (the uverbs command helpers included).
 for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth; do

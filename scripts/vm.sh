@@ -58,7 +58,7 @@ vm_prepare() {
 		KITE_VM_APPEND=
 		;;
 	debug)
-		out=$("$KITE_ROOT/scripts/build-debug-kernel.sh" 2>/dev/null | tail -n 1) ||
+		out=$("$KITE_ROOT/scripts/build-debug-kernel.sh" | tail -n 1) ||
 			die "the debug guest kernel did not build (run scripts/build-debug-kernel.sh)"
 		kver=$(cat "$out/include/config/kernel.release")
 		kdir=$out

@@ -284,7 +284,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		vmtest_lane "$2"
 		shift 2
 	fi
-	tap_init "$KITE_CACHE/results/vmtest.tap"
+	tap_init "${KITE_VMTEST_TAP:-$KITE_CACHE/results/vmtest.tap}"
 	vm_prepare
 	vmtest_run "$@"
 	tap_finish

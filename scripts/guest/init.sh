@@ -8,6 +8,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
+# What udev would add: /dev/fd (bash's process substitution) and friends.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 # / is a writable overlay already; /tmp stays the host's (read-only lower
 # layer), so a checkout or cache under /tmp is visible in the guest.
 mount -t tmpfs tmpfs /run

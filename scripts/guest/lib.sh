@@ -52,7 +52,7 @@ kite_dmesg_seen=0
 kite_new_splats() {
 	local -a lines
 	local i
-	mapfile -t lines < <(dmesg)
+	mapfile -t lines <<<"$(dmesg)"
 	[ "${#lines[@]}" -ge "$kite_dmesg_seen" ] || kite_dmesg_seen=0
 	i=$kite_dmesg_seen
 	kite_dmesg_seen=${#lines[@]}
