@@ -1653,7 +1653,7 @@ static void kvt_run_traffic(struct kvt_run *r, u32 n)
 	bool write;
 
 	kvt_destroy_kept(r);
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc_obj(*d, GFP_KERNEL);
 	if (!d)
 		return;
 	for (i = 0; i < ARRAY_SIZE(d->wr); i++)
