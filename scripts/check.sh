@@ -6,7 +6,7 @@
 #
 # usage: check.sh [STEP...]
 # Steps (default: all, in this order): build sparse checkpatch prm kunit
-# upstream qemu rdma-core vm-debug vm (vm-debug runs beside vm)
+# upstream qemu rdma-core vm vm-debug
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap.sh"
@@ -186,20 +186,19 @@ debug_kernel_start() {
 		"$KITE_ROOT/scripts/build-debug-kernel.sh" >"$LOGS/debug-kernel.log" 2>&1 &
 }
 
-# The lane itself runs beside the lts lane's VM tests when both are asked
-# for (a single-VM group keeps one of the two cores busy), one nice level
-# lower; its checks are collected at the end.
+# The lane runs after the lts lane's VM tests: run beside them, its VMs
+# starved the lts lane's or were starved by them on two cores.
 vm_debug_pid=
 step_vm_debug() {
 	local tap=$LOGS/vm-debug.tap
 	log "vm-debug: $KITE_DEBUG_GROUPS (log: $LOGS/vm-debug.log)"
 	# shellcheck disable=SC2086
-	KITE_VMTEST_TAP=$tap KITE_VMLOGS_BASE=$LOGS nice -n 5 \
+	KITE_VMTEST_TAP=$tap KITE_VMLOGS_BASE=$LOGS \
 		timeout --kill-after=30 $((2 * KITE_STEP_TIMEOUT)) \
 		"$KITE_ROOT/scripts/vmtest.sh" --lane debug $KITE_DEBUG_GROUPS \
 		>"$LOGS/vm-debug.log" 2>&1 &
 	vm_debug_pid=$!
-	case " $* " in *" vm "*) ;; *) vm_debug_collect ;; esac
+	vm_debug_collect
 }
 
 vm_debug_collect() {
@@ -234,12 +233,11 @@ fi
 KVER=$(guest_kver)
 KDIR=/lib/modules/$KVER/build
 
-[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm-debug vm
+[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm vm-debug
 case " $* " in *" vm-debug "*) debug_kernel_start ;; esac
 for s in "$@"; do
 	declare -F "step_${s//-/_}" >/dev/null || die "unknown step: $s"
-	"step_${s//-/_}" "$@"
+	"step_${s//-/_}"
 done
-vm_debug_collect
 log "check: $((SECONDS - t_start))s in all; logs in $LOGS"
 tap_finish

@@ -14,6 +14,9 @@ set -euo pipefail
 kver=$1
 mods=${2:-/lib/modules/$kver}
 out=$KITE_CACHE/build/initramfs-$kver.cpio.gz
+# The two VM lanes may prepare at once.
+exec 9>"$out.lock"
+flock 9
 # Load order matters: dependencies first.
 modlist=(fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay)
 stamp="$(inputs_hash "$KITE_ROOT/scripts/vm-initramfs.sh" /bin/busybox "$mods/modules.builtin") $kver"

@@ -22,9 +22,10 @@ NTH=/proc/thread-self/fail-nth
 aux=/sys/bus/auxiliary/devices/kite_en.rdma.0
 ibdrv=/sys/bus/auxiliary/drivers/kite_ib.kite_ib
 endrv=/sys/bus/pci/drivers/kite_en
-# Every allocation up to this one is failed in turn, then every STRIDE-th
-# up to MAX (ib_device registration alone makes hundreds).
-DENSE=60 STRIDE=7 MAX=700
+# Every allocation up to DENSE is failed in turn, then every STRIDE-th up
+# to MAX (ib_device registration alone makes hundreds, each probe takes
+# seconds on the debug kernel).
+DENSE=40 STRIDE=23 MAX=700
 
 if [ ! -d "$DBG/failslab" ] || [ ! -e "$NTH" ]; then
 	echo "ok - failinject: allocation-failure injection # SKIP kernel without CONFIG_FAILSLAB" >>"$KITE_RESULTS"
@@ -67,8 +68,10 @@ fi_off() {
 # n-th filtered allocation of the write of VALUE to WRITE_FILE (done by
 # this shell, so in this task); when a failure was injected the write
 # must have failed, or OK_CMD must hold (a fallback absorbed it; UNDO_CMD
-# then undoes it); when none was, the write must have succeeded. Sets
-# sweep_injected and sweep_result.
+# then undoes it); when none was, the write must have succeeded. An
+# operation that makes more than MAX such allocations is swept up to MAX
+# and must then succeed without injection. Sets sweep_injected and
+# sweep_result.
 sweep() {
 	local name=$1 file=$2 value=$3 undo=$4 okcmd=$5 n=1 rc left absorbed=0 bad=0
 	sweep_injected=0
@@ -101,7 +104,15 @@ sweep() {
 		fi
 		if [ "$n" -lt "$DENSE" ]; then n=$((n + 1)); else n=$((n + STRIDE)); fi
 	done
-	sweep_result="more than $MAX allocations"
+	# Bounded: the first MAX allocations swept; now without injection.
+	rc=0
+	echo "$value" >"$file" 2>/dev/null || rc=$?
+	if [ "$rc" = 0 ] && eval "$okcmd"; then
+		sweep_result="$sweep_injected failures injected (allocations 1..$DENSE, then every ${STRIDE}th up to $MAX of more), $absorbed absorbed, $bad not unwound; then it succeeds"
+		[ "$bad" = 0 ]
+		return
+	fi
+	sweep_result="fails without an injected failure after the sweep (exit $rc)"
 	return 1
 }
 
@@ -114,7 +125,7 @@ check "failinject: restrict injection to kite_en" fi_restrict kite_en
 echo "$bdf" >"$endrv/unbind"
 en_probe() {
 	sweep kite_en_probe "$endrv/bind" "$bdf" "echo $bdf >$endrv/unbind" \
-		"test -d $aux" || return 1
+		"test -d $aux" || { echo "$sweep_result"; return 1; }
 	echo "kite_en probe: $sweep_result" >>/tmp/failinject-figures
 }
 check "failinject: kite_en probe: every failed allocation unwinds, then probe succeeds" en_probe
@@ -127,7 +138,8 @@ check "failinject: restrict injection to kite_ib" fi_restrict kite_ib
 echo kite_en.rdma.0 >"$ibdrv/unbind"
 ib_probe() {
 	sweep kite_ib_probe "$ibdrv/bind" kite_en.rdma.0 "echo kite_en.rdma.0 >$ibdrv/unbind" \
-		"bound_to_kite_ib && test -d /sys/class/infiniband/kite0" || return 1
+		"bound_to_kite_ib && test -d /sys/class/infiniband/kite0" ||
+		{ echo "$sweep_result"; return 1; }
 	echo "kite_ib probe: $sweep_result" >>/tmp/failinject-figures
 }
 check "failinject: kite_ib probe: every failed allocation unwinds, then probe succeeds" ib_probe
@@ -163,7 +175,7 @@ echo 0x1002 >"/sys/class/net/$nic/flags"
 en_open() {
 	sweep kite_en_open "/sys/class/net/$nic/flags" 0x1003 \
 		"echo 0x1002 >/sys/class/net/$nic/flags" \
-		"ip link show $nic | grep -q ',UP'" || return 1
+		"ip link show $nic | grep -q ',UP'" || { echo "$sweep_result"; return 1; }
 	echo "kite_en open: $sweep_result" >>/tmp/failinject-figures
 }
 check "failinject: kite_en open: every failed allocation unwinds, then the link comes up" en_open
