@@ -285,6 +285,7 @@ static void test_cqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	       tw_extra_nonzero);
 	cq_bad(ctx, "a short request", EINVAL, 100, 7, tw_short);
 	cq_bad(ctx, "log_depth 0", EINVAL, 1, 0, NULL);
+	cq_bad(ctx, "0 CQEs", EINVAL, 0, 7, NULL);
 	cq_bad(ctx, "log_depth 17", EINVAL, 100, 17, NULL);
 	cq_bad(ctx, "128 slots for 128 CQEs (no free slot)", EINVAL, 128, 7,
 	       NULL);

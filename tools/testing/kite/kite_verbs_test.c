@@ -397,7 +397,11 @@ static void kvt_bad_cq(struct kvt_run *r)
 
 	kvt_expect(r, kvt_cq(r, caps->max_cqe + 1, 0, NULL), -EINVAL,
 		   "create_cq(cqe = max_cqe + 1 = %d)", caps->max_cqe + 1);
-	kvt_expect(r, kvt_cq(r, 0, 0, NULL), -EINVAL, "create_cq(cqe = 0)");
+	/*
+	 * No cqe = 0: the newest core refuses it for kernel callers itself,
+	 * with a WARN (a caller's bug); user space reaches kite_ib's own
+	 * check through uverbs (kite_uverbs_test).
+	 */
 	kvt_expect(r, kvt_cq(r, -1, 0, NULL), -EINVAL, "create_cq(cqe = -1)");
 	kvt_expect(r, kvt_cq(r, INT_MIN, 0, NULL), -EINVAL,
 		   "create_cq(cqe = INT_MIN)");
