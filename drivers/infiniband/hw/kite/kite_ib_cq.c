@@ -384,7 +384,8 @@ static int kite_ib_user_cq_depth(struct kite_ib_dev *dev, u32 log_depth,
 	u32 max_depth = min_t(u32, dev->caps.max_cqe + 1,
 			      KITE_IB_CQ_MAX_DEPTH);
 
-	if (log_depth < KITE_CQ_MIN_LOG_DEPTH ||
+	/* At least one CQE, as for a kernel CQ (and rdma_rxe). */
+	if (!cqe || log_depth < KITE_CQ_MIN_LOG_DEPTH ||
 	    log_depth > KITE_CQ_MAX_LOG_DEPTH || BIT(log_depth) > max_depth ||
 	    BIT(log_depth) <= cqe)
 		return -EINVAL;
