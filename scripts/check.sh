@@ -172,11 +172,16 @@ step_vm() {
 
 # The debug lane: the VM groups in KITE_DEBUG_GROUPS on the newest kernel
 # built with the kernel's debugging machinery (scripts/build-debug-kernel.sh).
-# Every group that reaches a driver path of its own: the two-VM groups
-# (link, eth) reach the same kite_ib and kite_en code as the loopback
-# ones (their difference is the wire, i.e. the device model) and run on
-# the lts lane only.
-KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind ethops rdma verbs nvme failinject uvfuzz devfuzz}
+# The groups that reach the drivers' paths: probe, bind, unload, PCI
+# unbind/remove/rescan (bind); the command channel, EQs, every user verb,
+# restrack, counters, mmap, libkite's data path, a hanging device (rdma);
+# every kernel verb with bad input, device errors, the kernel data path
+# (verbs); a kernel ULP's whole life (nvme); the uverbs fuzzer (uvfuzz).
+# The two-VM groups (link, eth) reach the same kite_ib and kite_en code
+# (their difference is the wire, i.e. the device model). ethops, devfuzz
+# and failinject run on this lane by hand (scripts/vmtest.sh --lane debug
+# GROUP); they are not in make check yet (time, see the README).
+KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind rdma verbs nvme uvfuzz}
 # The debug kernel is built in the background from the start, at the
 # lowest priority, so that it takes the CPU time the other steps leave
 # idle (the VM tests mostly run one single-threaded QEMU).
