@@ -159,75 +159,191 @@ step_rdma_core() {
 	tap_result "$rc" "rdma-core: libibverbs, librdmacm, tools and providers (kite, rxe, ...) build"
 }
 
-step_vm() {
-	. "$KITE_ROOT/scripts/vmtest.sh"
-	vmtest_lane lts
-	if ! run vm-prepare bash -c ". '$KITE_ROOT/scripts/vm.sh' && vm_prepare"; then
-		tap_not_ok "vm: harness ready (QEMU, modules, initramfs)"
-		return
-	fi
-	vm_prepare >/dev/null 2>&1
-	VMLOGS=$LOGS/vm vmtest_run
-}
-
-# The debug lane: the VM groups in KITE_DEBUG_GROUPS on the newest kernel
-# built with the kernel's debugging machinery (scripts/build-debug-kernel.sh).
-# The groups that reach the drivers' paths: probe, bind, unload, PCI
-# unbind/remove/rescan (bind); the command channel, EQs, every user verb,
-# restrack, counters, mmap, libkite's data path, a hanging device (rdma);
-# every kernel verb with bad input, device errors, the kernel data path
-# (verbs). The two-VM groups (link, eth) reach the same kite_ib and
+# The VM tests of both lanes: the lts lane (Debian's 6.12 kernel, every
+# group) and the debug lane (the newest kernel with KASAN, lockdep,
+# kmemleak, DMA-API debugging, ...: the groups in KITE_DEBUG_GROUPS).
+#
+# The debug lane's groups reach the drivers' paths: probe, bind, unload,
+# PCI unbind/remove/rescan (bind); the command channel, EQs, every user
+# verb, restrack, counters, mmap, libkite's data path, a hanging device
+# (rdma); every kernel verb with bad input, device errors, the kernel data
+# path (verbs). The two-VM groups (link, eth) reach the same kite_ib and
 # kite_en code (their difference is the wire, i.e. the device model).
 # nvme, uvfuzz, ethops, devfuzz and failinject run on this lane by hand
 # (scripts/vmtest.sh --lane debug GROUP); they join make check once they
 # have been seen to pass there (see the README).
 KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind rdma verbs}
+# KITE_LTS_GROUPS: the lts lane's groups (default: all of vmtest.sh's).
+# A VM is one single-threaded TCG vCPU: KITE_VM_SLOTS VMs run at once
+# (default: one per CPU). The two-VM groups take two slots.
+KITE_VM_SLOTS=${KITE_VM_SLOTS:-$(nproc)}
+
 # The debug kernel is built in the background from the start, at the
 # lowest priority, so that it takes the CPU time the other steps leave
-# idle (the VM tests mostly run one single-threaded QEMU).
+# idle.
+debug_kernel_pid=
 debug_kernel_start() {
 	log "debug-kernel: building in the background (log: $LOGS/debug-kernel.log)"
 	nice -n 19 timeout --kill-after=30 $((2 * KITE_STEP_TIMEOUT)) \
 		"$KITE_ROOT/scripts/build-debug-kernel.sh" >"$LOGS/debug-kernel.log" 2>&1 &
+	debug_kernel_pid=$!
 }
 
-# The lane runs after the lts lane's VM tests: run beside them, its VMs
-# starved the lts lane's or were starved by them on two cores.
-vm_debug_pid=
-step_vm_debug() {
-	local tap=$LOGS/vm-debug.tap
-	log "vm-debug: $KITE_DEBUG_GROUPS (log: $LOGS/vm-debug.log)"
-	# shellcheck disable=SC2086
-	KITE_VMTEST_TAP=$tap KITE_VMLOGS_BASE=$LOGS \
-		timeout --kill-after=30 $((2 * KITE_STEP_TIMEOUT)) \
-		"$KITE_ROOT/scripts/vmtest.sh" --lane debug $KITE_DEBUG_GROUPS \
-		>"$LOGS/vm-debug.log" 2>&1 &
-	vm_debug_pid=$!
-	vm_debug_collect
+vm_slots_of() {
+	local n=1
+	case $1 in wire | eth | link) n=2 ;; esac
+	[ "$n" -le "$KITE_VM_SLOTS" ] || n=$KITE_VM_SLOTS
+	echo "$n"
 }
 
-vm_debug_collect() {
-	local rc=0 t0=$SECONDS
-	[ -n "$vm_debug_pid" ] || return 0
-	log "vm-debug: waiting for the debug lane"
-	wait "$vm_debug_pid" || rc=$?
-	vm_debug_pid=
-	log "vm-debug: exit $rc after waiting $((SECONDS - t0))s"
-	if grep -q 'UPSTREAM KERNEL UNAVAILABLE' "$LOGS/vm-debug.log"; then
-		echo "#"
-		echo "# !!! DEBUG LANE SKIPPED: the newest Debian kernel source could not be fetched."
-		echo "#"
-		tap_skip "vm-debug: the debug lane ran" "linux-source-7.x unavailable"
-		return
-	fi
-	tap_import "$LOGS/vm-debug.tap" ""
-	# Its diagnostics: what failed, and the figures of its groups.
-	grep -E '^# ' "$LOGS/vm-debug.log" | head -n 400
-	grep -qE '^[0-9]+ passed, 0 failed' "$LOGS/vm-debug.log" || {
-		tap_not_ok "vm-debug: the debug lane ran to its end without failures (exit $rc)"
-		tail -n 25 "$LOGS/vm-debug.log" | sed 's/^/# /'
-	}
+# vm_lanes LANE...: run the VM groups of LANEs (lts, debug) as jobs that
+# share the machine: each group is one vmtest.sh process with its own TAP
+# file and logs. Jobs start in list order as their VMs fit (a job that
+# does not fit holds back the ones after it, so a two-VM group is not
+# starved): the two-VM groups first, while both slots are free, then the
+# longest groups; debug-lane jobs start once their lane is prepared (the
+# debug kernel built). The results are imported in a fixed order.
+vm_lanes_ran=0
+vm_lanes() {
+	local lane g job t0=$SECONDS free=$KITE_VM_SLOTS i fin
+	local -a order=() pending=() lanes=("$@")
+	local -A need=() jobpid=() started=() env=() prep=()
+	local dir=$LOGS/vmjobs
+	mkdir -p "$dir"
+	. "$KITE_ROOT/scripts/vmtest.sh"
+	for lane in "${lanes[@]}"; do
+		case $lane in
+		lts) for g in ${KITE_LTS_GROUPS:-${KITE_VM_GROUPS[*]}}; do order+=("lts:$g"); done ;;
+		debug) for g in $KITE_DEBUG_GROUPS; do order+=("debug:$g"); done ;;
+		esac
+	done
+	for job in "${order[@]}"; do need[$job]=$(vm_slots_of "${job#*:}"); done
+	# Start order: two-VM groups, the debug lane (its groups are the
+	# longest), then the rest.
+	for job in "${order[@]}"; do [ "${need[$job]}" -gt 1 ] && pending+=("$job"); done
+	for job in "${order[@]}"; do [ "${job%%:*}" = debug ] && pending+=("$job"); done
+	for job in "${order[@]}"; do
+		[ "${need[$job]}" = 1 ] && [ "${job%%:*}" = lts ] && pending+=("$job")
+	done
+
+	# Each lane is prepared once (QEMU, modules, initramfs; the debug
+	# kernel), in the background for the debug lane.
+	for lane in "${lanes[@]}"; do
+		env[$lane]=$dir/prepared-$lane.env
+		rm -f "${env[$lane]}"
+		if [ "$lane" = lts ]; then
+			if run vm-prepare bash -c ". '$KITE_ROOT/scripts/vm.sh' && vm_prepare_save '${env[lts]}'"; then
+				continue
+			fi
+			tap_not_ok "vm: harness ready (QEMU, modules, initramfs)"
+			vm_lanes_drop lts
+			continue
+		fi
+		(
+			# (Not this subshell's child: wait by polling.)
+			while [ -n "$debug_kernel_pid" ] && kill -0 "$debug_kernel_pid" 2>/dev/null; do
+				sleep 5
+			done
+			log "vm-debug: preparing the debug lane"
+			KITE_LANE=debug timeout --kill-after=30 "$KITE_STEP_TIMEOUT" bash -c \
+				". '$KITE_ROOT/scripts/vm.sh' && vm_prepare_save '${env[debug]}'" \
+				>"$LOGS/vm-prepare-debug.log" 2>&1
+		) &
+		prep[debug]=$!
+	done
+
+	while [ ${#pending[@]} -gt 0 ] || [ ${#jobpid[@]} -gt 0 ]; do
+		# Start what fits, in order.
+		for i in "${!pending[@]}"; do
+			job=${pending[i]}
+			lane=${job%%:*}
+			if [ ! -f "${env[$lane]}" ]; then
+				[ -n "${prep[$lane]:-}" ] && continue
+				# The lane could not be prepared.
+				unset 'pending[i]'
+				continue
+			fi
+			[ "${need[$job]}" -le "$free" ] || break
+			free=$((free - need[$job]))
+			started[$job]=$SECONDS
+			KITE_VM_ENV=${env[$lane]} KITE_VMTEST_TAP=$dir/$lane-${job#*:}.tap \
+				KITE_VMLOGS_BASE=$LOGS timeout --kill-after=30 "$KITE_STEP_TIMEOUT" \
+				"$KITE_ROOT/scripts/vmtest.sh" --lane "$lane" "${job#*:}" \
+				>"$dir/$lane-${job#*:}.log" 2>&1 &
+			jobpid[$job]=$!
+			unset 'pending[i]'
+		done
+		pending=("${pending[@]}")
+		[ ${#jobpid[@]} -gt 0 ] || [ -n "${prep[debug]:-}" ] || break
+		fin=
+		# shellcheck disable=SC2086 # no preparation running: no word
+		wait -n -p fin "${jobpid[@]}" ${prep[debug]:-} 2>/dev/null
+		[ -n "$fin" ] || continue
+		if [ "$fin" = "${prep[debug]:-}" ]; then
+			unset 'prep[debug]'
+			if [ -f "${env[debug]}" ]; then
+				log "vm-debug: the debug lane is prepared"
+			else
+				log "vm-debug: the debug lane could not be prepared (log: $LOGS/vm-prepare-debug.log)"
+			fi
+			continue
+		fi
+		for job in "${!jobpid[@]}"; do
+			[ "${jobpid[$job]}" = "$fin" ] || continue
+			unset 'jobpid[$job]'
+			free=$((free + need[$job]))
+			log "vm: $job done after $((SECONDS - started[$job]))s ($((SECONDS - t0))s into the VM tests)"
+		done
+	done
+
+	# The results, lane by lane in the groups' order.
+	for lane in "${lanes[@]}"; do
+		if [ "$lane" = debug ] && [ ! -f "${env[debug]}" ]; then
+			if grep -qs 'UPSTREAM KERNEL UNAVAILABLE' "$LOGS/vm-prepare-debug.log" \
+				"$LOGS/debug-kernel.log"; then
+				echo "#"
+				echo "# !!! DEBUG LANE SKIPPED: the newest Debian kernel source could not be fetched."
+				echo "#"
+				tap_skip "vm-debug: the debug lane ran" "linux-source-7.x unavailable"
+			else
+				tap_not_ok "vm-debug: harness ready (the debug kernel, modules, initramfs)"
+				tail -n 25 "$LOGS/vm-prepare-debug.log" | sed 's/^/# /'
+			fi
+			continue
+		fi
+		[ -f "${env[$lane]}" ] || continue
+		for job in "${order[@]}"; do
+			[ "${job%%:*}" = "$lane" ] || continue
+			g=${job#*:}
+			tap_import "$dir/$lane-$g.tap" ""
+			# The group's diagnostics: what failed, its figures.
+			grep -vE '^(not )?ok [0-9]+ - |^TAP version|^1\.\.[0-9]+$|^[0-9]+ passed, ' \
+				"$dir/$lane-$g.log" | grep . | sed -E 's/^([^#])/# \1/' | head -n 400
+			grep -qE '^[0-9]+ passed, 0 failed' "$dir/$lane-$g.log" ||
+				tap_not_ok "$lane $g: the VM tests ran to their end without failures"
+		done
+	done
+	log "vm: both lanes in $((SECONDS - t0))s"
 }
+
+vm_lanes_drop() {
+	local i
+	for i in "${!pending[@]}"; do
+		[ "${pending[i]%%:*}" = "$1" ] && unset 'pending[i]'
+	done
+	pending=("${pending[@]}")
+}
+
+# check.sh vm, vm-debug or both: one run of the lanes asked for.
+step_vm() {
+	[ "$vm_lanes_ran" = 0 ] || return 0
+	vm_lanes_ran=1
+	local -a lanes=()
+	case " $STEPS " in *" vm "*) lanes+=(lts) ;; esac
+	case " $STEPS " in *" vm-debug "*) lanes+=(debug) ;; esac
+	vm_lanes "${lanes[@]}"
+}
+step_vm_debug() { step_vm; }
 
 t_start=$SECONDS
 if ! run setup "$KITE_ROOT/scripts/setup-host.sh"; then
@@ -239,6 +355,7 @@ KVER=$(guest_kver)
 KDIR=/lib/modules/$KVER/build
 
 [ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm vm-debug
+STEPS="$*"
 case " $* " in *" vm-debug "*) debug_kernel_start ;; esac
 for s in "$@"; do
 	declare -F "step_${s//-/_}" >/dev/null || die "unknown step: $s"

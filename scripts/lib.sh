@@ -42,5 +42,7 @@ private_apt() {
 
 # A stamp that changes when any of the given files change.
 inputs_hash() {
-	find "$@" -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
+	# Paths relative to the checkout: every clone of one commit agrees.
+	find "$@" -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum |
+		sed "s|  $KITE_ROOT/|  |" | sha256sum | cut -c1-16
 }

@@ -15,6 +15,8 @@
 #   vm_prepare                  build QEMU, the guest kernel (debug lane),
 #                               the modules (drivers and test modules),
 #                               the initramfs
+#   vm_prepare_save FILE        vm_prepare, and save what it found in FILE
+#   vm_prepared FILE            load FILE instead of running vm_prepare
 #   vm_start NAME DIR SCRIPT [--kite] [--kite-net SPEC] [--virtio-net SPEC]
 #            [--no-capture] [--env VAR=VALUE]... [--interactive] [-- QEMU ARGS]
 #                               start a VM in the background; DIR receives
@@ -80,6 +82,25 @@ vm_prepare() {
 	[ -x "$KITE_QEMU" ] || die "QEMU not built"
 	[ -f "$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko" ] || die "modules not built"
 	[ -f "$KITE_TESTMOD_DIR/kite_verbs_test.ko" ] || die "test modules not built"
+}
+
+# What vm_prepare finds, for VM runs in other processes of the same lane.
+KITE_VM_PREPARED_VARS=(KITE_LANE KITE_GUEST_KVER KITE_GUEST_KERNEL KITE_GUEST_MODULES
+	KITE_MODDIR KITE_INITRAMFS KITE_VM_MEM KITE_VM_APPEND KITE_TESTMOD_DIR KITE_TOOLS)
+
+# vm_prepare_save FILE: vm_prepare, then save its findings in FILE, which
+# vm_prepared FILE loads instead of preparing again.
+vm_prepare_save() {
+	vm_prepare
+	# Loaded inside a function: global, not local, declarations.
+	declare -p "${KITE_VM_PREPARED_VARS[@]}" | sed 's/^declare /declare -g /' >"$1.tmp" &&
+		mv "$1.tmp" "$1"
+}
+
+vm_prepared() {
+	# shellcheck disable=SC1090
+	. "$1"
+	[ -x "$KITE_QEMU" ] || die "QEMU not built"
 }
 
 # A MAC address from a small integer.
@@ -190,26 +211,43 @@ vm_wait() {
 	return "$(cat "$dir/exit_status")"
 }
 
-# Run the monitor command a guest asked for, at most one per call.
+# Run the monitor commands a guest asked for (one request: its lines, in
+# order, in one monitor connection); a request with a command the guest
+# may not ask for is refused whole.
 vm_serve_requests() {
-	local name=$1 dir=${KITE_VM_DIR[$1]} cmd
+	local name=$1 dir=${KITE_VM_DIR[$1]} cmd reply=0
+	local -a cmds
 	[ -f "$dir/request" ] || return 0
-	cmd=$(head -n 1 "$dir/request")
-	case $cmd in
-	"set_link "* | "qom-set /machine/peripheral/kite0 fault-"*)
-		vm_monitor "$name" "$cmd" ;;
-	"qom-get /machine/peripheral/kite0 fault-"*)
+	mapfile -t cmds <"$dir/request"
+	for cmd in "${cmds[@]}"; do
+		case $cmd in
+		"set_link "* | "qom-set /machine/peripheral/kite0 fault-"*) ;;
+		"qom-get /machine/peripheral/kite0 fault-"*) reply=1 ;;
+		*)
+			warn "$name: refusing monitor request '$cmd'"
+			cmds=()
+			break
+			;;
+		esac
+	done
+	if [ "${#cmds[@]}" -gt 0 ] && [ "$reply" = 1 ]; then
 		# The answer goes back to the guest, in /kite-out/reply.
-		printf '%s\n' "$cmd" | timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" \
+		printf '%s\n' "${cmds[@]}" | timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" \
 			>"$dir/reply.tmp" 2>&1
-		mv "$dir/reply.tmp" "$dir/reply" ;;
-	*) warn "$name: refusing monitor request '$cmd'" ;;
-	esac
+		mv "$dir/reply.tmp" "$dir/reply"
+	elif [ "${#cmds[@]}" -gt 0 ]; then
+		printf '%s\n' "${cmds[@]}" | vm_monitor_in "$name"
+	fi
 	rm -f "$dir/request"
 	touch "$dir/request.done"
 }
 
 vm_monitor() {
+	printf '%s\n' "$2" | vm_monitor_in "$1"
+}
+
+# vm_monitor_in NAME: the monitor commands on standard input, one per line.
+vm_monitor_in() {
 	local dir=${KITE_VM_DIR[$1]}
-	printf '%s\n' "$2" | timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" >/dev/null
+	timeout 10 socat - "UNIX-CONNECT:$dir/monitor.sock" >/dev/null
 }

@@ -285,7 +285,14 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		shift 2
 	fi
 	tap_init "${KITE_VMTEST_TAP:-$KITE_CACHE/results/vmtest.tap}"
-	vm_prepare
+	# KITE_VM_ENV: a file of vm_prepare_save's, when a caller prepared the
+	# lane once for several runs (check.sh).
+	if [ -n "${KITE_VM_ENV:-}" ]; then
+		vm_prepared "$KITE_VM_ENV"
+		vmtest_lane "$KITE_LANE"
+	else
+		vm_prepare
+	fi
 	vmtest_run "$@"
 	tap_finish
 fi

@@ -46,17 +46,21 @@ KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak: .*suspe
 KITE_SPLATS_PY=$KITE_ROOT/scripts/check-splats.py
 
 # kite_new_splats: print the kernel error reports logged since the last
-# call; fail if one of them is not a known upstream issue. One dmesg per
-# call; the reports are only parsed when a line looks like one.
-kite_dmesg_seen=0
+# call; fail if one of them is not a known upstream issue. The kernel log
+# is followed into a file by one `dmesg --follow` from the start, and each
+# call reads only what was appended since the last one (no fork, no new
+# dmesg of the whole buffer: on the debug lane's large log that cost
+# seconds per check); the reports are only parsed when a line looks like
+# one.
+KITE_KMSG=/tmp/kite-kmsg.log
+: >"$KITE_KMSG"
+dmesg --follow >>"$KITE_KMSG" 2>/dev/null &
+exec {kite_kmsg_fd}<"$KITE_KMSG"
 kite_new_splats() {
 	local -a lines
 	local i
-	mapfile -t lines <<<"$(dmesg)"
-	[ "${#lines[@]}" -ge "$kite_dmesg_seen" ] || kite_dmesg_seen=0
-	i=$kite_dmesg_seen
-	kite_dmesg_seen=${#lines[@]}
-	for (( ; i < ${#lines[@]}; i++)); do
+	mapfile -t -u "$kite_kmsg_fd" lines
+	for ((i = 0; i < ${#lines[@]}; i++)); do
 		[[ ${lines[i]} =~ $KITE_SPLAT_RE ]] || continue
 		printf '%s\n' "${lines[@]:i}" | python3 "$KITE_SPLATS_PY"
 		return
@@ -100,13 +104,14 @@ peer_barrier() {
 	[ -s /tmp/kite-peer-done ]
 }
 
-# host_monitor COMMAND: have the host run a QEMU monitor command for this
-# VM (set_link, or qom-set of kite0's fault-* properties; qom-get of them
-# answers in /kite-out/reply) and wait for it, at most 20 s.
+# host_monitor COMMAND...: have the host run QEMU monitor commands for this
+# VM, in order, in one round trip (set_link, or qom-set of kite0's fault-*
+# properties; qom-get of them answers in /kite-out/reply) and wait for
+# them, at most 20 s.
 host_monitor() {
 	local i
 	rm -f /kite-out/request.done /kite-out/reply
-	echo "$1" >/kite-out/request.tmp
+	printf '%s\n' "$@" >/kite-out/request.tmp
 	mv /kite-out/request.tmp /kite-out/request
 	for i in $(seq 1 100); do
 		[ -e /kite-out/request.done ] && return 0

@@ -23,7 +23,13 @@ TIMEOUT_MS=$(kite_scale 1000)
 kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
 # The device's objects as "rdma res" counts them: "kite0: pd 1 cq 2 ...".
 res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
-fault() { host_monitor "qom-set /machine/peripheral/kite0 $1"; }
+# fault SETTING...: set kite0's fault-* properties, in one round trip.
+fault() {
+	local -a cmds=()
+	local f
+	for f in "$@"; do cmds+=("qom-set /machine/peripheral/kite0 $f"); done
+	host_monitor "${cmds[@]}"
+}
 
 # kvt SET [ARGS]: run a case set of kite_verbs_test; each of its result
 # lines becomes a check, and the set must have run to its end.
@@ -68,11 +74,9 @@ check "rdma res: the same objects after the bad-input cases" test "$(res_summary
 # The device fails one command with an error status: OPCODE STATUS NAME.
 # Together the cases cover every status and every verb's command.
 while read -r op status name; do
-	fault "fault-cmd-status $status"
-	fault "fault-cmd-opcode $op"
+	fault "fault-cmd-status $status" "fault-cmd-opcode $op"
 	kvt fault "$op" "$status"
-	fault "fault-cmd-opcode -1"
-	fault "fault-cmd-status 0"
+	fault "fault-cmd-opcode -1" "fault-cmd-status 0"
 	case $status in
 	3 | 8 | 9 | 10 | 127)
 		# Statuses that mean a driver or device fault are logged.
