@@ -17,7 +17,6 @@ gids=/sys/class/infiniband/kite0/ports/1/gids
 SEED=${KITE_FUZZ_SEED:-20261123}
 MIX_COUNT=${KITE_FUZZ_MIX:-24}
 
-fault() { host_monitor "qom-set /machine/peripheral/kite0 $1"; }
 # injected CLASS: how often the model corrupted CLASS so far.
 injected() {
 	host_monitor "qom-get /machine/peripheral/kite0 fault-injected" || return 1
@@ -81,8 +80,7 @@ while read -r class trigger reaction; do
 	mark=fuzz-$class
 	kite_mark "$mark"
 	i0=$(injected "$class")
-	fault "fault-corrupt $class"
-	fault "fault-corrupt-count 1"
+	fault "fault-corrupt $class" "fault-corrupt-count 1"
 	case $trigger in
 	traffic) r=$(traffic 40) ;;
 	link)
@@ -95,8 +93,7 @@ while read -r class trigger reaction; do
 		echo 1 >"/sys/bus/pci/devices/$bdf/reset"
 		r="- -" ;;
 	esac
-	fault "fault-corrupt-count 0"
-	fault "fault-corrupt none"
+	fault "fault-corrupt-count 0" "fault-corrupt none"
 	i1=$(injected "$class")
 	INJ[$class]=$((i1 - i0))
 	TR[$class]="${r% *}/${r#* }"
@@ -142,9 +139,7 @@ mix() {
 	local -A m0
 	kite_mark "$mark"
 	for c in "${CLASSES[@]}"; do m0[$c]=$(injected "$c"); done
-	fault "fault-seed $seed"
-	fault "fault-corrupt $classes"
-	fault "fault-corrupt-count $count"
+	fault "fault-seed $seed" "fault-corrupt $classes" "fault-corrupt-count $count"
 	for round in 1 2 3 4 5 6; do
 		r=$(traffic 50)
 		ok=$((ok + ${r% *}))
@@ -167,8 +162,7 @@ mix() {
 			fault "fault-corrupt-count ${left:-0}"
 		fi
 	done
-	fault "fault-corrupt-count 0"
-	fault "fault-corrupt none"
+	fault "fault-corrupt-count 0" "fault-corrupt none"
 	for c in "${CLASSES[@]}"; do
 		i=$(($(injected "$c") - ${m0[$c]}))
 		d=$(detected "$mark" "$c")

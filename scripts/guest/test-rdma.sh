@@ -159,7 +159,7 @@ check "rdma: bound again" kite_ib_bound
 
 kite_mark hang
 check "fault: device stops completing commands (qom-set fault-cmd-hang)" \
-	host_monitor "qom-set /machine/peripheral/kite0 fault-cmd-hang true"
+	fault "fault-cmd-hang true"
 check "fault: unbind while the device hangs completes" \
 	bash -c "timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
 check "fault: the time-out is reported" since_mark hang 'kite_ib.*timed out'
@@ -175,7 +175,7 @@ check "fault: a manual bind fails too" \
 	bash -c "! timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
 check "fault: no reset was requested for a device in probe" \
 	test "$(dmesg | grep -c 'reset requested by the RDMA driver')" = "$resets"
-check "fault: device answers again" host_monitor "qom-set /machine/peripheral/kite0 fault-cmd-hang false"
+check "fault: device answers again" fault "fault-cmd-hang false"
 check "fault: bind succeeds afterwards" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "fault: bound again" kite_ib_bound
 

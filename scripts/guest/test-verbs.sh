@@ -23,13 +23,6 @@ TIMEOUT_MS=$(kite_scale 1000)
 kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
 # The device's objects as "rdma res" counts them: "kite0: pd 1 cq 2 ...".
 res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
-# fault SETTING...: set kite0's fault-* properties, in one round trip.
-fault() {
-	local -a cmds=()
-	local f
-	for f in "$@"; do cmds+=("qom-set /machine/peripheral/kite0 $f"); done
-	host_monitor "${cmds[@]}"
-}
 
 # kvt SET [ARGS]: run a case set of kite_verbs_test; each of its result
 # lines becomes a check, and the set must have run to its end.
