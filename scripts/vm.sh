@@ -72,7 +72,9 @@ vm_prepare() {
 		KITE_INITRAMFS=$("$KITE_ROOT/scripts/vm-initramfs.sh" "$kver" "$KITE_GUEST_MODULES")
 		# KASAN's shadow and kmemleak's metadata need the room.
 		KITE_VM_MEM=2G
-		KITE_VM_APPEND="log_buf_len=8M"
+		# nokaslr: addresses from the QEMU monitor (info registers) map
+		# to System.map when a guest must be looked into while it runs.
+		KITE_VM_APPEND="log_buf_len=8M nokaslr"
 		;;
 	*) die "unknown KITE_LANE '$KITE_LANE' (lts or debug)" ;;
 	esac
