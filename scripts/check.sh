@@ -208,6 +208,9 @@ vm_lanes() {
 	local lane g job t0=$SECONDS free=$KITE_VM_SLOTS i fin
 	local -a order=() pending=() lanes=("$@")
 	local -A need=() jobpid=() started=() env=() prep=()
+	# The device fuzzer: each class alone on the lts lane, the random
+	# mixes (resets among traffic) under the debug kernel's checks.
+	local -A devfuzz_parts=([lts]=${KITE_LTS_DEVFUZZ:-classes} [debug]=${KITE_DEBUG_DEVFUZZ:-mixes})
 	local dir=$LOGS/vmjobs
 	mkdir -p "$dir"
 	. "$KITE_ROOT/scripts/vmtest.sh"
@@ -266,7 +269,8 @@ vm_lanes() {
 			[ "${need[$job]}" -le "$free" ] || break
 			free=$((free - need[$job]))
 			started[$job]=$SECONDS
-			KITE_VM_ENV=${env[$lane]} KITE_VMTEST_TAP=$dir/$lane-${job#*:}.tap \
+			KITE_DEVFUZZ_PARTS=${devfuzz_parts[$lane]} \
+				KITE_VM_ENV=${env[$lane]} KITE_VMTEST_TAP=$dir/$lane-${job#*:}.tap \
 				KITE_VMLOGS_BASE=$LOGS timeout --kill-after=30 "$KITE_STEP_TIMEOUT" \
 				"$KITE_ROOT/scripts/vmtest.sh" --lane "$lane" "${job#*:}" \
 				>"$dir/$lane-${job#*:}.log" 2>&1 &

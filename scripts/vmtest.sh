@@ -48,7 +48,8 @@
 #          reads (fault-corrupt), each class alone, then seeded random
 #          mixes (the classes contained without a reset, then all): no
 #          splat, the drivers' reaction logged, the device works again; a
-#          table of figures
+#          table of figures. KITE_DEVFUZZ_PARTS ("classes", "mixes" or
+#          both, the default) chooses what runs
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -232,10 +233,13 @@ group_verbs() {
 group_devfuzz() {
 	# Fourteen classes, each followed by recovery and traffic, and two mixes.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
-	local st=0 p
+	local st=0 p e=() v
+	for v in KITE_DEVFUZZ_PARTS KITE_FUZZ_SEED KITE_FUZZ_MIX; do
+		[ -n "${!v:-}" ] && e+=(--env "$v=${!v}")
+	done
 	p=$((20000 + RANDOM % 20000))
 	vm_start devfuzz "$VMLOGS/devfuzz" "$KITE_ROOT/scripts/guest/test-devfuzz.sh" \
-		--kite-net "dgram:$p:$((p + 1))" --no-capture
+		--kite-net "dgram:$p:$((p + 1))" --no-capture "${e[@]}"
 	vm_wait devfuzz "$(vm_timeout)" || st=$?
 	vm_outcome devfuzz "$st" devfuzz
 	sed 's/^/# /' "$VMLOGS/devfuzz/devfuzz-figures.txt" 2>/dev/null || true

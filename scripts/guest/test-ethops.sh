@@ -48,7 +48,8 @@ check "mac: change reaches kite_ib" wait_for 5 since mac 'kite_ib.*event: MAC ch
 # per change.
 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib stdbuf -oL "$KITE_RDMA_CORE/bin/ibv_asyncwatch" -d kite0 >/tmp/async.log 2>&1 &
 watch_pid=$!
-sleep 1
+# It listens once it has printed its event FD (seconds on the debug lane).
+check "async events: ibv_asyncwatch listens on kite0" wait_for 10 grep -q 'async event FD' /tmp/async.log
 kite_mark linkdown
 check "link: set_link off from the QEMU monitor" host_monitor "set_link n1 off"
 check "link: carrier goes down" wait_for 10 grep -qx 0 "/sys/class/net/$nic/carrier"
@@ -59,6 +60,7 @@ check "link: set_link on" host_monitor "set_link n1 on"
 check "link: carrier comes back" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
 check "link: up reaches kite_ib" wait_for 5 since linkup 'kite_ib.*event: link up'
 check "link: rdma link kite0/1 ACTIVE" wait_for 5 bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
+wait_for 5 grep -q IBV_EVENT_PORT_ACTIVE /tmp/async.log
 sleep 1
 kill "$watch_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null

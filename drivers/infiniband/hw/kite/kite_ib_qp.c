@@ -468,6 +468,11 @@ int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct kite_ib_qp *qp = to_kqp(ibqp);
 	int err;
 
+	/* Bad device data had marked it for isolation (kite_ib_guard.c). */
+	if (xa_get_mark(&dev->qp_xa, qp->qpn, KITE_IB_XA_ISOLATE))
+		ibdev_info_ratelimited(&dev->ibdev,
+				       "QP %u destroyed before it was isolated\n",
+				       qp->qpn);
 	err = kite_ib_ref_destroy(dev, &dev->qp_xa, &qp->ref,
 				  KITE_CMD_DESTROY_QP, qp->qpn);
 	if (err)
