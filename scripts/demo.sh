@@ -14,9 +14,15 @@ log "building QEMU, the modules and the initramfs"
 vm_prepare
 dir=$KITE_CACHE/logs/demo
 if [ -t 0 ] && [ -t 1 ]; then
-	log "booting (interactive)"
+	log "booting (interactive: 'exit' in the guest powers it off; Ctrl-A x quits QEMU)"
+	# QEMU puts the terminal in raw mode and restores it when it exits;
+	# restore it here too, should QEMU not exit by itself.
+	tty_mode=$(stty -g)
+	trap 'stty "$tty_mode"' EXIT
 	vm_start demo "$dir" "$KITE_ROOT/scripts/guest/demo.sh" --kite --interactive
-	wait "${KITE_VM_PID[demo]}"
+	rc=0
+	wait "${KITE_VM_PID[demo]}" || rc=$?
+	[ "$rc" = 0 ] || die "QEMU exited with status $rc; see $dir"
 	exit 0
 fi
 log "booting"

@@ -146,14 +146,21 @@ vm_start() {
 
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
-	"$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot \
-		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu \
-		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS" \
-		-append "console=ttyS0 panic=-1 loglevel=4 $KITE_VM_APPEND" \
-		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-		-virtfs "local,path=$dir,mount_tag=kiteout,security_model=none" \
-		-monitor "unix:$dir/monitor.sock,server=on,wait=off" \
-		"${serial[@]}" "${qargs[@]}" &
+	local cmd=("$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
+		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
+		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS"
+		-append "console=ttyS0 panic=-1 loglevel=4 $KITE_VM_APPEND"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$dir,mount_tag=kiteout,security_model=none"
+		-monitor "unix:$dir/monitor.sock,server=on,wait=off"
+		"${serial[@]}" "${qargs[@]}")
+	if [ "$interactive" = 1 ]; then
+		# A background job of a script reads /dev/null unless told
+		# otherwise: the console is the terminal.
+		"${cmd[@]}" <&0 &
+	else
+		"${cmd[@]}" &
+	fi
 	KITE_VM_PID[$name]=$!
 	KITE_VM_COUNT=$((KITE_VM_COUNT + 1))
 	KITE_VM_DIR[$name]=$dir

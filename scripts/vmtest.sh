@@ -50,6 +50,9 @@
 #          splat, the drivers' reaction logged, the device works again; a
 #          table of figures. KITE_DEVFUZZ_PARTS ("classes", "mixes" or
 #          both, the default) chooses what runs
+#   demo   make demo (scripts/demo.sh) on a pseudo-terminal: the guest's
+#          shell takes a command, Ctrl-C reaches the guest, exit ends the
+#          demo and leaves the terminal sane (scripts/test-demo-pty.py)
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -271,7 +274,21 @@ group_uvfuzz() {
 	vm_outcome uvfuzz "$st" uvfuzz
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz devfuzz)
+group_demo() {
+	local out=$VMLOGS/demo rc=0
+	mkdir -p "$out"
+	if [ "$KITE_LANE" != lts ]; then
+		tap_skip "$KITE_VM_TAG demo: make demo at a terminal" "make demo runs the lts lane"
+		return
+	fi
+	timeout --kill-after=10 $((15 * 60)) python3 "$KITE_ROOT/scripts/test-demo-pty.py" \
+		"$out/session.log" >"$out/results.tap" 2>"$out/stderr.log" || rc=$?
+	tap_import "$out/results.tap" "$KITE_VM_TAG demo: "
+	tap_result "$rc" "$KITE_VM_TAG demo: the terminal session ran to its end"
+	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
+}
+
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz devfuzz demo)
 
 vmtest_run() {
 	local g
