@@ -1496,6 +1496,7 @@ static void kite_rc_dup_read(KiteState *s, uint32_t qpn, KiteQP *qp,
         s->stats[KITE_STAT_ROCE_RX_DROPS]++;
         return;
     }
+    kite_rc_rsp_rewind(s, qp, p->psn);
     if (rc->rsp_rd == KITE_RC_RDQ) {
         kite_rx_drop(s, "duplicate READ with the READ queue full");
         return;
@@ -1583,11 +1584,11 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_FETCH_ADD:
         /*
          * The requester lost what answered this request and went back:
-         * the responses queued for it and for later requests go, this one
-         * is answered again, and the later ones when they are requested
-         * again (so that the answers leave in PSN order).
+         * once it matches what was accepted, the responses queued for it
+         * and for later requests go, this one is answered again, and the
+         * later ones when they are requested again (so that the answers
+         * leave in PSN order). One that matches nothing costs nothing.
          */
-        kite_rc_rsp_rewind(s, qp, p->psn);
         break;
     default:
         /*
@@ -1609,7 +1610,10 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (!h || p->len) {
         s->rc_counts.dup_dropped++;
         s->stats[KITE_STAT_ROCE_RX_DROPS]++;
-    } else if (rc->rsp_rd == KITE_RC_RDQ) {
+        return;
+    }
+    kite_rc_rsp_rewind(s, qp, p->psn);
+    if (rc->rsp_rd == KITE_RC_RDQ) {
         kite_rx_drop(s, "duplicate atomic with the READ queue full");
     } else {
         s->rc_counts.dup_replays++;
