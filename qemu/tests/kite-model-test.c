@@ -12,7 +12,8 @@
  * Each test group runs against a fresh QEMU. Output is TAP; the exit status
  * is non-zero if any test failed. Groups: cmdq, eq0, query, uctx_pd, eq, cq,
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
- * fault, devfuzz, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire.
+ * fault, devfuzz, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire,
+ * rc, rc_err, rc_wire, rc_pipe, rc_loss.
  * Tests that need CQEs use the model's optional "debug-cqe" QOM property
  * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
  * absent.
@@ -6971,6 +6972,542 @@ static void g_rc_pipe(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* RC under loss: duplicates, stale responses, loss on demand          */
+/* ------------------------------------------------------------------ */
+
+/* The counter @key of the string property @prop ("key=N ..."), or ~0. */
+static uint64_t qom_count(const char *prop, const char *key)
+{
+	char buf[512], pat[64];
+	const char *p;
+
+	if (!qom_get(prop, buf, sizeof(buf)))
+		return ~0ULL;
+	snprintf(pat, sizeof(pat), "%s=", key);
+	for (p = buf; (p = strstr(p, pat)) != NULL; p++)
+		if (p == buf || p[-1] == ' ' || p[-1] == '"')
+			return strtoull(p + strlen(pat), NULL, 10);
+	return ~0ULL;
+}
+
+static void qom_diag(const char *prop)
+{
+	char buf[512];
+
+	if (qom_get(prop, buf, sizeof(buf)))
+		diag("%s: %s", prop, buf);
+}
+
+static bool qom_set_u(const char *prop, unsigned v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%u", v);
+	return qom_set(prop, s, NULL);
+}
+
+/* A READ request (RETH) from the peer to QP @qpn. */
+static void w_read_req(uint32_t qpn, uint32_t psn, uint64_t va, uint32_t key, uint32_t len)
+{
+	static uint8_t f[256];
+	uint8_t ext[16];
+
+	put32(ext, (uint32_t)(va >> 32));
+	put32(ext + 4, (uint32_t)va);
+	put32(ext + 8, key);
+	put32(ext + 12, len);
+	wire_send(f, w_frame(f, 0x0c, qpn, psn, true, ext, 16, NULL, 0));
+}
+
+/* A FETCH_ADD from the peer. */
+static void w_fadd(uint32_t qpn, uint32_t psn, uint64_t va, uint32_t key, uint64_t add)
+{
+	static uint8_t f[256];
+	uint8_t ext[28];
+
+	memset(ext, 0, sizeof(ext));
+	put32(ext, (uint32_t)(va >> 32));
+	put32(ext + 4, (uint32_t)va);
+	put32(ext + 8, key);
+	put32(ext + 12, (uint32_t)(add >> 32));
+	put32(ext + 16, (uint32_t)add);
+	wire_send(f, w_frame(f, 0x14, qpn, psn, true, ext, 28, NULL, 0));
+}
+
+/* A READ response MIDDLE (no AETH) from the peer. */
+static void w_mid(uint32_t qpn, uint32_t psn, const uint8_t *pl, size_t len)
+{
+	static uint8_t f[2048];
+
+	wire_send(f, w_frame(f, 0x0e, qpn, psn, false, NULL, 0, pl, len));
+	wire_settle();
+}
+
+#define F_VA	0x5000000000ULL
+/* The E.mr offset where F_VA maps (its page 0), as an iova of E.mr. */
+#define F_IOVA(off)	(T_IOVA - 0x100 + (off))
+
+/* The model as the responder: duplicates after invalidation. */
+static void rc_loss_responder(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[1500], f[2048], pl[128];
+	const uint32_t acc = KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE |
+			     KITE_ACCESS_REMOTE_READ;
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct tcq scq, rcq;
+	struct tqp a;
+	struct res r;
+	uint32_t epsn = T_RC_PSN, fkey, key, key2;
+	uint64_t d0, rp0;
+	uint8_t ext[20];
+	uint16_t idx;
+	ssize_t n;
+	bool ok;
+
+	rc_wire_qp(&a, &scq, &rcq, peer);
+	fkey = need(alloc_mr(fx_pd, 16, 0x10, &r), &r, "ALLOC_MR (16 pages)");
+	key = (fkey & ~0xffu) | 0x9a;
+	idx = post_reg_mr(&a, F_VA, 8 * 4096, key, acc, E.mr.pbl.addr, 8);
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_REG_MR, 0), "REG_MR WQE: fast-registered key");
+
+	/* A READ of 1500 bytes through the fast-registered key. */
+	fill_pattern(F_IOVA(6 * 4096), 1500, 0x31, want);
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key, 1500);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && !memcmp(f + 58, want, 1024);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f && !memcmp(f + 58, want + 1024, 476),
+	    "READ through a fast-registered key: FIRST + LAST, data right");
+
+	/* SEND with invalidate from the peer: the key is invalid now. */
+	g[0] = sge(256, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	put32(ext, key);
+	wire_send(f, w_frame(f, 0x17, a.qpn, epsn + 2, true, ext, 4, (const uint8_t *)"inv", 3));
+	n = w_next(f, sizeof(f));
+	ok = tcq_next(&rcq, &c);
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x1f && ok &&
+	    cqe_is(&c, KITE_CQE_OP_RESP_SEND_INV, a.qpn, 0) && c.inv_rkey == key,
+	    "SEND_ONLY_INV for the key: ACKed, RESP_SEND_INV");
+
+	/* The READ again (the requester went back): answered, the key is not re-checked. */
+	d0 = qom_count("rc-counts", "dup-replays");
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key, 1500);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 1024 + 4 && f[42] == 0x0d && be24(f + 51) == epsn &&
+	     !memcmp(f + 58, want, 1024);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 4 + 476 + 4 && f[42] == 0x0f && !memcmp(f + 58, want + 1024, 476) &&
+	    qp_state(a.qpn) == KITE_QPS_RTS,
+	    "duplicate READ after the key was invalidated: answered again (no NAK), QP RTS");
+	w_read_req(a.qpn, (epsn + 1) & 0xffffff, F_VA + 6 * 4096 + 1024, key, 476);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 476 + 4 && f[42] == 0x10 && be24(f + 51) == ((epsn + 1) & 0xffffff) &&
+	    !memcmp(f + 58, want + 1024, 476),
+	    "duplicate READ from its middle after invalidation: READ_RESP_ONLY, 476 bytes");
+	tap(qom_count("rc-counts", "dup-replays") == d0 + 2, "rc-counts: 2 duplicate READs replayed");
+
+	/* Duplicates that do not match the accepted READ: dropped, never NAKed. */
+	d0 = qom_count("rc-counts", "dup-dropped");
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key ^ 0x100, 1500);
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key, 2000);
+	w_read_req(a.qpn, epsn, F_VA + 5 * 4096, key, 1500);
+	tap(w_next(f, sizeof(f)) < 0 && qp_state(a.qpn) == KITE_QPS_RTS &&
+	    qom_count("rc-counts", "dup-dropped") == d0 + 3,
+	    "duplicate READ with another key, a longer or another range: dropped, no NAK, QP RTS");
+
+	/* The MR registered again: a duplicate of the old READ is no longer answered. */
+	key2 = (fkey & ~0xffu) | 0x9b;
+	idx = post_reg_mr(&a, F_VA, 8 * 4096, key2, acc, E.mr.pbl.addr, 8);
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_REG_MR, 0), "REG_MR WQE again (tag 0x9b)");
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key, 1500);
+	tap(w_next(f, sizeof(f)) < 0 && qp_state(a.qpn) == KITE_QPS_RTS,
+	    "duplicate READ of a key whose MR was registered again: not answered, QP RTS");
+	epsn = (epsn + 3) & 0xffffff;
+
+	/* WRITE with immediate, its key invalidated, then a duplicate of it. */
+	g[0] = sge(256, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	post_recv(&a, g, 1);
+	post_recv(&a, g, 1);
+	memset(pl, 0x5e, sizeof(pl));
+	put32(ext, (uint32_t)(F_VA >> 32));
+	put32(ext + 4, (uint32_t)F_VA + 7 * 4096);
+	put32(ext + 8, key2);
+	put32(ext + 12, 100);
+	put32(ext + 16, 0x1234abcd);
+	wire_send(f, w_frame(f, 0x0b, a.qpn, epsn, true, ext, 20, pl, 100));
+	n = w_next(f, sizeof(f));
+	ok = tcq_next(&rcq, &c);
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x1f && ok &&
+	    cqe_is(&c, KITE_CQE_OP_RESP_WRITE_IMM, a.qpn, 0) && mem_eq(F_IOVA(7 * 4096), pl, 100),
+	    "WRITE_ONLY_IMM through the new key: ACK, RESP_WRITE_IMM, data");
+	put32(ext, key2);
+	wire_send(f, w_frame(f, 0x17, a.qpn, epsn + 1, true, ext, 4, (const uint8_t *)"inv", 3));
+	n = w_next(f, sizeof(f));
+	ok = tcq_next(&rcq, &c);
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_INV, a.qpn, 0),
+	    "SEND_ONLY_INV invalidates it");
+	put32(ext, (uint32_t)(F_VA >> 32));
+	put32(ext + 4, (uint32_t)F_VA + 7 * 4096);
+	put32(ext + 8, key2);
+	memset(pl, 0xa1, sizeof(pl));
+	wire_send(f, w_frame(f, 0x0b, a.qpn, epsn, true, ext, 20, pl, 100));
+	n = w_next(f, sizeof(f));
+	memset(pl, 0x5e, sizeof(pl));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x1f &&
+	    be24(f + 51) == ((epsn + 1) & 0xffffff) && tcq_drain(&rcq) == 0 &&
+	    mem_eq(F_IOVA(7 * 4096), pl, 100) && qp_state(a.qpn) == KITE_QPS_RTS,
+	    "duplicate WRITE_ONLY_IMM after invalidation: ACK of the last PSN, no CQE, "
+	    "not written again, QP RTS");
+	epsn = (epsn + 2) & 0xffffff;
+
+	/* Two atomics, then duplicates of both (the older one too). */
+	set64(DST + 64, 10);
+	w_fadd(a.qpn, epsn, DST + 64, R.rkey, 1);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 12 + 4 && f[42] == 0x12 && be32(f + 62) == 10;
+	w_fadd(a.qpn, epsn + 1, DST + 64, R.rkey, 1);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 12 + 4 && f[42] == 0x12 && be32(f + 62) == 11 && mem64(DST + 64) == 12,
+	    "two FETCH_ADDs: originals 10 and 11, memory 12");
+	w_fadd(a.qpn, epsn, DST + 64, R.rkey, 1);
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 12 + 4 && f[42] == 0x12 && be24(f + 51) == epsn && be32(f + 62) == 10;
+	w_fadd(a.qpn, epsn + 1, DST + 64, R.rkey, 1);
+	n = w_next(f, sizeof(f));
+	tap(ok && n == 54 + 12 + 4 && f[42] == 0x12 && be32(f + 62) == 11 && mem64(DST + 64) == 12,
+	    "duplicates of both (the older first): originals 10 and 11 replayed, not executed");
+	epsn = (epsn + 2) & 0xffffff;
+
+	/* A new READ through the invalidated key is still an access error. */
+	rp0 = qom_count("rc-counts", "dup-requests");
+	w_read_req(a.qpn, epsn, F_VA + 6 * 4096, key2, 100);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x62 && qp_state(a.qpn) == KITE_QPS_ERR &&
+	    qom_count("rc-counts", "dup-requests") == rp0,
+	    "a new READ through the invalidated key: NAK remote access error, QP in ERR");
+}
+
+/* The model as the requester: gaps, stale responses, reordered ACKs. */
+static void rc_loss_requester(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[4000];
+	struct kite_wqe_sge g[1];
+	struct tcq scq, rcq;
+	struct tqp a;
+	struct res r;
+	uint32_t psn = T_RC_PSN;
+	uint64_t t0, e0, s0;
+	uint16_t i1, i2, i3;
+	unsigned n, k;
+	bool ok;
+
+	tcq_make(&scq, 6);
+	tcq_make(&rcq, 6);
+	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (retry_cnt 1)");
+	rc_rts_rd(&a, W_PEER_QPN, peer, 14, 1, 6, 4);
+
+	/* A READ of 4 responses; the second is lost. */
+	fill_pattern(DST, 4000, 0x47, want);
+	memzero(t_bus(RBUF), 4000);
+	g[0] = sge(4000, E.lkey, RBUF);
+	i1 = post_rc(&a, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x9000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect(false, 0, W_NONE);
+	tap(n == 1 && wlog[0].op == 0x0c && wlog[0].psn == psn, "READ 4000: one READ request");
+	t0 = qom_count("rc-counts", "timeouts");
+	e0 = qom_count("rc-counts", "early-retries");
+	w_resp(a.qpn, 0x0d, psn, want, 1024);
+	w_mid(a.qpn, psn + 2, want + 2048, 1024);
+	w_resp(a.qpn, 0x0f, psn + 3, want + 3072, 928);
+	n = w_collect(false, 0, W_NONE);
+	ok = n == 1 && wlog[0].op == 0x0c && wlog[0].psn == ((psn + 1) & 0xffffff) &&
+	     be32(wlog[0].fr + 58) == 0x9000 + 1024 && be32(wlog[0].fr + 66) == 2976;
+	if (!tap(ok && qom_count("rc-counts", "timeouts") == t0 &&
+		 qom_count("rc-counts", "early-retries") == e0 + 1,
+		 "gap in the READ responses: asked again at once from the first missing PSN "
+		 "(PSN + 1, va + 1024, 2976 bytes), one retry, no timeout"))
+		wlog_diag(n);
+	w_mid(a.qpn, psn + 1, want + 1024, 1024);
+	w_mid(a.qpn, psn + 2, want + 2048, 1024);
+	w_resp(a.qpn, 0x0f, psn + 3, want + 3072, 928);
+	tap(req_ok(&scq, a.qpn, i1, KITE_WQE_OP_RDMA_READ, 4000) && mem_eq(RBUF, want, 4000),
+	    "the rest of the READ: completes, 4000 bytes right");
+
+	/* Stale responses and ACKs for it: dropped without effect. */
+	s0 = qom_count("rc-counts", "stale");
+	w_resp(a.qpn, 0x0d, psn, want, 1024);
+	w_mid(a.qpn, psn + 2, want + 2048, 1024);
+	w_ack(a.qpn, psn + 3, 0x1f);
+	w_ack(a.qpn, psn + 1, 0x60);
+	n = w_collect(false, 0, W_NONE);
+	tap(n == 0 && tcq_drain(&scq) == 0 && qp_state(a.qpn) == KITE_QPS_RTS &&
+	    qom_count("rc-counts", "stale") == s0 + 4,
+	    "stale READ responses, ACK and NAK after completion: ignored (4 stale), nothing sent");
+	psn += 4;
+
+	/* Three READs; the first answer is lost: one go-back, not three (retry_cnt 1). */
+	g[0] = sge(100, E.lkey, RBUF);
+	i1 = write_rc(&a, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x1000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, RBUF + 100);
+	i2 = write_rc(&a, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x1100, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, RBUF + 200);
+	i3 = write_rc(&a, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x1200, 0x77aa01, 0, 0, g, 1);
+	ring_sq(&a);
+	n = w_collect(false, 0, W_NONE);
+	tap(n == 3, "three READs in flight (%u requests)", n);
+	w_resp(a.qpn, 0x10, psn + 1, want + 100, 100);
+	w_resp(a.qpn, 0x10, psn + 2, want + 200, 100);
+	n = w_collect(false, 0, W_NONE);
+	ok = n == 3;
+	for (k = 0; ok && k < 3; k++)
+		ok = wlog[k].op == 0x0c && wlog[k].psn == ((psn + k) & 0xffffff);
+	if (!tap(ok && qp_state(a.qpn) == KITE_QPS_RTS,
+		 "answers to the 2nd and 3rd READ, the 1st lost: the three asked again once, "
+		 "QP RTS with retry_cnt 1"))
+		wlog_diag(n);
+	w_resp(a.qpn, 0x10, psn, want, 100);
+	w_resp(a.qpn, 0x10, psn + 1, want + 100, 100);
+	w_resp(a.qpn, 0x10, psn + 2, want + 200, 100);
+	tap(req_ok(&scq, a.qpn, i1, KITE_WQE_OP_RDMA_READ, 100) &&
+	    req_ok(&scq, a.qpn, i2, KITE_WQE_OP_RDMA_READ, 100) &&
+	    req_ok(&scq, a.qpn, i3, KITE_WQE_OP_RDMA_READ, 100) && mem_eq(RBUF, want, 300),
+	    "answered again: the three complete in order, data right");
+	psn += 3;
+
+	/* Three WRITEs (2 + 1 + 3 packets); ACKs reordered, a stale NAK. */
+	g[0] = sge(1500, E.lkey, SRC);
+	i1 = write_rc(&a, WR | SIG, 0, 0x10000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	i2 = write_rc(&a, WR | SIG, 0, 0x20000, 0x77aa01, 0, 0, g, 1);
+	g[0] = sge(2500, E.lkey, SRC);
+	i3 = write_rc(&a, WR | SIG, 0, 0x30000, 0x77aa01, 0, 0, g, 1);
+	ring_sq(&a);
+	n = w_collect(false, 0, W_NONE);
+	tap(n == 6, "three WRITEs: 6 packets (%u)", n);
+	w_ack(a.qpn, psn + 2, 0x1f);
+	w_ack(a.qpn, psn + 1, 0x1f);
+	tap(req_ok(&scq, a.qpn, i1, WR, 0) && req_ok(&scq, a.qpn, i2, WR, 0) &&
+	    tcq_drain(&scq) == 0, "ACK for PSN + 2, then a reordered older ACK: two complete, once");
+	w_ack(a.qpn, psn + 5, 0x1f);
+	w_ack(a.qpn, psn + 3, 0x1f);
+	w_ack(a.qpn, psn + 4, 0x60);
+	n = w_collect(false, 0, W_NONE);
+	tap(req_ok(&scq, a.qpn, i3, WR, 0) && tcq_drain(&scq) == 0 && n == 0 &&
+	    qp_state(a.qpn) == KITE_QPS_RTS,
+	    "ACK for the last PSN, then an older ACK and a NAK: the third completes, nothing resent");
+}
+
+/* The loss properties on the wire paths, deterministic settings. */
+static void rc_loss_props(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[2048];
+	static const uint8_t swapped[3][3] = { { 0x07, 1, 0 }, { 0x06, 0, 0 }, { 0x08, 2, 1 } };
+	const char *reply = "";
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct tcq scq, rcq;
+	struct tqp a;
+	uint32_t epsn = T_RC_PSN;
+	uint16_t idx;
+	ssize_t n;
+	unsigned k;
+	bool ok;
+
+	tap(!qom_set("loss-rx-drop", "1001", &reply) && strstr(reply, "per mille"),
+	    "loss-rx-drop=1001: refused (per mille)");
+	tap(qom_set_u("loss-seed", 7) && qom_count("loss-counts", "rx-dropped") == 0,
+	    "loss-seed set; loss-counts readable, all 0");
+	rc_wire_qp(&a, &scq, &rcq, peer);
+	g[0] = sge(256, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+
+	/* rx drop 1000: a SEND from the wire is lost. */
+	qom_set_u("loss-rx-drop", 1000);
+	wire_send(f, w_frame(f, 0x04, a.qpn, epsn, true, NULL, 0, (const uint8_t *)"lost", 4));
+	wire_settle();
+	tap(w_next(f, sizeof(f)) < 0 && qom_count("loss-counts", "rx-dropped") == 1,
+	    "loss-rx-drop=1000: the SEND is lost (no ACK), rx-dropped=1");
+	qom_set_u("loss-rx-drop", 0);
+
+	/* rx dup 1000: delivered twice, executed once; the ACKs coalesce. */
+	qom_set_u("loss-rx-dup", 1000);
+	k = (unsigned)qom_count("rc-counts", "dup-requests");
+	wire_send(f, w_frame(f, 0x04, a.qpn, epsn, true, NULL, 0, (const uint8_t *)"twice", 5));
+	n = w_next(f, sizeof(f));
+	ok = n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == 0x1f && be24(f + 51) == epsn;
+	tap(ok && tcq_next(&rcq, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, a.qpn, 0) &&
+	    tcq_drain(&rcq) == 0 && qom_count("loss-counts", "rx-duplicated") == 1 &&
+	    qom_count("rc-counts", "dup-requests") == k + 1,
+	    "loss-rx-dup=1000: the SEND arrives twice: executed once (one CQE), the second a "
+	    "duplicate, ACKed");
+	while (w_next(f, sizeof(f)) > 0)
+		;
+	qom_set_u("loss-rx-dup", 0);
+
+	/* tx reorder 1000: frames leave pairwise swapped, the last one after 100 us. */
+	qom_set_u("loss-tx-reorder", 1000);
+	g[0] = sge(2500, E.lkey, SRC);
+	idx = post_rc(&a, WR | SIG, 0, 0x1000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect(false, 0, W_NONE);
+	qom_set_u("loss-tx-reorder", 0);
+	if (!tap(wlog_is(0, n, T_RC_PSN, swapped, 3) &&
+		 qom_count("loss-counts", "tx-reordered") == 2,
+		 "loss-tx-reorder=1000: WRITE MIDDLE before FIRST, LAST released by the timer"))
+		wlog_diag(n);
+	w_ack(a.qpn, T_RC_PSN + 2, 0x1f);
+	tap(req_ok(&scq, a.qpn, idx, WR, 0), "the WRITE completes");
+
+	/* tx drop 1000: nothing leaves; the retransmission after it does. */
+	qom_set_u("loss-tx-drop", 1000);
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&a, WR | SIG, 0, 0x1000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect(false, 0, W_NONE);
+	ok = n == 0 && qom_count("loss-counts", "tx-dropped") == 1;
+	qom_set_u("loss-tx-drop", 0);
+	run_for(70000000);
+	n = w_collect(false, 0, W_NONE);
+	for (k = 0; k < n && wlog[k].op != 0x0a; k++)
+		;
+	tap(ok && k < n, "loss-tx-drop=1000: the WRITE is lost; after the timeout it is resent");
+	w_ack(a.qpn, T_RC_PSN + 3, 0x1f);
+	tap(req_ok(&scq, a.qpn, idx, WR, 0), "and completes");
+}
+
+/* The next @n CQEs of @q, waiting up to @max_ns of virtual time. */
+static unsigned wait_cqes(struct tcq *q, struct kite_cqe *out, unsigned n, uint64_t max_ns)
+{
+	unsigned got = 0;
+	uint64_t t = 0;
+
+	while (got < n && t <= max_ns) {
+		struct kite_cqe c = cqe_at(&q->c, q->c.b.data, q->ci);
+		uint32_t want = ((q->ci >> q->c.log) & 1) ^ 1;
+
+		if ((c.op_own & KITE_CQE_OWNER) == want &&
+		    FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_INVALID) {
+			q->ci++;
+			setmem32(q->c.dbrec, q->ci & KITE_CQ_INDEX_MASK);
+			out[got++] = c;
+			continue;
+		}
+		clock_step(100000);
+		t += 100000;
+	}
+	return got;
+}
+
+/*
+ * Two QPs over the loopback with loss on the tx path: batches of WRITE,
+ * READ (4 packets each), SEND (2) and FETCH_ADD, data compared.
+ */
+static void rc_loss_run(unsigned drop, unsigned dup, unsigned reorder, unsigned batches)
+{
+	static uint8_t wr[2][4000], rd[4000], sd[2][2000];
+	struct kite_cqe cq[16];
+	struct kite_wqe_sge g[1];
+	struct rcpair P;
+	struct res r;
+	uint64_t counter = 0, r0 = qom_count("rc-counts", "retries");
+	uint64_t t0 = qom_count("rc-counts", "timeouts");
+	uint64_t d0 = qom_count("loss-counts", "tx-dropped");
+	unsigned b, k, ok_wqes = 0, bad = 0, got;
+	uint16_t idx[8];
+
+	tcq_make(&P.scq, 6);
+	tcq_make(&P.rcq, 6);
+	need(tqp_create(&P.a, KITE_QPT_RC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC A");
+	need(tqp_create(&P.b, KITE_QPT_RC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC B");
+	/* Local ACK timeout 1 ms (8), retry_cnt 7, rnr_retry 7. */
+	rc_rts(&P.a, P.b.qpn, MAC, 8, 7, 7);
+	rc_rts(&P.b, P.a.qpn, MAC, 8, 7, 7);
+	set64(DST + 12288, 0);
+	qom_set_u("loss-tx-drop", drop);
+	qom_set_u("loss-tx-dup", dup);
+	qom_set_u("loss-tx-reorder", reorder);
+	for (b = 0; b < batches && !bad; b++) {
+		fill_pattern(DST + 4096, 4000, (uint8_t)(0x61 + b), rd);
+		for (k = 0; k < 2; k++) {
+			fill_pattern(SRC + k * 4096, 4000, (uint8_t)(0x10 + b * 2 + k), wr[k]);
+			fill_pattern(SRC + 8192 + k * 2048, 2000, (uint8_t)(0x90 + b * 2 + k), sd[k]);
+			memzero(t_bus(RBUF + k * 4096), 4000);
+			g[0] = sge(2048, E.lkey, RBUF + 8192 + k * 2048);
+			post_recv(&P.b, g, 1);
+		}
+		for (k = 0; k < 2; k++) {
+			g[0] = sge(4000, E.lkey, SRC + k * 4096);
+			idx[4 * k] = write_rc(&P.a, WR | SIG, 0, DST + k * 8192, R.rkey, 0, 0, g, 1);
+			g[0] = sge(4000, E.lkey, RBUF + k * 4096);
+			idx[4 * k + 1] = write_rc(&P.a, KITE_WQE_OP_RDMA_READ | SIG, 0, DST + 4096,
+						  R.rkey, 0, 0, g, 1);
+			g[0] = sge(2000, E.lkey, SRC + 8192 + k * 2048);
+			idx[4 * k + 2] = write_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+			g[0] = sge(8, E.lkey, SRC + 12288 + k * 8);
+			idx[4 * k + 3] = write_rc(&P.a, KITE_WQE_OP_ATOMIC_FA | SIG, 0, DST + 12288,
+						  R.rkey, 1, 0, g, 1);
+		}
+		ring_sq(&P.a);
+		got = wait_cqes(&P.scq, cq, 8, 2000000000ULL);
+		for (k = 0; k < got; k++) {
+			if (FIELD_GET(KITE_CQE_OPCODE, cq[k].op_own) != KITE_CQE_OP_REQ ||
+			    cq[k].wqe_idx != idx[k]) {
+				cqe_diag("send", &cq[k]);
+				bad++;
+			} else {
+				ok_wqes++;
+			}
+		}
+		bad += got != 8;
+		got = wait_cqes(&P.rcq, cq, 2, 100000000ULL);
+		for (k = 0; k < got; k++)
+			bad += FIELD_GET(KITE_CQE_OPCODE, cq[k].op_own) != KITE_CQE_OP_RESP_SEND ||
+			       cq[k].byte_len != 2000;
+		bad += got != 2;
+		for (k = 0; k < 2 && !bad; k++) {
+			bad += !mem_eq(DST + k * 8192, wr[k], 4000);
+			bad += !mem_eq(RBUF + k * 4096, rd, 4000);
+			bad += !mem_eq(RBUF + 8192 + k * 2048, sd[k], 2000);
+			bad += mem64(SRC + 12288 + k * 8) != counter++;
+		}
+		if (bad)
+			diag("batch %u: %u WQEs completed, %u problems", b, got, bad);
+	}
+	qom_set_u("loss-tx-drop", 0);
+	qom_set_u("loss-tx-dup", 0);
+	qom_set_u("loss-tx-reorder", 0);
+	tap(!bad && mem64(DST + 12288) == counter && qp_state(P.a.qpn) == KITE_QPS_RTS &&
+	    qp_state(P.b.qpn) == KITE_QPS_RTS,
+	    "%u.%u%% loss (dup %u, reorder %u per mille), loopback: %u WQEs (WRITE, READ, SEND, "
+	    "FETCH_ADD) complete without error, data and atomic results right, both QPs RTS",
+	    drop / 10, drop % 10, dup, reorder, ok_wqes);
+	diag("frames dropped %" PRIu64 ", go-back-N %" PRIu64 " (timeouts %" PRIu64 ")",
+	     qom_count("loss-counts", "tx-dropped") - d0, qom_count("rc-counts", "retries") - r0,
+	     qom_count("rc-counts", "timeouts") - t0);
+}
+
+static void g_rc_loss(void)
+{
+	eng_setup();
+	rc_keys();
+	rc_loss_responder();
+	rc_loss_requester();
+	rc_loss_props();
+	rc_loss_run(10, 0, 0, 20);
+	rc_loss_run(50, 0, 0, 20);
+	rc_loss_run(100, 0, 0, 20);
+	rc_loss_run(50, 20, 20, 20);
+	qom_diag("loss-counts");
+	qom_diag("rc-counts");
+}
+
+/* ------------------------------------------------------------------ */
 /* Main                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -7006,6 +7543,7 @@ static const struct group {
 	{ "rc_err", g_rc_err },
 	{ "rc_wire", g_rc_wire },
 	{ "rc_pipe", g_rc_pipe },
+	{ "rc_loss", g_rc_loss },
 };
 
 static void run_group(const struct group *g)
@@ -7021,7 +7559,7 @@ static void run_group(const struct group *g)
 	stats_buf = 0;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
 	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire ||
-	     g->fn == g_rc_pipe) &&
+	     g->fn == g_rc_pipe || g->fn == g_rc_loss) &&
 	    !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {

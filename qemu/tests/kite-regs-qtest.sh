@@ -39,6 +39,8 @@ coproc QT {
 }
 QT_IN=${QT[1]}
 QT_OUT=${QT[0]}
+# Bash unsets QT_PID when the coprocess exits: keep it.
+QEMU_PID=$QT_PID
 
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -198,8 +200,8 @@ check "QEMU is alive (guest errors did not crash it)" "$(reg $ID)" 0x4b495445
 
 # Close the qtest connection; QEMU must not linger.
 eval "exec ${QT_IN}>&- ${QT_OUT}<&-"
-kill "$QT_PID" 2>/dev/null
-wait "$QT_PID" 2>/dev/null
+kill "$QEMU_PID" 2>/dev/null
+wait "$QEMU_PID" 2>/dev/null
 
 if grep -q "kite k: write 0x0 to read-only register 0x0" "$GUEST_LOG" &&
 	grep -q "kite k: INTR_TEST: vector 64 out of range" "$GUEST_LOG"; then

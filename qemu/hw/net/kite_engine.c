@@ -476,8 +476,14 @@ static void kite_engine_tx_sent(NetClientState *nc, ssize_t len)
     qemu_bh_schedule(s->rdma.engine_bh);
 }
 
-/* Send a built frame: loop it back to our own port, or to the backend. */
+/* Send a built frame, through the loss hooks. */
 void kite_engine_xmit(KiteState *s, uint8_t *f, size_t len)
+{
+    kite_loss_frame(s, KITE_LOSS_TX, f, len);
+}
+
+/* Send a frame: loop it back to our own port, or to the backend. */
+void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
 {
     const uint8_t *dmac = f;
     NetClientState *nc;
@@ -1090,6 +1096,7 @@ void kite_engine_init(KiteState *s)
 {
     kite_crc_init();
     kite_rc_init(s);
+    kite_loss_init(s);
     s->rdma.engine_bh = qemu_bh_new_guarded(kite_engine_bh, s,
                                             &DEVICE(s)->mem_reentrancy_guard);
 }
@@ -1106,11 +1113,13 @@ void kite_engine_reset(KiteState *s)
     r->engine_cursor = 0;
     r->engine_tx_waiting = false;
     kite_rc_reset(s);
+    kite_loss_reset(s);
 }
 
 void kite_engine_exit(KiteState *s)
 {
     kite_rc_exit(s);
+    kite_loss_exit(s);
     if (s->rdma.engine_bh) {
         qemu_bh_delete(s->rdma.engine_bh);
         s->rdma.engine_bh = NULL;

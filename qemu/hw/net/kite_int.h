@@ -164,12 +164,34 @@ typedef struct KiteRcSwqe {
 typedef struct KiteRcResp {
     uint8_t kind;               /* KITE_RC_RSP_* */
     uint8_t synd;               /* ACK: AETH syndrome */
+    bool replay;                /* READ: answers a duplicate request */
+    uint16_t mr_index;          /* READ: the MR validated at acceptance */
+    uint32_t mr_gen;            /* READ: its registration (KiteMR.gen) */
     uint32_t psn;               /* READ: PSN of the first response */
     uint32_t msn;
-    uint32_t key;               /* READ */
     uint32_t len;               /* READ */
     uint64_t val;               /* READ: address; atomic: original value */
 } KiteRcResp;
+
+/*
+ * A READ or atomic request the responder accepted, kept to answer its
+ * duplicates (the last KITE_RC_RDQ of them, at least max_dest_rd_atomic).
+ */
+#define KITE_RC_HIST_READ       1
+#define KITE_RC_HIST_ATOMIC     2
+
+typedef struct KiteRcHist {
+    uint8_t kind;               /* KITE_RC_HIST_*, 0: unused */
+    uint16_t mr_index;          /* READ: the MR validated at acceptance */
+    uint32_t mr_gen;
+    uint32_t psn;               /* first PSN */
+    uint32_t npsn;              /* PSNs it uses */
+    uint64_t abs;               /* its first PSN counted from RTR */
+    uint32_t key;               /* READ: R_Key */
+    uint32_t len;               /* READ: DMA length */
+    uint64_t va;                /* READ: address */
+    uint64_t orig;              /* atomic: the original value */
+} KiteRcHist;
 
 typedef struct KiteRcState {
     /*
@@ -186,12 +208,14 @@ typedef struct KiteRcState {
     uint8_t retry;              /* transport retries left */
     uint8_t rnr_retry;          /* RNR retries left */
     bool timed_out;             /* the timer expired: retransmit */
+    bool retry_started;         /* went back, no progress since */
     bool rnr_wait;              /* deadline is an RNR back-off */
     int64_t deadline;           /* QEMU_CLOCK_VIRTUAL ns, 0: none */
 
     /* Responder. */
     bool comm_est;              /* KITE_EQE_QP_COMM_EST posted */
     uint32_t epsn;              /* expected PSN */
+    uint64_t epsn_abs;          /* PSNs executed since RTR, not wrapping */
     uint32_t msn;
     bool nak_sent;              /* sequence NAK sent for epsn */
     bool in_send;               /* inside a SEND: RQ WQE at rq.ci */
@@ -207,10 +231,9 @@ typedef struct KiteRcState {
     uint8_t rsp_n;
     uint8_t rsp_rd;             /* READ and atomic entries */
     uint32_t rd_pkt;            /* next response packet of a READ head */
-    /* The last atomic executed, replayed for a duplicate. */
-    bool at_valid;
-    uint32_t at_psn;
-    uint64_t at_orig;
+    /* Accepted READ and atomic requests, a ring; the next one at hist_next. */
+    KiteRcHist hist[KITE_RC_RDQ];
+    uint8_t hist_next;
 } KiteRcState;
 
 typedef struct KiteQP {
@@ -239,6 +262,7 @@ typedef struct KiteMR {
     uint8_t tag;
     uint8_t state;              /* KITE_MR_STATE_* */
     bool fast;                  /* created by ALLOC_MR */
+    uint32_t gen;               /* registration number, unique per reset */
     uint8_t alloc_tag;          /* fast: the tag ALLOC_MR was given */
     uint32_t pdn;
     uint32_t uctx;
@@ -284,6 +308,7 @@ typedef struct KiteRdma {
     uint32_t next_qpn;          /* where the round-robin QPN search starts */
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
+    uint32_t mr_gen;            /* the last KiteMR.gen handed out */
 
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
     uint32_t dropped_events;
@@ -335,6 +360,42 @@ typedef struct KiteFuzz {
     uint32_t injected[KITE_FAULT_COUNT];
 } KiteFuzz;
 
+/* Loss on demand (QOM "loss-*", kite_loss.c). */
+typedef enum KiteLossDir {
+    KITE_LOSS_RX,               /* RoCEv2 frames from the wire */
+    KITE_LOSS_TX,               /* RoCEv2 frames sent, loopback included */
+    KITE_LOSS_DIRS
+} KiteLossDir;
+
+typedef struct KiteLossPath {
+    uint32_t drop;              /* per mille */
+    uint32_t dup;
+    uint32_t reorder;
+    uint8_t *held;              /* a frame held back, delivered later */
+    size_t held_len;
+    uint64_t dropped;
+    uint64_t duplicated;
+    uint64_t reordered;
+} KiteLossPath;
+
+typedef struct KiteLoss {
+    KiteLossPath path[KITE_LOSS_DIRS];
+    uint64_t seed;
+    uint64_t rng;               /* xorshift64* state */
+    QEMUTimer *timer;           /* releases held frames */
+} KiteLoss;
+
+/* RC transport counters (QOM "rc-counts"), for tests and diagnostics. */
+typedef struct KiteRcCounts {
+    uint64_t retries;           /* go-back-N started (timeout or early) */
+    uint64_t early_retries;     /* started by a NAK, gap or lost response */
+    uint64_t timeouts;          /* local ACK timeouts */
+    uint64_t stale;             /* responses for PSNs already answered */
+    uint64_t dup_requests;      /* duplicate requests received */
+    uint64_t dup_replays;       /* READ/atomic answered from the history */
+    uint64_t dup_dropped;       /* duplicate READ/atomic not in the history */
+} KiteRcCounts;
+
 struct KiteState {
     PCIDevice parent_obj;
 
@@ -356,6 +417,8 @@ struct KiteState {
     KiteEth eth;
     KiteRdma rdma;
     KiteFuzz fuzz;
+    KiteLoss loss;
+    KiteRcCounts rc_counts;
 
     /* Properties. */
     NICConf conf;
@@ -525,6 +588,8 @@ uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn, uint32_t dqpn);
 const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p);
 void kite_rx_drop(KiteState *s, const char *why);
 void kite_engine_xmit(KiteState *s, uint8_t *f, size_t len);
+/* kite_engine_xmit() without the loss hooks (kite_loss.c). */
+void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len);
 bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
                  bool write);
 KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
@@ -543,7 +608,16 @@ void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp);
 uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
                             uint32_t len, uint64_t at);
 
+/* kite_loss.c: loss on demand */
+void kite_loss_instance_init(KiteState *s);
+void kite_loss_init(KiteState *s);
+void kite_loss_reset(KiteState *s);
+void kite_loss_exit(KiteState *s);
+/* A frame on path @dir: dropped, held back, delivered once or twice. */
+void kite_loss_frame(KiteState *s, KiteLossDir dir, uint8_t *f, size_t len);
+
 /* kite_rc.c: the RC transport */
+void kite_rc_instance_init(KiteState *s);
 void kite_rc_init(KiteState *s);
 void kite_rc_reset(KiteState *s);
 void kite_rc_exit(KiteState *s);

@@ -45,6 +45,8 @@
  */
 
 #include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
@@ -327,6 +329,7 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
     mr->access = access;
     mr->tag = FIELD_GET(KITE_KEY_TAG, key);
     mr->state = KITE_MR_STATE_VALID;
+    mr->gen = ++s->rdma.mr_gen;
     return 0;
 }
 
@@ -547,6 +550,7 @@ static void kite_rc_progress(KiteState *s, uint32_t qpn, KiteQP *qp)
     rc->retry = qp->attr.retry_cnt;
     rc->rnr_retry = qp->attr.rnr_retry;
     rc->timed_out = false;
+    rc->retry_started = false;
     if (kite_rc_unacked(qp)) {
         kite_rc_arm_ack(s, qp);
     } else {
@@ -568,16 +572,33 @@ static void kite_rc_go_back(KiteQP *qp)
     rc->tx_blocked = false;
 }
 
-/* A lost packet or response: go back N, one retry. */
-static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp)
+/*
+ * A lost packet or response: go back N, one retry. @early: found without
+ * the timer (a sequence NAK, a gap in the READ responses, a response past
+ * an unanswered READ or atomic). One loss shows in many packets: once the
+ * requester went back early, further early signs are ignored until
+ * progress or the timeout (which counts a retry of its own), so that one
+ * loss costs one retry, as in rdma_rxe.
+ */
+static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp, bool early)
 {
     KiteRcState *rc = &qp->rc;
 
+    if (early && rc->retry_started) {
+        return;
+    }
     if (!rc->retry) {
         kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_RETRY_EXC, 0));
         return;
     }
     rc->retry--;
+    rc->retry_started = true;
+    s->rc_counts.retries++;
+    if (early) {
+        s->rc_counts.early_retries++;
+    } else {
+        s->rc_counts.timeouts++;
+    }
     kite_rc_go_back(qp);
     rc->deadline = 0;
     rc->timed_out = false;
@@ -834,7 +855,7 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             } else if (rc->rnr_wait) {
                 rc->rnr_wait = false;   /* the back-off is over */
             } else {
-                kite_rc_retry(s, qpn, qp);
+                kite_rc_retry(s, qpn, qp, false);
                 continue;
             }
         }
@@ -947,6 +968,13 @@ static bool kite_rc_implicit_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
     return true;
 }
 
+/* A response for PSNs already answered: normal under loss, not logged. */
+static void kite_rc_stale(KiteState *s)
+{
+    s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+    s->rc_counts.stale++;
+}
+
 /* An acknowledgement or response for the requester of @qp. */
 static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                                 const KiteRoceRx *p)
@@ -959,9 +987,12 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     KiteRcWqe *w;
     bool last;
 
-    if (!rc->nout ||
-        (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD)) {
+    if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD) {
         kite_rx_drop(s, "RC response without a request outstanding");
+        return;
+    }
+    if (!rc->nout) {
+        kite_rc_stale(s);               /* late: everything completed */
         return;
     }
     /* The outstanding WQE the PSN belongs to. */
@@ -973,11 +1004,15 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
     }
     if (i == rc->nout) {
-        kite_rx_drop(s, "RC response outside the outstanding messages");
+        if (kite_psn_diff(p->psn, kite_rc_swqe(qp, 0)->first_psn) < 0) {
+            kite_rc_stale(s);           /* for a WQE already completed */
+        } else {
+            kite_rx_drop(s, "RC response outside the outstanding messages");
+        }
         return;
     }
     if (!i && off < e->acked) {
-        kite_rx_drop(s, "RC response for a PSN already acknowledged");
+        kite_rc_stale(s);               /* a duplicate, or overtaken */
         return;
     }
     if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
@@ -988,7 +1023,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
         if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp);
+            kite_rc_retry(s, qpn, qp, true);
             return;
         }
         if (!rc->rnr_retry) {
@@ -1012,7 +1047,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                 return;                 /* already going back */
             }
             kite_rc_implicit_ack(s, qpn, qp, i, off);
-            kite_rc_retry(s, qpn, qp);
+            kite_rc_retry(s, qpn, qp, true);
             return;
         case RC_NAK_INV_REQ:
             synd = KITE_SYND_REMOTE_INVAL_REQ;
@@ -1040,7 +1075,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_ACK:
         /* Coalesced: every packet up to and including the PSN. */
         if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp);
+            kite_rc_retry(s, qpn, qp, true);
             return;
         }
         e = kite_rc_swqe(qp, 0);
@@ -1068,8 +1103,19 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_READ_RESP_MIDDLE:
     case RC_READ_RESP_LAST:
     case RC_READ_RESP_ONLY:
-        if (e->op != KITE_WQE_OP_RDMA_READ || off != (i ? 0 : e->acked)) {
-            kite_rx_drop(s, "unexpected or out-of-order READ response");
+        if (e->op != KITE_WQE_OP_RDMA_READ) {
+            kite_rx_drop(s, "READ response for a WQE that is no READ");
+            return;
+        }
+        if (off != (i ? 0 : e->acked)) {
+            /*
+             * A gap: the responses before it were lost. Everything before
+             * this READ was executed; ask again from the first missing
+             * PSN at once (go back N) instead of waiting for the timeout.
+             */
+            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+            kite_rc_implicit_ack(s, qpn, qp, i, 0);
+            kite_rc_retry(s, qpn, qp, true);
             return;
         }
         break;
@@ -1080,7 +1126,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 
     /* A response: everything before it was executed. */
     if (!kite_rc_implicit_ack(s, qpn, qp, i, 0)) {
-        kite_rc_retry(s, qpn, qp);
+        kite_rc_retry(s, qpn, qp, true);
         return;
     }
     e = kite_rc_swqe(qp, 0);
@@ -1262,6 +1308,55 @@ static bool kite_rc_invalidate(KiteState *s, KiteQP *qp, uint32_t key)
     return true;
 }
 
+/* The responder executed @n more PSNs. */
+static void kite_rc_epsn_add(KiteRcState *rc, uint32_t n)
+{
+    rc->epsn = (rc->epsn + n) & KITE_PSN_MASK;
+    rc->epsn_abs += n;
+}
+
+/* Remember the READ or atomic request just accepted at the expected PSN. */
+static KiteRcHist *kite_rc_hist_add(KiteQP *qp, uint8_t kind, uint32_t psn,
+                                    uint32_t npsn)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcHist *h = &rc->hist[rc->hist_next];
+
+    rc->hist_next = (rc->hist_next + 1) % KITE_RC_RDQ;
+    memset(h, 0, sizeof(*h));
+    h->kind = kind;
+    h->psn = psn & KITE_PSN_MASK;
+    h->npsn = npsn;
+    h->abs = rc->epsn_abs;
+    return h;
+}
+
+/*
+ * The accepted request of @kind whose PSNs hold @psn, a duplicate (before
+ * the expected PSN), or NULL when it is older than the history keeps.
+ * Counted from RTR, so that PSNs that wrapped never match.
+ */
+static KiteRcHist *kite_rc_hist_find(KiteQP *qp, uint8_t kind, uint32_t psn)
+{
+    KiteRcState *rc = &qp->rc;
+    int32_t d = kite_psn_diff(psn, rc->epsn);
+    uint64_t abs;
+    unsigned i;
+
+    if (d >= 0 || (uint64_t)-(int64_t)d > rc->epsn_abs) {
+        return NULL;
+    }
+    abs = rc->epsn_abs + d;
+    for (i = 0; i < KITE_RC_RDQ; i++) {
+        KiteRcHist *h = &rc->hist[i];
+
+        if (h->kind == kind && abs >= h->abs && abs - h->abs < h->npsn) {
+            return h;
+        }
+    }
+    return NULL;
+}
+
 /* The PSN after the last one response @r answers. */
 static uint32_t kite_rc_rsp_end(KiteState *s, KiteQP *qp,
                                 const KiteRcResp *r)
@@ -1305,47 +1400,110 @@ static void kite_rc_rsp_rewind(KiteState *s, KiteQP *qp, uint32_t psn)
     }
 }
 
-/* Queue the READ response for the request @p (new or duplicate). */
+/* Queue the READ response for [va, va + len) of the MR @mr_index/@mr_gen. */
+static void kite_rc_queue_read(KiteState *s, uint32_t qpn, KiteQP *qp,
+                               uint32_t psn, uint64_t va, uint32_t len,
+                               uint16_t mr_index, uint32_t mr_gen,
+                               bool replay)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcResp *r;
+
+    if (!rc->rsp_n) {
+        rc->rd_pkt = 0;
+    }
+    r = kite_rc_rsp_add(qp);
+    r->kind = KITE_RC_RSP_READ;
+    r->replay = replay;
+    r->val = va;
+    r->len = len;
+    r->psn = psn & KITE_PSN_MASK;
+    r->mr_index = mr_index;
+    r->mr_gen = mr_gen;
+    r->msn = rc->msn;
+    rc->rsp_rd++;
+    kite_engine_kick(s, qpn, false, true);
+}
+
+/*
+ * A new READ request. Its R_Key, PD, access and bounds are checked here,
+ * once: its responses, and those to its duplicates, read the MR as it was
+ * registered then, even if the key is invalidated meanwhile (a LOCAL_INV
+ * or SEND_WITH_INV flips only the MR's state; a new registration of the
+ * MR changes its generation and ends this).
+ */
 static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
-                             const KiteRoceRx *p, bool dup)
+                             const KiteRoceRx *p)
 {
     KiteRcState *rc = &qp->rc;
     uint64_t va = ldq_be_p(p->ext);
     uint32_t key = ldl_be_p(p->ext + 8), len = ldl_be_p(p->ext + 12);
-    uint32_t mtu = kite_rc_mtu(s, qp);
-    KiteRcResp *r;
+    uint32_t npsn = MAX(1, DIV_ROUND_UP(len, kite_rc_mtu(s, qp)));
+    KiteMR *mr = NULL;
+    KiteRcHist *h;
 
     if (p->len || len > KITE_RC_MAX_MSG) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
                            "malformed READ request");
         return;
     }
-    if (len && !kite_rc_rkey(s, qp, key, va, len, KITE_ACCESS_REMOTE_READ)) {
-        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_ACCESS, 0,
-                           "READ: R_Key, PD, access or bounds");
-        return;
+    if (len) {
+        mr = kite_rc_rkey(s, qp, key, va, len, KITE_ACCESS_REMOTE_READ);
+        if (!mr) {
+            kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_ACCESS, 0,
+                               "READ: R_Key, PD, access or bounds");
+            return;
+        }
     }
     if (rc->rsp_rd == KITE_RC_RDQ) {
         /* The requester exceeded max_dest_rd_atomic: it retries. */
         kite_rx_drop(s, "READ request with the READ queue full");
         return;
     }
-    if (!rc->rsp_n) {
-        rc->rd_pkt = 0;
+    h = kite_rc_hist_add(qp, KITE_RC_HIST_READ, p->psn, npsn);
+    h->key = key;
+    h->va = va;
+    h->len = len;
+    if (mr) {
+        h->mr_index = mr - s->rdma.mr;
+        h->mr_gen = mr->gen;
     }
-    r = kite_rc_rsp_add(qp);
-    r->kind = KITE_RC_RSP_READ;
-    r->val = va;
-    r->key = key;
-    r->len = len;
-    r->psn = p->psn;
-    rc->rsp_rd++;
-    if (!dup) {
-        rc->epsn = (rc->epsn + MAX(1, DIV_ROUND_UP(len, mtu))) & KITE_PSN_MASK;
-        rc->msn++;
+    kite_rc_epsn_add(rc, npsn);
+    rc->msn++;
+    kite_rc_queue_read(s, qpn, qp, p->psn, va, len, h->mr_index, h->mr_gen,
+                       false);
+}
+
+/*
+ * A duplicate READ request: answered again from the request accepted with
+ * its PSN (IBA 9.9.1.5: the same R_Key, and a range within the original,
+ * which a requester that received part of the answer asks from the middle),
+ * without checking the key again. A duplicate the history no longer holds
+ * or that does not match it is dropped, never NAKed: the requester has
+ * completed that READ, or will ask again.
+ */
+static void kite_rc_dup_read(KiteState *s, uint32_t qpn, KiteQP *qp,
+                             const KiteRoceRx *p)
+{
+    KiteRcState *rc = &qp->rc;
+    uint64_t va = ldq_be_p(p->ext);
+    uint32_t key = ldl_be_p(p->ext + 8), len = ldl_be_p(p->ext + 12);
+    KiteRcHist *h = kite_rc_hist_find(qp, KITE_RC_HIST_READ, p->psn);
+
+    if (!h || p->len || key != h->key || va < h->va || len > h->len ||
+        va - h->va > h->len - len) {
+        s->rc_counts.dup_dropped++;
+        s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+        return;
     }
-    r->msn = rc->msn;
-    kite_engine_kick(s, qpn, false, true);
+    kite_rc_rsp_rewind(s, qp, p->psn);
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        kite_rx_drop(s, "duplicate READ with the READ queue full");
+        return;
+    }
+    s->rc_counts.dup_replays++;
+    kite_rc_queue_read(s, qpn, qp, p->psn, va, len, h->mr_index, h->mr_gen,
+                       true);
 }
 
 /* Queue the atomic ACK for @psn with the original value @orig. */
@@ -1406,10 +1564,8 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
                            "atomic: DMA");
         return;
     }
-    rc->at_valid = true;
-    rc->at_psn = p->psn;
-    rc->at_orig = orig;
-    rc->epsn = (rc->epsn + 1) & KITE_PSN_MASK;
+    kite_rc_hist_add(qp, KITE_RC_HIST_ATOMIC, p->psn, 1)->orig = orig;
+    kite_rc_epsn_add(rc, 1);
     rc->msn++;
     kite_rc_queue_atomic(s, qpn, qp, p->psn, orig);
 }
@@ -1419,33 +1575,49 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
                               const KiteRoceRx *p)
 {
     KiteRcState *rc = &qp->rc;
+    KiteRcHist *h;
 
-    /*
-     * The requester lost what answered this request: the responses queued
-     * for it and for later requests go, this one is answered again (a
-     * READ from its own RETH, which may start in the middle of the
-     * original), and the later ones when they are requested again.
-     */
-    kite_rc_rsp_rewind(s, qp, p->psn);
+    s->rc_counts.dup_requests++;
     switch (p->opcode) {
     case RC_READ_REQ:
-        kite_rc_read_req(s, qpn, qp, p, true);
-        return;
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
-        if (!rc->at_valid || rc->at_psn != p->psn) {
-            kite_rx_drop(s, "duplicate atomic not in the result cache");
-        } else if (rc->rsp_rd == KITE_RC_RDQ) {
-            kite_rx_drop(s, "duplicate atomic with the READ queue full");
-        } else {
-            kite_rc_queue_atomic(s, qpn, qp, p->psn, rc->at_orig);
-        }
-        return;
+        /*
+         * The requester lost what answered this request and went back:
+         * once it matches what was accepted, the responses queued for it
+         * and for later requests go, this one is answered again, and the
+         * later ones when they are requested again (so that the answers
+         * leave in PSN order). One that matches nothing costs nothing.
+         */
+        break;
     default:
+        /*
+         * C9-105: not executed again; ACK the last PSN executed. A SEND
+         * or WRITE duplicated on the wire must not cost the READ
+         * responses queued: no rewind.
+         */
         if (p->ackreq) {
             kite_rc_queue_ack(s, qpn, qp, rc->epsn - 1, RC_AETH_ACK);
         }
         return;
+    }
+    if (p->opcode == RC_READ_REQ) {
+        kite_rc_dup_read(s, qpn, qp, p);
+        return;
+    }
+    /* An atomic is never executed twice: its result, or nothing. */
+    h = kite_rc_hist_find(qp, KITE_RC_HIST_ATOMIC, p->psn);
+    if (!h || p->len) {
+        s->rc_counts.dup_dropped++;
+        s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+        return;
+    }
+    kite_rc_rsp_rewind(s, qp, p->psn);
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        kite_rx_drop(s, "duplicate atomic with the READ queue full");
+    } else {
+        s->rc_counts.dup_replays++;
+        kite_rc_queue_atomic(s, qpn, qp, p->psn, h->orig);
     }
 }
 
@@ -1497,7 +1669,7 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
     }
     rc->send_off += p->len;
-    rc->epsn = (rc->epsn + 1) & KITE_PSN_MASK;
+    kite_rc_epsn_add(rc, 1);
     if (last) {
         memset(&cqe, 0, sizeof(cqe));
         if (op == RC_SEND_LAST_IMM || op == RC_SEND_ONLY_IMM) {
@@ -1598,7 +1770,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
     }
     rc->wr_off += p->len;
-    rc->epsn = (rc->epsn + 1) & KITE_PSN_MASK;
+    kite_rc_epsn_add(rc, 1);
     if (last) {
         rc->in_write = false;
         rc->msn++;
@@ -1646,7 +1818,8 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
             kite_rc_queue_ack(s, qpn, qp, rc->epsn,
                               RC_AETH_NAK | RC_NAK_PSN_SEQ);
         }
-        kite_rx_drop(s, "RC PSN ahead of the expected PSN");
+        /* Every packet after a lost one: normal under loss, not logged. */
+        s->stats[KITE_STAT_ROCE_RX_DROPS]++;
         return;
     }
     if (d < 0) {
@@ -1689,7 +1862,7 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     if (p->opcode == RC_READ_REQ) {
-        kite_rc_read_req(s, qpn, qp, p, false);
+        kite_rc_read_req(s, qpn, qp, p);
     } else {
         kite_rc_atomic(s, qpn, qp, p);
     }
@@ -1723,15 +1896,31 @@ static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
     uint64_t off = (uint64_t)k * mtu;
     uint32_t len = k < n ? MIN(mtu, r->len - off) : 0;
     KiteRoceTx t;
-    KiteMR *mr;
+    KiteMR *mr = &s->rdma.mr[r->mr_index];
     size_t flen;
 
     if (len) {
-        mr = kite_rc_rkey(s, qp, r->key, r->val + off, len,
-                          KITE_ACCESS_REMOTE_READ);
-        if (!mr || !kite_mr_rw(s, mr, r->val + off, payload, len, false)) {
+        /*
+         * The MR validated when the READ was accepted, invalidated since
+         * or not; deregistered or registered again, it is gone.
+         */
+        bool same = r->mr_index < KITE_MAX_MR && mr->valid &&
+                    mr->gen == r->mr_gen;
+
+        if (!same || !kite_mr_rw(s, mr, r->val + off, payload, len, false)) {
+            if (r->replay) {
+                /* Not answered again: the requester asks or gives up. */
+                kite_guest_error(s, "RC QP %u: duplicate READ at PSN 0x%x "
+                                 "not answered: MR %s", qpn, r->psn,
+                                 same ? "not readable" : "gone");
+                rc->rsp_head = (rc->rsp_head + 1) % KITE_RC_RSPQ;
+                rc->rsp_n--;
+                rc->rsp_rd--;
+                rc->rd_pkt = 0;
+                return;
+            }
             kite_rc_resp_fatal(s, qpn, qp, r->psn + k,
-                               mr ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
+                               same ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
                                "READ response source");
             return;
         }
@@ -1824,4 +2013,25 @@ void kite_rc_exit(KiteState *s)
         timer_free(s->rdma.rc_timer);
         s->rdma.rc_timer = NULL;
     }
+}
+
+/* QOM "rc-counts": "retries=N early-retries=N timeouts=N stale=N ...". */
+static void kite_rc_get_counts(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    const KiteRcCounts *c = &KITE(obj)->rc_counts;
+    char *value = g_strdup_printf(
+        "retries=%" PRIu64 " early-retries=%" PRIu64 " timeouts=%" PRIu64
+        " stale=%" PRIu64 " dup-requests=%" PRIu64 " dup-replays=%" PRIu64
+        " dup-dropped=%" PRIu64, c->retries, c->early_retries, c->timeouts,
+        c->stale, c->dup_requests, c->dup_replays, c->dup_dropped);
+
+    visit_type_str(v, name, &value, errp);
+    g_free(value);
+}
+
+void kite_rc_instance_init(KiteState *s)
+{
+    object_property_add(OBJECT(s), "rc-counts", "str", kite_rc_get_counts,
+                        NULL, NULL, NULL);
 }

@@ -375,6 +375,7 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
     }
     *mr = (KiteMR) {
         .valid = true,
+        .gen = ++s->rdma.mr_gen,
         .tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
         .state = KITE_MR_STATE_VALID,
         .pdn = pdn,
@@ -426,6 +427,7 @@ static void kite_cmd_alloc_mr(KiteState *s, KiteCmdCtx *c)
     }
     *mr = (KiteMR) {
         .valid = true,
+        .gen = ++s->rdma.mr_gen,
         .tag = FIELD_GET(KITE_MR_KEY_TAG, flags),
         .state = KITE_MR_STATE_INVALID,
         .fast = true,
@@ -808,7 +810,8 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
 void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len)
 {
     s->stats[KITE_STAT_ROCE_RX_PKTS]++;
-    kite_engine_receive(s, buf, len);
+    /* Only kite_loss.c's copies are ever written to. */
+    kite_loss_frame(s, KITE_LOSS_RX, (uint8_t *)buf, len);
 }
 
 /* Device-side fuzzing */
@@ -1098,6 +1101,8 @@ void kite_rdma_instance_init(KiteState *s)
                         kite_set_fault_seed, NULL, NULL);
     object_property_add(obj, "fault-injected", "str",
                         kite_get_fault_injected, NULL, NULL, NULL);
+    kite_loss_instance_init(s);
+    kite_rc_instance_init(s);
 }
 
 /* Lifecycle */
