@@ -48,8 +48,9 @@
 #          reads (fault-corrupt), each class alone, then seeded random
 #          mixes (the classes contained without a reset, then all): no
 #          splat, the drivers' reaction logged, the device works again; a
-#          table of figures. KITE_DEVFUZZ_PARTS ("classes", "mixes" or
-#          both, the default) chooses what runs
+#          table of figures. KITE_DEVFUZZ_PARTS ("classes", "contained",
+#          "all", "mixes" for both mixes; default "classes mixes")
+#          chooses what runs
 #   demo   make demo (scripts/demo.sh) on a pseudo-terminal: the guest's
 #          shell takes a command, Ctrl-C reaches the guest, exit ends the
 #          demo and leaves the terminal sane (scripts/test-demo-pty.py)

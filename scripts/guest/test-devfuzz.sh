@@ -15,9 +15,12 @@ KVT_KO=$KITE_TESTMOD_DIR/kite_verbs_test.ko
 run=/sys/module/kite_verbs_test/parameters/run
 gids=/sys/class/infiniband/kite0/ports/1/gids
 SEED=${KITE_FUZZ_SEED:-20261123}
-# What to run: "classes" (each class once, alone), "mixes" (the seeded
-# random mixes), or both.
+# What to run: "classes" (each class once, alone), "contained" (a seeded
+# random mix of the classes contained without a reset), "all" (a mix of
+# every class, resets among the traffic), "mixes" (both mixes); default:
+# everything.
 PARTS=${KITE_DEVFUZZ_PARTS:-classes mixes}
+[[ " $PARTS " != *" mixes "* ]] || PARTS="$PARTS contained all"
 MIX_COUNT=${KITE_FUZZ_MIX:-24}
 
 # injected CLASS: how often the model corrupted CLASS so far.
@@ -199,12 +202,12 @@ mix() {
 	check "mix $name: the device works again (20 of 20 exchanges)" recovered
 }
 
-if [[ " $PARTS " == *" mixes "* ]]; then
+if [[ " $PARTS " == *" contained "* ]]; then
 	mix contained $((SEED + 1)) \
 		cqe-cqn,cqe-qpn,cqe-wqe-idx,cqe-opcode,cqe-len,cqe-owner,cqe-syndrome,eqe-type,eqe-obj,cmd-cookie \
 		"$MIX_COUNT"
-	mix all $((SEED + 2)) all "$MIX_COUNT"
 fi
+[[ " $PARTS " != *" all "* ]] || mix all $((SEED + 2)) all "$MIX_COUNT"
 
 # sum VALUE...: the sum of the numbers among VALUEs ("-": not run).
 sum() {
