@@ -167,12 +167,14 @@ step_rdma_core() {
 # PCI unbind/remove/rescan (bind); the command channel, EQs, every user
 # verb, restrack, counters, mmap, libkite's data path, a hanging device
 # (rdma); every kernel verb with bad input, device errors, the kernel data
-# path (verbs). The two-VM groups (link, eth) reach the same kite_ib and
-# kite_en code (their difference is the wire, i.e. the device model).
-# nvme, uvfuzz, ethops, devfuzz and failinject run on this lane by hand
-# (scripts/vmtest.sh --lane debug GROUP); they join make check once they
-# have been seen to pass there (see the README).
-KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind rdma verbs}
+# path (verbs); a kernel ULP's whole life (nvme: nvmet-rdma and nvme-rdma,
+# I/O, disconnect); hostile user space (uvfuzz) and a hostile device under
+# traffic, with resets (devfuzz, the mix of every class). The two-VM
+# groups (link, eth) reach the same kite_ib and kite_en code (their
+# difference is the wire, i.e. the device model). ethops and failinject
+# (allocation-failure sweeps, long) run on this lane by hand:
+# scripts/vmtest.sh --lane debug GROUP.
+KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind rdma verbs nvme uvfuzz devfuzz}
 # KITE_LTS_GROUPS: the lts lane's groups (default: all of vmtest.sh's).
 # A VM is one single-threaded TCG vCPU: KITE_VM_SLOTS VMs run at once
 # (default: one per CPU). The two-VM groups take two slots.
