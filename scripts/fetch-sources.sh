@@ -6,14 +6,35 @@
 #   linux-6.12  linux-source-6.12's tarball (checkpatch, KUnit)
 #   linux-7.x   the newest linux-source-7.x that Debian (sid) packages
 # Each uses an apt source list private to this script; the machine's own apt
-# configuration is never touched. Idempotent.
+# configuration is never touched, but its archive URIs (a mirror, a proxy)
+# are used when it has them. Idempotent.
 #
 # usage: fetch-sources.sh [qemu|rdma-core|linux-upstream]...
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-MIRROR=http://deb.debian.org/debian
+
+# apt_archive SECURITY: the URI of the Debian archive (SECURITY=0) or of its
+# security archive (1) as the machine's own apt configuration names it (a
+# mirror, a proxy), from the index targets of its Debian releases;
+# deb.debian.org when it names none.
+apt_archive() {
+	local uri
+	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+	uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk -v sec="$1" '
+			$2 ~ /^(oldstable|stable|testing|unstable|sid|bookworm|trixie|forky)(-[a-z]+)?$/ {
+				s = ($2 ~ /-security$/); u = ($2 ~ /-(updates|backports|proposed-updates)$/)
+				if (s == sec && !u) { print $1; exit }
+			}')
+	if [ -z "$uri" ]; then
+		[ "$1" = 1 ] && uri=http://deb.debian.org/debian-security || uri=http://deb.debian.org/debian
+	fi
+	echo "${uri%/}"
+}
+MIRROR=$(apt_archive 0)
+SECURITY_MIRROR=$(apt_archive 1)
 SRC=$KITE_CACHE/src
 mkdir -p "$SRC"
 
@@ -30,7 +51,7 @@ fetch_qemu() {
 	local dir=$SRC/qemu-7.2 lines dl=$SRC/qemu-dl
 	[ -f "$dir/.kite-unpacked" ] && return 0
 	lines="deb-src [signed-by=$KEYRING] $MIRROR bookworm main
-deb-src [signed-by=$KEYRING] http://deb.debian.org/debian-security bookworm-security main"
+deb-src [signed-by=$KEYRING] $SECURITY_MIRROR bookworm-security main"
 	apt_list_fresh bookworm-src "$lines"
 	rm -rf "$dl" "$dir"
 	mkdir -p "$dl"
