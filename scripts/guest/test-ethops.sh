@@ -88,10 +88,13 @@ nic=$(kite_netdev)
 ip addr add 10.77.0.1/24 dev "$nic"
 ip link set "$nic" up
 ip neigh replace 10.77.0.9 lladdr 52:54:00:00:00:99 dev "$nic"
+# Up, with carrier and the address's route, before the flood starts.
+check "traffic: the interface is up again with its route" wait_for 10 bash -c \
+	"grep -qx 1 /sys/class/net/$nic/carrier && ip route get 10.77.0.9 | grep -q 'dev $nic'"
 timeout 60 socat -u /dev/zero UDP:10.77.0.9:9 &
 flood=$!
-sleep 2
-check "traffic: packets are being sent" bash -c "[ \$(cat /sys/class/net/$nic/statistics/tx_packets) -gt 100 ]"
+check "traffic: packets are being sent" wait_for 10 bash -c \
+	"[ \$(cat /sys/class/net/$nic/statistics/tx_packets) -gt 100 ]"
 check "traffic: kite_ib and kite_en unload during traffic" bash -c "rmmod kite_ib && rmmod kite_en"
 kill "$flood" 2>/dev/null
 wait "$flood" 2>/dev/null
