@@ -252,6 +252,8 @@ group_devfuzz() {
 # failinject: one Kite VM; needs a kernel with fault injection (the
 # debug lane; on the lts lane it is skipped).
 group_failinject() {
+	# Sweeps of hundreds of probes, each seconds long on the debug kernel.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
 	local st=0 p
 	if [ "$KITE_LANE" != debug ]; then
 		tap_skip "$KITE_VM_TAG failinject: allocation-failure injection" \
