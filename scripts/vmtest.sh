@@ -39,7 +39,9 @@
 #          SKIP with the suite's reason; a failing test listed in
 #          tools/testing/kite/pyverbs-todo.txt is not ok # TODO with the
 #          issue item that will fix it. KITE_PYVERBS_TESTS: a subset
-#          (unittest names); KITE_PYVERBS_BUDGET: seconds for the suite
+#          (unittest names); KITE_PYVERBS_BUDGET: seconds for the suite;
+#          KITE_PYVERBS_SEED: the seed of the suite's random choices
+#          (printed by every run)
 #   failinject  one Kite VM (debug lane only; skipped elsewhere): every
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,
@@ -247,7 +249,7 @@ group_pyverbs() {
 	# 900 s scaled by the lane) and each test (60 s scaled).
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
 	local st=0 e=() v
-	for v in KITE_PYVERBS_TESTS KITE_PYVERBS_BUDGET; do
+	for v in KITE_PYVERBS_TESTS KITE_PYVERBS_BUDGET KITE_PYVERBS_SEED; do
 		[ -n "${!v:-}" ] && e+=(--env "$v=${!v}")
 	done
 	vm_start pyverbs "$VMLOGS/pyverbs" "$KITE_ROOT/scripts/guest/test-pyverbs.sh" --kite "${e[@]}"

@@ -3,7 +3,8 @@
 """Run rdma-core's pyverbs test suite and write one TAP line per test.
 
 usage: pyverbs-tap.py --tests DIR --tap FILE [--todo FILE] [--prefix P]
-                      [--test-timeout S] [--budget S] [SUITE ARGS...]
+                      [--test-timeout S] [--budget S] [--seed N]
+                      [SUITE ARGS...]
 
 DIR is the suite (tests/ of the rdma-core source, with pyverbs importable:
 PYTHONPATH=BUILD/python); SUITE ARGS go to the suite's own parser
@@ -20,10 +21,15 @@ A listed test that passes is "ok - P ID # TODO passes now: ..." so that
 the list is pruned. A test that runs longer than --test-timeout seconds
 is interrupted (an error). Once --budget seconds have passed, the tests
 not yet run are "not ok ... (not run: time budget spent)".
+
+The suite draws QP capacities, creation masks, message sizes, ... from
+Python's random module: the seed (--seed, default a fresh one) is printed
+so that a run can be repeated.
 """
 import argparse
 import importlib.machinery
 import os
+import random
 import signal
 import sys
 import time
@@ -164,6 +170,7 @@ def main():
     ap.add_argument('--prefix', default='pyverbs: ')
     ap.add_argument('--test-timeout', type=int, default=120)
     ap.add_argument('--budget', type=int, default=0)
+    ap.add_argument('--seed', type=int)
     ours, rest = ap.parse_known_args()
 
     tests_dir = os.path.abspath(ours.tests)
@@ -188,6 +195,9 @@ def main():
         raise TestTimeout(f'test ran longer than {ours.test_timeout}s')
     signal.signal(signal.SIGALRM, on_alarm)
 
+    seed = ours.seed if ours.seed is not None else random.SystemRandom().randrange(2**31)
+    print(f'pyverbs: random seed {seed} (--seed {seed} repeats this run)', flush=True)
+    random.seed(seed)
     start = time.monotonic()
     with open(ours.tap, 'a', encoding='utf-8') as tap:
         result = TapResult(tap, ours.prefix, todo, ours.test_timeout)

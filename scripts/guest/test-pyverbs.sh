@@ -8,7 +8,8 @@
 # tools/testing/kite/pyverbs-todo.txt (a feature Kite does not have yet,
 # with the issue item that brings it) that fails is "not ok # TODO".
 # KITE_PYVERBS_TESTS: unittest names to run instead of the whole suite
-# (e.g. tests.test_cq); KITE_PYVERBS_BUDGET: seconds the suite may run.
+# (e.g. tests.test_cq); KITE_PYVERBS_BUDGET: seconds the suite may run;
+# KITE_PYVERBS_SEED: the seed of the suite's random choices (printed).
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 check "pyverbs: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO"
@@ -37,6 +38,7 @@ LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib PYTHONPATH=$KITE_RDMA_CORE/python \
 	"$KITE_ROOT/scripts/guest/pyverbs-tap.py" --tests "$src" \
 	--tap "$KITE_RESULTS" --todo "$KITE_ROOT/tools/testing/kite/pyverbs-todo.txt" \
 	--test-timeout "$(kite_scale 60)" --budget "$budget" \
+	${KITE_PYVERBS_SEED:+--seed "$KITE_PYVERBS_SEED"} \
 	--dev kite0 --port 1 --gid "$gidx" -v ${KITE_PYVERBS_TESTS:-} \
 	>/kite-out/pyverbs.log 2>&1
 rc=$?
