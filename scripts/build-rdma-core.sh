@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Build rdma-core $RDMA_CORE_VERSION with the Kite provider overlaid:
 # libibverbs, librdmacm, the tools and every provider (kite and rxe among
-# them), in $KITE_CACHE/build/rdma-core. IN_PLACE: the built libibverbs loads
+# them) and pyverbs with the test suite (bin/run_tests.py), in
+# $KITE_CACHE/build/rdma-core. IN_PLACE: the built libibverbs loads
 # its providers from the build directory's etc/libibverbs.d, so run tools as
 #   LD_LIBRARY_PATH=$BUILD/lib $BUILD/bin/ibv_devinfo
 # Idempotent and incremental. Prints the build directory as its last line.
@@ -76,11 +77,19 @@ insert_after "$SRC/CMakeLists.txt" 'add_subdirectory(providers/erdma)' \
 	'add_subdirectory(providers/kite)'
 
 # --- configure -------------------------------------------------------------
+# pyverbs (rdma-core's Python bindings, which its test suite tests/ runs on)
+# is built with Debian's interpreter and its Cython: the python3 first on
+# PATH may be another interpreter, and the guest has only /usr/bin/python3.
+# rdma-core's Findcython runs Cython through that interpreter. A build
+# directory configured without pyverbs (NO_PYVERBS=1) is configured again.
 mkdir -p "$BUILD"
-if [ ! -f "$BUILD/build.ninja" ]; then
+if [ ! -f "$BUILD/build.ninja" ] ||
+	! grep -qx 'NO_PYVERBS:[A-Z]*=0' "$BUILD/CMakeCache.txt" ||
+	! grep -q '^FIND_PACKAGE_MESSAGE_DETAILS_cython:' "$BUILD/CMakeCache.txt"; then
 	log "configuring rdma-core in $BUILD"
 	if ! (cd "$BUILD" && cmake -GNinja -DIN_PLACE=1 -DNO_MAN_PAGES=1 \
-		-DNO_PYVERBS=1 -DENABLE_STATIC=0 "$SRC" >cmake.log 2>&1); then
+		-DNO_PYVERBS=0 -DPYTHON_EXECUTABLE=/usr/bin/python3 \
+		-DENABLE_STATIC=0 "$SRC" >cmake.log 2>&1); then
 		tail -n 40 "$BUILD/cmake.log" >&2
 		rm -f "$BUILD/build.ninja"
 		die "cmake failed (full log: $BUILD/cmake.log)"
@@ -92,8 +101,10 @@ fi
 log "building rdma-core"
 ninja -C "$BUILD" -j "$KITE_JOBS" >&2
 
+[ -f "$BUILD/python/pyverbs/__init__.py" ] ||
+	die "pyverbs not built: cython3 and python3-dev for /usr/bin/python3 missing? ($BUILD/cmake.log)"
 for f in "$BUILD/etc/libibverbs.d/kite.driver" "$BUILD/etc/libibverbs.d/rxe.driver" \
-	"$BUILD/bin/ibv_devinfo" "$BUILD/bin/rping"; do
+	"$BUILD/bin/ibv_devinfo" "$BUILD/bin/rping" "$BUILD/bin/run_tests.py"; do
 	[ -e "$f" ] || die "build incomplete: $f missing"
 done
 compgen -G "$BUILD/lib/libkite-rdmav*.so" >/dev/null || die "build incomplete: libkite missing"

@@ -33,6 +33,15 @@
 #   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
 #          (kite_verbs_test), device command errors and a device that
 #          hangs while objects exist, with errno and leak checks
+#   pyverbs one Kite VM: rdma-core's own conformance suite (the pyverbs
+#          tests of the rdma-core build, run_tests.py's tests) against
+#          kite0 in loopback: one TAP line per test, ok, not ok, or ok #
+#          SKIP with the suite's reason; a failing test listed in
+#          tools/testing/kite/pyverbs-todo.txt is not ok # TODO with the
+#          issue item that will fix it. KITE_PYVERBS_TESTS: a subset
+#          (unittest names); KITE_PYVERBS_BUDGET: seconds for the suite;
+#          KITE_PYVERBS_SEED: the seed of the suite's random choices
+#          (printed by every run)
 #   failinject  one Kite VM (debug lane only; skipped elsewhere): every
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,
@@ -234,6 +243,21 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
+group_pyverbs() {
+	# About 300 tests, some of them with traffic: under TCG it takes
+	# minutes. The guest bounds the suite (KITE_PYVERBS_BUDGET, default
+	# 900 s scaled by the lane) and each test (60 s scaled).
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
+	local st=0 e=() v
+	for v in KITE_PYVERBS_TESTS KITE_PYVERBS_BUDGET KITE_PYVERBS_SEED; do
+		[ -n "${!v:-}" ] && e+=(--env "$v=${!v}")
+	done
+	vm_start pyverbs "$VMLOGS/pyverbs" "$KITE_ROOT/scripts/guest/test-pyverbs.sh" --kite "${e[@]}"
+	vm_wait pyverbs "$(vm_timeout)" || st=$?
+	vm_outcome pyverbs "$st" pyverbs
+	grep '^pyverbs: ' "$VMLOGS/pyverbs/pyverbs.log" 2>/dev/null | sed 's/^/# /' || true
+}
+
 group_devfuzz() {
 	# Fourteen classes, each followed by recovery and traffic, and two mixes.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
@@ -291,7 +315,7 @@ group_demo() {
 	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz devfuzz demo)
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme pyverbs failinject uvfuzz devfuzz demo)
 
 vmtest_run() {
 	local g

@@ -143,11 +143,22 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct kite_qp *qp;
 	int ret;
 
+	/* What Kite does not implement is unsupported, not bad input. */
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq || cap->max_send_sge > KITE_MAX_SGE ||
+	    attr->srq) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: %s not supported\n",
+			    attr->srq ? "SRQ" : "QP type");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (cap->max_send_sge > KITE_MAX_SGE ||
 	    cap->max_recv_sge > KITE_MAX_SGE ||
 	    cap->max_inline_data > KITE_MAX_INLINE) {
-		errno = attr->srq ? EOPNOTSUPP : EINVAL;
+		verbs_debug(&ctx->ibv_ctx,
+			    "create QP: SGEs %u/%u or inline %u beyond the device's\n",
+			    cap->max_send_sge, cap->max_recv_sge,
+			    cap->max_inline_data);
+		errno = EINVAL;
 		return NULL;
 	}
 	sq_data = (uint64_t)cap->max_send_sge * KITE_SEG_SIZE;

@@ -461,6 +461,21 @@ static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
 		ibv_cmd_destroy_qp(&q.qp);
 	qp_free(&q);
 
+	/* QP types Kite does not implement: unsupported, not bad input. */
+	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_UC, &cap, &good);
+	report(ret == EOPNOTSUPP, "create UC QP: %s (want %s)",
+	       ret ? strerror(ret) : "accepted", strerror(EOPNOTSUPP));
+	if (!ret)
+		ibv_cmd_destroy_qp(&q.qp);
+	qp_free(&q);
+	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_RAW_PACKET, &cap, &good);
+	report(ret == EOPNOTSUPP || ret == EPERM,
+	       "create RAW_PACKET QP: %s (want %s, or EPERM from the core)",
+	       ret ? strerror(ret) : "accepted", strerror(EOPNOTSUPP));
+	if (!ret)
+		ibv_cmd_destroy_qp(&q.qp);
+	qp_free(&q);
+
 	g = good;
 	g.comp_mask = 1;
 	qp_bad(&pd, &c.cq, "an unknown comp_mask bit", EOPNOTSUPP, &cap, &g);
@@ -1299,6 +1314,159 @@ out:
 		ibv_dealloc_pd(pd);
 }
 
+/* The smallest log2 of a ring with more slots than @n. */
+static unsigned int log_above(unsigned int n)
+{
+	unsigned int l = 0;
+
+	while (l < 31 && (1U << l) <= n)
+		l++;
+	return l;
+}
+
+/* libkite's QP create with @cap must fail with @want. */
+static void lk_qp_bad(struct ibv_pd *pd, struct ibv_cq *cq,
+		      enum ibv_qp_type type, const struct ibv_qp_cap *cap,
+		      const char *what, int want)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type, .cap = *cap,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(pd, &a);
+	report(!qp && errno == want, "libkite: create QP with %s: %s (want %s)",
+	       what, qp ? "accepted" : strerror(errno), strerror(want));
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+/*
+ * The advertised limits are honest, through the ABI and through libkite: a
+ * CQ of exactly max_cqe CQEs and RC and UD QPs of exactly max_qp_wr work
+ * requests and max_sge SGEs are created; one more is refused with EINVAL.
+ * What Kite does not implement (UC, raw packet and XRC QPs, SRQs) is
+ * refused with EOPNOTSUPP, as applications and rdma-core's tests expect.
+ */
+static void test_limits(struct ibv_context *ctx,
+			const struct ibv_device_attr *da)
+{
+	static const struct {
+		enum ibv_qp_type type;
+		const char *name;
+	} unsupported[] = {
+		{ IBV_QPT_UC, "type UC" },
+		{ IBV_QPT_RAW_PACKET, "type RAW_PACKET" },
+		{ IBV_QPT_XRC_SEND, "type XRC_SEND" },
+		{ IBV_QPT_DRIVER, "type DRIVER" },
+		{ 0, NULL },
+	};
+	const struct ibv_qp_cap max = {
+		.max_send_wr = da->max_qp_wr, .max_recv_wr = da->max_qp_wr,
+		.max_send_sge = da->max_sge, .max_recv_sge = da->max_sge,
+	};
+	unsigned int l = log_above(da->max_cqe), i;
+	struct ibv_qp_init_attr a = {};
+	struct ibv_qp_cap cap;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ucq c;
+	int ret;
+
+	/* The ABI: max_cqe CQEs in the deepest ring (one slot free). */
+	ret = -cq_create(ctx, &c, da->max_cqe, l, NULL);
+	report(!ret && c.cq.cqe >= da->max_cqe,
+	       "create CQ of max_cqe = %d CQEs in 2^%u slots: %s, cqe %d",
+	       da->max_cqe, l, strerror(ret), c.cq.cqe);
+	if (!ret)
+		ibv_cmd_destroy_cq(&c.cq);
+	cq_free(&c);
+	cq_bad(ctx, "max_cqe + 1 CQEs in the deepest ring", EINVAL,
+	       da->max_cqe + 1, l, NULL);
+
+	/* libkite. */
+	cq = ibv_create_cq(ctx, da->max_cqe, NULL, NULL, 0);
+	report(cq && cq->cqe >= da->max_cqe,
+	       "libkite: create CQ of max_cqe = %d CQEs: %s, cqe %d",
+	       da->max_cqe, cq ? "ok" : strerror(errno), cq ? cq->cqe : 0);
+	if (cq)
+		ibv_destroy_cq(cq);
+	errno = 0;
+	cq = ibv_create_cq(ctx, da->max_cqe + 1, NULL, NULL, 0);
+	report(!cq && errno == EINVAL,
+	       "libkite: create CQ of max_cqe + 1 CQEs: %s (want %s)",
+	       cq ? "accepted" : strerror(errno), strerror(EINVAL));
+	if (cq)
+		ibv_destroy_cq(cq);
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!pd || !cq) {
+		report(0, "limits: PD and CQ: %s", strerror(errno));
+		goto out;
+	}
+	a.send_cq = cq;
+	a.recv_cq = cq;
+	for (i = 0; i < 2; i++) {
+		const char *t = i ? "UD" : "RC";
+
+		a.qp_type = i ? IBV_QPT_UD : IBV_QPT_RC;
+		a.cap = max;
+		qp = ibv_create_qp(pd, &a);
+		report(qp && a.cap.max_send_wr >= max.max_send_wr &&
+		       a.cap.max_recv_wr >= max.max_recv_wr &&
+		       a.cap.max_send_sge >= max.max_send_sge &&
+		       a.cap.max_recv_sge >= max.max_recv_sge,
+		       "libkite: create %s QP of max_qp_wr = %d WRs and max_sge = %d SGEs: %s",
+		       t, da->max_qp_wr, da->max_sge,
+		       qp ? "ok" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+		cap = max;
+		cap.max_send_wr++;
+		lk_qp_bad(pd, cq, a.qp_type, &cap, i ? "UD max_qp_wr + 1 send WRs" :
+			  "RC max_qp_wr + 1 send WRs", EINVAL);
+		cap = max;
+		cap.max_recv_wr++;
+		lk_qp_bad(pd, cq, a.qp_type, &cap, i ? "UD max_qp_wr + 1 receive WRs" :
+			  "RC max_qp_wr + 1 receive WRs", EINVAL);
+		cap = max;
+		cap.max_send_sge++;
+		lk_qp_bad(pd, cq, a.qp_type, &cap, i ? "UD max_sge + 1 send SGEs" :
+			  "RC max_sge + 1 send SGEs", EINVAL);
+		cap = max;
+		cap.max_recv_sge++;
+		lk_qp_bad(pd, cq, a.qp_type, &cap, i ? "UD max_sge + 1 receive SGEs" :
+			  "RC max_sge + 1 receive SGEs", EINVAL);
+	}
+	cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
+				   .max_send_sge = 1, .max_recv_sge = 1 };
+	for (i = 0; unsupported[i].name; i++)
+		lk_qp_bad(pd, cq, unsupported[i].type, &cap,
+			  unsupported[i].name, EOPNOTSUPP);
+	{
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = 4, .max_sge = 1 },
+		};
+		struct ibv_srq *srq;
+
+		errno = 0;
+		srq = ibv_create_srq(pd, &sa);
+		report(!srq && errno == EOPNOTSUPP,
+		       "libkite: create SRQ: %s (want %s)",
+		       srq ? "accepted" : strerror(errno), strerror(EOPNOTSUPP));
+		if (srq)
+			ibv_destroy_srq(srq);
+	}
+out:
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 /*
  * One child of test_number_reuse(): create and destroy a CQ and a UD QP on
  * it @n times in a context of its own. Exits with the number of failed
@@ -1414,6 +1582,7 @@ int main(int argc, char **argv)
 	test_isolation(dev);
 	test_number_reuse(dev);
 	test_mr_flags(ctx);
+	test_limits(ctx, &da);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);

@@ -649,6 +649,7 @@ static inline void kite_ib_wr(struct kite_ib_dev *dev, u32 reg, u32 val)
 }
 
 /* kite_ib_cq.c */
+u32 kite_ib_cq_max_cqe(const struct kite_ib_dev *dev);
 int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs);
 int kite_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);

@@ -41,6 +41,25 @@
 
 static_assert(BIT(KITE_IB_CQE_SHIFT) == KITE_CQE_SIZE);
 
+/**
+ * kite_ib_cq_max_cqe() - the largest CQ the verbs create (ib_device_attr.max_cqe)
+ * @dev: the device
+ *
+ * The deepest ring is the device's largest CQ depth, within what the CQ
+ * context encodes (a power of two). A user ring keeps one slot free (for
+ * the RESIZE CQE), a kernel ring does not; the one limit advertised holds
+ * for both: a CQ of exactly this many CQEs can be created from kernel and
+ * user space, one more is refused with -EINVAL.
+ *
+ * Return: the depth of the deepest ring, less one.
+ */
+u32 kite_ib_cq_max_cqe(const struct kite_ib_dev *dev)
+{
+	return rounddown_pow_of_two(clamp_t(u32, dev->caps.max_cqe,
+					    KITE_IB_CQ_MIN_DEPTH,
+					    KITE_IB_CQ_MAX_DEPTH)) - 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Pure helpers                                                        */
 /* ------------------------------------------------------------------ */
@@ -381,8 +400,7 @@ static int kite_ib_cq_pin_dbrec(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 static int kite_ib_user_cq_depth(struct kite_ib_dev *dev, u32 log_depth,
 				 u32 cqe, u32 *depth)
 {
-	u32 max_depth = min_t(u32, dev->caps.max_cqe + 1,
-			      KITE_IB_CQ_MAX_DEPTH);
+	u32 max_depth = kite_ib_cq_max_cqe(dev) + 1;
 
 	/* At least one CQE, as for a kernel CQ (and rdma_rxe). */
 	if (!cqe || log_depth < KITE_CQ_MIN_LOG_DEPTH ||
@@ -477,7 +495,7 @@ err_free_hwq:
  *
  * Context: process context, may sleep.
  * Return: 0; -EOPNOTSUPP for other flags or unknown request bits; -EINVAL for
- * a depth outside 1 .. max_cqe or an unusable user buffer; -ENODEV without
+ * a depth outside 1 .. kite_ib_cq_max_cqe() or an unusable user buffer; -ENODEV without
  * a completion EQ; -ENOMEM; -EFAULT; or the errno of CREATE_CQ.
  */
 int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -485,7 +503,7 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 {
 	struct kite_ib_dev *dev = to_kdev(ibcq->device);
 	struct kite_ib_cq *cq = to_kcq(ibcq);
-	u32 depth, max_depth;
+	u32 depth, max_cqe;
 	int err;
 
 	/*
@@ -497,21 +515,20 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			"create CQ: unsupported flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
 	}
-	max_depth = min_t(u32, dev->caps.max_cqe, KITE_IB_CQ_MAX_DEPTH);
-	if (!attr->cqe || attr->cqe > max_depth) {
+	max_cqe = kite_ib_cq_max_cqe(dev);
+	if (!attr->cqe || attr->cqe > max_cqe) {
 		dev_dbg(kite_ib_cq_log_dev(dev),
 			"create CQ: %u CQEs, the device has 1 .. %u\n",
-			attr->cqe, max_depth);
+			attr->cqe, max_cqe);
 		return -EINVAL;
 	}
 	if (attrs)
 		return kite_ib_create_user_cq(dev, cq, attr,
 					      &attrs->driver_udata);
 
+	/* At most max_cqe + 1, a power of two: the deepest ring. */
 	depth = roundup_pow_of_two(max_t(u32, attr->cqe,
 					 KITE_IB_CQ_MIN_DEPTH));
-	if (depth > max_depth)
-		return -EINVAL;
 	err = kite_ib_cq_init(dev, cq, attr);
 	if (err)
 		return err;
@@ -623,8 +640,12 @@ int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 		return err;
 	if (req.comp_mask)
 		return -EOPNOTSUPP;
-	if (!cqe || cqe > dev->caps.max_cqe)
+	if (!cqe || cqe > kite_ib_cq_max_cqe(dev)) {
+		dev_dbg(kite_ib_cq_log_dev(dev),
+			"resize CQ %u: %u CQEs, the device has 1 .. %u\n",
+			cq->cqn, cqe, kite_ib_cq_max_cqe(dev));
 		return -EINVAL;
+	}
 	err = kite_ib_user_cq_depth(dev, req.log_depth, cqe, &depth);
 	if (err) {
 		dev_dbg(kite_ib_cq_log_dev(dev),

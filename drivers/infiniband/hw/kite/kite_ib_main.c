@@ -127,7 +127,7 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->max_recv_sge = c->max_recv_sge;
 	attr->max_sge_rd = c->max_sge_rd;
 	attr->max_cq = c->max_cq - 1;
-	attr->max_cqe = c->max_cqe;
+	attr->max_cqe = kite_ib_cq_max_cqe(dev);
 	attr->max_mr = c->max_mr - 1;
 	attr->max_pd = c->max_pd - 1;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
