@@ -152,6 +152,10 @@ wait_for() {
 	done
 }
 
+# listening PORT: a TCP socket listens on PORT (a pingpong or perftest
+# server waiting for its client: 18515 by default).
+listening() { ss -ltnH "sport = :$1" | grep -q .; }
+
 # Deterministic test data: the same bytes in every VM.
 make_data() { seq 1 "$2" | head -c "$1"; }
 
@@ -187,7 +191,7 @@ nvme_connect() {
 	shift
 	modprobe nvme-rdma || return 1
 	for i in $(seq 1 30); do
-		timeout 30 nvme connect -t rdma -a "$addr" -s 4420 -n kite "$@" \
+		timeout $(kite_scale 30) nvme connect -t rdma -a "$addr" -s 4420 -n kite "$@" \
 			>/tmp/nvme.log 2>&1 && return 0
 		sleep 1
 	done

@@ -93,29 +93,29 @@ gid_index() {
 	done
 }
 gidx=$(gid_index '0000:0000:0000:0000:0000:ffff:0a4d:0001')
-pp() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$KITE_RDMA_CORE/bin/$1" "${@:2}"; }
+pp() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$KITE_RDMA_CORE/bin/$1" "${@:2}"; }
 pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -n 200 -s 1024 >/tmp/ud-server.log 2>&1 &
 server=$!
-sleep 2
+wait_for 10 listening 18515
 check "ibv_ud_pingpong: 200 exchanges of 1024 bytes, data checked (loopback, GID $gidx)" \
-	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
 wait "$server"
 check "ibv_ud_pingpong: the server side completes too" test "$?" = 0
 pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -e -n 100 -s 512 >/tmp/ud-server-e.log 2>&1 &
 server=$!
-sleep 2
+wait_for 10 listening 18515
 check "ibv_ud_pingpong -e: completion events (CQ armed, EQ interrupt, cq_event)" \
-	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
 wait "$server"
 check "ibv_ud_pingpong -e: the server side completes too" test "$?" = 0
 cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 
 # perftest (Debian's, on this libibverbs and libkite): UD send bandwidth.
-LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 ib_send_bw -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
 server=$!
-sleep 2
+wait_for 10 listening 18515
 check "perftest: ib_send_bw -c UD (loopback)" bash -c \
-	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 ib_send_bw -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
 wait "$server"
 check "perftest: ib_send_bw -c UD, the server side completes too" test "$?" = 0
 cp /tmp/pt-*.log /kite-out/ 2>/dev/null
@@ -127,10 +127,10 @@ cp /tmp/pt-*.log /kite-out/ 2>/dev/null
 pair() {
 	local id=$1 name=$2 st server
 	shift 2
-	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$@" >"/tmp/$id-server.log" 2>&1 &
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$@" >"/tmp/$id-server.log" 2>&1 &
 	server=$!
-	sleep 2
-	check "$name" bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
+	wait_for 10 listening 18515
+	check "$name" bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
 	wait "$server"
 	st=$?
 	check "$name: the server side completes too" test "$st" = 0
@@ -161,7 +161,7 @@ kite_mark hang
 check "fault: device stops completing commands (qom-set fault-cmd-hang)" \
 	fault "fault-cmd-hang true"
 check "fault: unbind while the device hangs completes" \
-	bash -c "timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
+	bash -c "timeout $(kite_scale 60) sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
 check "fault: the time-out is reported" since_mark hang 'kite_ib.*timed out'
 # The failed device keeps objects it could not destroy: kite_ib asks for a
 # reset, kite_en re-creates the RDMA device, and its probe fails cleanly.
@@ -172,7 +172,7 @@ check "fault: probe of the re-created device fails instead of hanging" \
 	wait_for 30 since_mark hang 'probe with driver kite_ib.kite_ib failed'
 resets=$(dmesg | grep -c 'reset requested by the RDMA driver')
 check "fault: a manual bind fails too" \
-	bash -c "! timeout 60 sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
+	bash -c "! timeout $(kite_scale 60) sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
 check "fault: no reset was requested for a device in probe" \
 	test "$(dmesg | grep -c 'reset requested by the RDMA driver')" = "$resets"
 check "fault: device answers again" fault "fault-cmd-hang false"
