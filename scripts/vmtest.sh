@@ -33,6 +33,11 @@
 #   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
 #          (kite_verbs_test), device command errors and a device that
 #          hangs while objects exist, with errno and leak checks
+#   loss   one Kite VM: the device goes away (PCI function reset, devlink
+#          reload, kite_ib unbind, rmmod kite_ib, PCI remove + rescan)
+#          with an idle ibv_rc_pingpong server and an ib_write_bw stream
+#          holding contexts: each completes within 10 s, the applications
+#          fail with errors, a fresh pingpong works, rdma res is back
 #   failinject  one Kite VM (debug lane only; skipped elsewhere): every
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,
@@ -229,6 +234,14 @@ group_verbs() {
 	vm_outcome verbs "$st" verbs
 }
 
+group_loss() {
+	local st=0
+	vm_start loss "$VMLOGS/loss" "$KITE_ROOT/scripts/guest/test-loss.sh" --kite
+	vm_wait loss "$(vm_timeout)" || st=$?
+	vm_outcome loss "$st" loss
+	sed 's/^/# loss times (ms): /' "$VMLOGS/loss/loss-times.txt" 2>/dev/null || true
+}
+
 group_devfuzz() {
 	# Fourteen classes, each followed by recovery and traffic, and two mixes.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
@@ -267,7 +280,7 @@ group_uvfuzz() {
 	vm_outcome uvfuzz "$st" uvfuzz
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme failinject uvfuzz devfuzz)
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs loss nvme failinject uvfuzz devfuzz)
 
 vmtest_run() {
 	local g
