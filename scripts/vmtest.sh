@@ -33,11 +33,13 @@
 #   verbs  one Kite VM: kernel verbs with bad input through the RDMA core
 #          (kite_verbs_test), device command errors and a device that
 #          hangs while objects exist, with errno and leak checks
-#   loss   one Kite VM: the device goes away (PCI function reset, devlink
-#          reload, kite_ib unbind, rmmod kite_ib, PCI remove + rescan)
-#          with an idle ibv_rc_pingpong server and an ib_write_bw stream
-#          holding contexts: each completes within 10 s, the applications
-#          fail with errors, a fresh pingpong works, rdma res is back
+#   loss   one Kite VM: the device goes away (PCI function reset, a fatal
+#          error raised by the model, announced and silent, devlink health
+#          recover, devlink reload, kite_ib unbind, rmmod kite_ib, PCI
+#          remove + rescan) with an idle ibv_rc_pingpong server and an
+#          ib_write_bw stream holding contexts: each completes within 10 s,
+#          the applications fail with errors, a fresh pingpong works, rdma
+#          res is back; devlink health counts, dumps and recovers
 #   failinject  one Kite VM (debug lane only; skipped elsewhere): every
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # VM test: the device goes away while applications hold it. For each way
-# it can go (PCI function reset through sysfs, devlink reload, kite_ib
-# unbind, rmmod kite_ib, PCI remove + rescan), with an idle
+# it can go (PCI function reset through sysfs, a fatal device error raised
+# by the model, the same unannounced (found by kite_en's health poll),
+# devlink reload, kite_ib unbind, rmmod kite_ib, PCI remove + rescan),
+# with an idle
 # ibv_rc_pingpong server holding a context and an ib_write_bw RC stream
 # running through the device's loopback:
 # - the operation completes within 10 s (kite_ib disassociates the open
@@ -12,6 +14,9 @@
 #   with an error: nothing hangs;
 # - afterwards the device is back, a fresh ibv_rc_pingpong pair works and
 #   the RDMA core's resource counts are those of the start.
+# The fatal errors also go through devlink health: the fw_fatal reporter
+# counts them, its dump shows the device's state, auto-recovery brings the
+# RDMA link back to ACTIVE; "devlink health recover" resets on request.
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 RC=$KITE_RDMA_CORE
@@ -71,6 +76,19 @@ poke_idle_server() {
 	sleep 1
 	exec 3>&-
 }
+
+# The fatal-error trigger, and its waits, run under timeout in a new shell.
+fatal() {
+	host_monitor "qom-set /machine/peripheral/kite0 fault-fatal $1" &&
+		wait_for 10 since_mark "$2" 'kite_ib.*unbound'
+}
+export -f fatal host_monitor wait_for since_mark kernel_log_since
+export KITE_SCALE
+
+health() { devlink health show "pci/$bdf" reporter fw_fatal; }
+health_field() { health | grep -oE "$1 [0-9]+" | awk '{ print $2 }'; }
+errors0=$(health_field error)
+check "devlink health: reporter fw_fatal, healthy, auto-recover on" 	bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*auto_recover true'"
 
 port=19000
 # loss NAME DO [UNDO]: one loss with the applications running. DO takes
@@ -156,6 +174,26 @@ exited_not() {
 }
 
 loss flr "echo 1 >/sys/bus/pci/devices/$bdf/reset"
+loss fatal "fatal 7 loss-fatal"
+check "devlink health: the error count rose by one" test "$(health_field error)" = $((errors0 + 1))
+check "devlink health: recovered, healthy again" bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*recover [1-9]'"
+check "devlink health: dump shows the device state at the error (fatal, code 7)" \
+	bash -c "devlink health dump show pci/$bdf reporter fw_fatal | tr -d ',' | grep -q 'fatal true fatal_code 7'"
+devlink health dump show "pci/$bdf" reporter fw_fatal
+# The reporter keeps its first dump until it is cleared.
+devlink health dump clear "pci/$bdf" reporter fw_fatal
+check "devlink health: diagnose shows the device ready now" \
+	bash -c "devlink health diagnose pci/$bdf reporter fw_fatal | tr -d ',' | grep -q 'ready true fatal false'"
+check "rdma link: ACTIVE after the automatic recovery" \
+	bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
+check "model: a silent fatal error can be armed" host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent true"
+loss fatal-silent "fatal 9 loss-fatal-silent"
+host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent false"
+check "devlink health: the health poll found the silent error (count +2)" \
+	test "$(health_field error)" = $((errors0 + 2))
+check "kite_en: the silent error was found by STATUS (code 9)" \
+	since_mark loss-fatal-silent 'device reports a fatal error \(code 9\)'
+loss recover "devlink health recover pci/$bdf reporter fw_fatal && wait_for 10 since_mark loss-recover 'kite_ib.*unbound'"
 loss reload "devlink dev reload pci/$bdf"
 loss unbind "echo \$(ls /sys/bus/auxiliary/drivers/kite_ib.kite_ib | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/unbind" \
 	"echo \$(ls /sys/bus/auxiliary/devices | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/bind"
