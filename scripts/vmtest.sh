@@ -237,6 +237,8 @@ group_verbs() {
 }
 
 group_loss() {
+	# Eight losses, each with applications started, recovery and traffic.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
 	local st=0
 	vm_start loss "$VMLOGS/loss" "$KITE_ROOT/scripts/guest/test-loss.sh" --kite
 	vm_wait loss "$(vm_timeout)" || st=$?

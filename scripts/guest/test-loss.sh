@@ -59,6 +59,10 @@ wait_for 10 res_counts || true
 res0=$(res_counts)
 echo "rdma res at the start: $res0"
 
+stream_running() {
+	[ "$(rdma res show qp link kite0/1 | grep -c 'state RTS .*comm ib_write_bw')" -ge 2 ]
+}
+
 # exited PID...: none of the processes is alive.
 exited() {
 	local p
@@ -88,7 +92,8 @@ export KITE_SCALE
 health() { devlink health show "pci/$bdf" reporter fw_fatal; }
 health_field() { health | grep -oE "$1 [0-9]+" | awk '{ print $2 }'; }
 errors0=$(health_field error)
-check "devlink health: reporter fw_fatal, healthy, auto-recover on" 	bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*auto_recover true'"
+check "devlink health: reporter fw_fatal, healthy, auto-recover on" \
+	bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*auto_recover true'"
 
 port=19000
 # loss NAME DO [UNDO]: one loss with the applications running. DO takes
@@ -96,7 +101,9 @@ port=19000
 # back.
 loss() {
 	local name=$1 do=$2 undo=${3:-} gidx t0 t1 ms idle srv cli st
-	local idle_port=$((port++)) pt_port=$((port++))
+	local idle_port=$port pt_port=$((port + 1)) pp_port=$((port + 2))
+
+	port=$((port + 3))
 
 	gidx=$(gid_index)
 	timeout 120 "$rcpp" -d kite0 -g "$gidx" -p "$idle_port" -n 10 \
@@ -109,9 +116,9 @@ loss() {
 	timeout 120 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 60 127.0.0.1 \
 		>"/kite-out/loss-$name-pt-client.log" 2>&1 &
 	cli=$!
-	# The stream runs once the client has printed its table's header.
-	check "loss $name: ib_write_bw RC stream running" \
-		wait_for 30 grep -q 'bytes.*iterations' "/kite-out/loss-$name-pt-client.log"
+	# The stream runs once both its QPs are in RTS (perftest's output is
+	# buffered until it exits).
+	check "loss $name: ib_write_bw RC stream running" wait_for 30 stream_running
 	sleep 2
 	check "loss $name: the stream and the idle server hold the device" exited_not "$idle" "$srv" "$cli"
 	check "loss $name: rdma res shows their contexts" bash -c "rdma res show | grep ' kite0:' | grep -qv 'ctx 0 '"
@@ -152,12 +159,12 @@ loss() {
 	fi
 	check "loss $name: kite0 back, port ACTIVE, IPv4 GID" bring_up
 	gidx=$(gid_index)
-	timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$((port++))" -n 50 -s 4096 \
+	timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$pp_port" -n 50 -s 4096 \
 		>"/kite-out/loss-$name-rcpp-server.log" 2>&1 &
 	srv=$!
 	sleep 1
 	check "loss $name: afterwards a fresh ibv_rc_pingpong pair works (50 x 4096 bytes)" \
-		timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$((port - 1))" -n 50 -s 4096 127.0.0.1
+		timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$pp_port" -n 50 -s 4096 127.0.0.1
 	wait "$srv"
 	check "loss $name: afterwards the pingpong server completes too" test "$?" = 0
 	res_back() { test "$(res_counts)" = "$res0"; }
