@@ -185,12 +185,12 @@ loss fatal "fatal 7 loss-fatal"
 check "devlink health: the error count rose by one" test "$(health_field error)" = $((errors0 + 1))
 check "devlink health: recovered, healthy again" bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*recover [1-9]'"
 check "devlink health: dump shows the device state at the error (fatal, code 7)" \
-	bash -c "devlink health dump show pci/$bdf reporter fw_fatal | tr -d ',' | grep -q 'fatal true fatal_code 7'"
+	bash -c "devlink health dump show pci/$bdf reporter fw_fatal | tr -d ',:' | grep -q 'fatal true fatal_code 7'"
 devlink health dump show "pci/$bdf" reporter fw_fatal
 # The reporter keeps its first dump until it is cleared.
 devlink health dump clear "pci/$bdf" reporter fw_fatal
 check "devlink health: diagnose shows the device ready now" \
-	bash -c "devlink health diagnose pci/$bdf reporter fw_fatal | tr -d ',' | grep -q 'ready true fatal false'"
+	bash -c "devlink health diagnose pci/$bdf reporter fw_fatal | tr -d ',:' | grep -q 'ready true fatal false'"
 check "rdma link: ACTIVE after the automatic recovery" \
 	bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
 check "model: a silent fatal error can be armed" host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent true"

@@ -693,6 +693,7 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		     int attr_mask, struct ib_qp_init_attr *init_attr);
 int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state);
 int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
 int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -136,7 +136,8 @@ static int kite_en_fw_diagnose(struct devlink_health_reporter *reporter,
 
 /*
  * Called with the devlink instance locked: the reset, which takes the
- * PCI device lock, runs in reset_work, not here.
+ * PCI device lock, runs in reset_work, not here. A reset already under
+ * way (one the RDMA driver asked for) is the recovery.
  */
 static int kite_en_fw_recover(struct devlink_health_reporter *reporter,
 			      void *priv_ctx, struct netlink_ext_ack *extack)
@@ -147,7 +148,8 @@ static int kite_en_fw_recover(struct devlink_health_reporter *reporter,
 		NL_SET_ERR_MSG_MOD(extack, "the device is being removed");
 		return -ENODEV;
 	}
-	queue_work(system_dfl_wq, &en->reset_work);
+	if (!READ_ONCE(en->resetting))
+		queue_work(system_dfl_wq, &en->reset_work);
 	return 0;
 }
 

@@ -28,12 +28,13 @@ static irqreturn_t kite_en_core_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-static void kite_en_link_work(struct work_struct *work)
+/*
+ * A STATUS value that says the device failed, or that makes no sense, is
+ * reported (kite_en_fatal(), once until the next reset). Return: true for
+ * such a value.
+ */
+static bool kite_en_check_fatal(struct kite_en_dev *en, u32 status)
 {
-	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
-					      link_work);
-	u32 status = kite_en_rd(en, KITE_REG_STATUS);
-
 	char why[64];
 
 	if (kite_en_status_bogus(status)) {
@@ -42,15 +43,25 @@ static void kite_en_link_work(struct work_struct *work)
 		snprintf(why, sizeof(why),
 			 "bad device data (reg-status): STATUS reads %#x", status);
 		kite_en_fatal(en, why);
-		return;
+		return true;
 	}
 	if (status & KITE_STATUS_FATAL) {
 		snprintf(why, sizeof(why),
 			 "device reports a fatal error (code %lu)",
 			 FIELD_GET(KITE_STATUS_FATAL_CODE, status));
 		kite_en_fatal(en, why);
-		return;
+		return true;
 	}
+	return false;
+}
+
+static void kite_en_link_work(struct work_struct *work)
+{
+	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
+					      link_work);
+
+	if (kite_en_check_fatal(en, kite_en_rd(en, KITE_REG_STATUS)))
+		return;
 	rtnl_lock();
 	kite_en_update_link(en);
 	rtnl_unlock();
@@ -193,6 +204,12 @@ static void kite_en_restore_config(struct kite_en_dev *en)
 static void kite_en_quiesce(struct kite_en_dev *en)
 {
 	WRITE_ONCE(en->resetting, true);
+	/*
+	 * A reset the RDMA driver asked for when the device failed may get
+	 * here before link_work has seen STATUS: report the failure now,
+	 * before the reset clears it (the reset in progress is its recovery).
+	 */
+	kite_en_check_fatal(en, kite_en_rd(en, KITE_REG_STATUS));
 	mutex_lock(&en->rdma_lock);
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);
