@@ -59,8 +59,9 @@ wait_for 10 res_counts || true
 res0=$(res_counts)
 echo "rdma res at the start: $res0"
 
+# Both perftest QPs connected (its server's stays in RTR).
 stream_running() {
-	[ "$(rdma res show qp link kite0/1 | grep -c 'state RTS .*comm ib_write_bw')" -ge 2 ]
+	[ "$(rdma res show qp link kite0/1 | grep -cE 'state (RTR|RTS) .*comm ib_write_bw')" -ge 2 ]
 }
 
 # exited PID...: none of the processes is alive.
@@ -106,14 +107,14 @@ loss() {
 	port=$((port + 3))
 
 	gidx=$(gid_index)
-	timeout 120 "$rcpp" -d kite0 -g "$gidx" -p "$idle_port" -n 10 \
+	timeout 300 "$rcpp" -d kite0 -g "$gidx" -p "$idle_port" -n 10 \
 		>"/kite-out/loss-$name-idle.log" 2>&1 &
 	idle=$!
-	timeout 120 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 60 \
+	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 \
 		>"/kite-out/loss-$name-pt-server.log" 2>&1 &
 	srv=$!
 	sleep 1
-	timeout 120 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 60 127.0.0.1 \
+	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 127.0.0.1 \
 		>"/kite-out/loss-$name-pt-client.log" 2>&1 &
 	cli=$!
 	# The stream runs once both its QPs are in RTS (perftest's output is
