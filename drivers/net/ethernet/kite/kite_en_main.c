@@ -35,13 +35,14 @@ static irqreturn_t kite_en_core_irq(int irq, void *data)
  */
 static bool kite_en_check_fatal(struct kite_en_dev *en, u32 status)
 {
-	char why[64];
+	char why[96];
 
 	if (kite_en_status_bogus(status)) {
 		/* Nothing read from the device can be trusted: reset it. */
 		atomic64_inc(&en->bad_reg_status);
 		snprintf(why, sizeof(why),
-			 "bad device data (reg-status): STATUS reads %#x", status);
+			 "bad device data (reg-status): STATUS reads %#x, resetting",
+			 status);
 		kite_en_fatal(en, why);
 		return true;
 	}
