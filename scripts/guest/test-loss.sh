@@ -97,11 +97,22 @@ check "devlink health: reporter fw_fatal, healthy, auto-recover on" \
 	bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*auto_recover true'"
 
 port=19000
-# loss NAME DO [UNDO]: one loss with the applications running. DO takes
-# the device away (bounded by $limit seconds); UNDO, if any, brings it
-# back.
+# timed CMD: run the shell command CMD, bounded by $limit seconds; its
+# duration in ms goes to /tmp/loss-ms.
+timed() {
+	local t0 rc=0
+
+	t0=$(date +%s%N)
+	timeout --kill-after=5 "$limit" bash -c "$1" || rc=$?
+	echo $((($(date +%s%N) - t0) / 1000000)) >/tmp/loss-ms
+	return "$rc"
+}
+
+# loss NAME DO [UNDO [PRE]]: one loss with the applications running. PRE,
+# if any, runs once they hold the device; DO takes the device away
+# (bounded by $limit seconds); UNDO, if any, brings it back.
 loss() {
-	local name=$1 do=$2 undo=${3:-} gidx t0 t1 ms idle srv cli st
+	local name=$1 do=$2 undo=${3:-} pre=${4:-} gidx ms idle srv cli st
 	local idle_port=$port pt_port=$((port + 1)) pp_port=$((port + 2))
 
 	port=$((port + 3))
@@ -124,12 +135,14 @@ loss() {
 	check "loss $name: the stream and the idle server hold the device" exited_not "$idle" "$srv" "$cli"
 	check "loss $name: rdma res shows their contexts" bash -c "rdma res show | grep ' kite0:' | grep -qv 'ctx 0 '"
 
+	if [ -n "$pre" ]; then
+		kite_mark "loss-$name-pre"
+		check "loss $name: the set-up before the loss holds" bash -c "$pre"
+	fi
 	kite_mark "loss-$name"
-	t0=$(date +%s%N)
 	check "loss $name: completes within ${limit} s with applications open" \
-		timeout --kill-after=5 "$limit" bash -c "$do"
-	t1=$(date +%s%N)
-	ms=$(((t1 - t0) / 1000000))
+		timed "$do"
+	ms=$(cat /tmp/loss-ms)
 	echo "loss $name: took $ms ms"
 	echo "$name $ms" >>/kite-out/loss-times.txt
 	check "loss $name: kite_ib disassociated the open user contexts" \
@@ -201,7 +214,20 @@ check "devlink health: the health poll found the silent error (count +2)" \
 	test "$(health_field error)" = $((errors0 + 2))
 check "kite_en: the silent error was found by STATUS (code 9)" \
 	since_mark loss-fatal-silent 'device reports a fatal error \(code 9\)'
-loss recover "devlink health recover pci/$bdf reporter fw_fatal && wait_for 10 since_mark loss-recover 'kite_ib.*unbound'"
+# Auto-recovery off: a fatal error leaves the device failed (the reporter
+# in error, no reset) until "devlink health recover".
+health_error() { devlink health show "pci/$bdf" reporter fw_fatal | grep -q 'state error'; }
+no_reset() { ! since_mark loss-recover-pre 'kite_ib.*unbound'; }
+export -f health_error no_reset
+export bdf
+check "devlink health: auto-recovery can be turned off" \
+	devlink health set "pci/$bdf" reporter fw_fatal auto_recover false
+loss recover "devlink health recover pci/$bdf reporter fw_fatal && wait_for 10 since_mark loss-recover 'kite_ib.*unbound'" "" \
+	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 11' && wait_for 10 health_error && sleep 3 && no_reset && health_error"
+check "devlink health: the manual recovery counted (errors +3)" \
+	test "$(health_field error)" = $((errors0 + 3))
+check "devlink health: auto-recovery back on" \
+	devlink health set "pci/$bdf" reporter fw_fatal auto_recover true
 loss reload "devlink dev reload pci/$bdf"
 loss unbind "echo \$(ls /sys/bus/auxiliary/drivers/kite_ib.kite_ib | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/unbind" \
 	"echo \$(ls /sys/bus/auxiliary/devices | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/bind"

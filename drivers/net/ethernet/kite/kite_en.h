@@ -122,7 +122,9 @@ struct kite_en_queue {
  * @msg_enable: netif_msg bits
  * @intr_test_done: completed by the vector 0 handler during the self-test
  * @link_work: carrier and RDMA link events, scheduled by the vector 0 IRQ
- * @reset_work: a reset requested by the RDMA driver
+ * @reset_work: a function reset: the health reporter's recovery
+ * @fatal_work: reports a failure the RDMA driver found (it may ask from
+ *	any context) to the health reporter
  * @event_work: delivers @pending_events to the RDMA driver
  * @pending_events: KITE_AUX_EVENT_* bits raised where @rdma_lock cannot
  *	be taken (under RTNL)
@@ -169,6 +171,7 @@ struct kite_en_dev {
 	struct completion intr_test_done;
 	struct work_struct link_work;
 	struct work_struct reset_work;
+	struct work_struct fatal_work;
 	struct work_struct event_work;
 	unsigned long pending_events;
 	struct mutex rdma_lock;	/* see @rdma_lock above */

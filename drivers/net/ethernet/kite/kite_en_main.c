@@ -249,6 +249,12 @@ static int kite_en_resume_all(struct kite_en_dev *en)
 	return err;
 }
 
+static void kite_en_fatal_work(struct work_struct *work)
+{
+	kite_en_fatal(container_of(work, struct kite_en_dev, fatal_work),
+		      "the RDMA driver found the device failed");
+}
+
 static void kite_en_reset_work(struct work_struct *work)
 {
 	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
@@ -276,6 +282,7 @@ static int kite_en_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&en->rdma_lock);
 	INIT_WORK(&en->link_work, kite_en_link_work);
 	INIT_WORK(&en->reset_work, kite_en_reset_work);
+	INIT_WORK(&en->fatal_work, kite_en_fatal_work);
 	INIT_WORK(&en->event_work, kite_en_event_work);
 	INIT_DELAYED_WORK(&en->health_work, kite_en_health_work);
 	pci_set_drvdata(pdev, en);
@@ -368,6 +375,7 @@ err_events_off:
 	WRITE_ONCE(en->removing, true);
 	kite_en_events_off(en);
 	cancel_work_sync(&en->event_work);
+	cancel_work_sync(&en->fatal_work);
 	kite_en_health_destroy(en);
 err_netdev_destroy:
 	kite_en_netdev_destroy(en);
@@ -405,6 +413,7 @@ static void kite_en_remove(struct pci_dev *pdev)
 	WRITE_ONCE(en->removing, true);
 	cancel_delayed_work_sync(&en->health_work);
 	kite_en_events_off(en);
+	cancel_work_sync(&en->fatal_work);
 	kite_en_health_destroy(en);
 	kite_en_devlink_unregister(en);
 	cancel_work_sync(&en->reset_work);
