@@ -1324,12 +1324,27 @@ static void test_isolation(struct ibv_device *dev)
 	if (!a || !b)
 		goto out;
 
-	/* The doorbell page is a context's only mmap entry, at offset 0. */
+	/*
+	 * A context's mmap entries: the doorbell page at offset 0, then the
+	 * device status page (read-only) at 4096.
+	 */
 	page = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0);
 	report(page != MAP_FAILED, "isolation: mmap of the context's own doorbell page");
-	report(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 4096) ==
+	report(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 3 * 4096) ==
 	       MAP_FAILED && errno == EINVAL,
 	       "isolation: mmap at an offset the context does not have: EINVAL");
+	report(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a->cmd_fd,
+		    4096) == MAP_FAILED && errno == EPERM,
+	       "isolation: the device status page cannot be mapped writable: EPERM");
+	{
+		const volatile struct kite_ib_dev_status *st;
+
+		st = mmap(NULL, 4096, PROT_READ, MAP_SHARED, a->cmd_fd, 4096);
+		report(st != MAP_FAILED && st->state == KITE_IB_DEV_STATE_ALIVE,
+		       "isolation: the device status page maps read-only and reads ALIVE");
+		if (st != MAP_FAILED)
+			munmap((void *)st, 4096);
+	}
 	report(mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0) ==
 	       MAP_FAILED, "isolation: mmap larger than the doorbell page refused");
 	if (page == MAP_FAILED)
