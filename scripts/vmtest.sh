@@ -243,7 +243,7 @@ group_loss() {
 	vm_start loss "$VMLOGS/loss" "$KITE_ROOT/scripts/guest/test-loss.sh" --kite
 	vm_wait loss "$(vm_timeout)" || st=$?
 	vm_outcome loss "$st" loss
-	sed 's/^/# loss times (ms): /' "$VMLOGS/loss/loss-times.txt" 2>/dev/null || true
+	sed "s/^/# loss times (ms: operation, kernel log): /" "$VMLOGS/loss/loss-times.txt" 2>/dev/null || true
 }
 
 group_devfuzz() {
