@@ -50,6 +50,23 @@ kite_compat_devl_param_driverinit_value_set(struct devlink *devlink,
 #define devl_param_driverinit_value_set kite_compat_devl_param_driverinit_value_set
 #endif
 
+#ifndef KITE_HAVE_DEVLINK_HEALTH_REPORTER_CREATE_3
+#include <net/devlink.h>
+/*
+ * Linux 7.x takes the graceful period from the reporter's ops. The
+ * drivers set none (0: every error is recovered).
+ */
+static inline struct devlink_health_reporter *
+kite_compat_devlink_health_reporter_create(struct devlink *devlink,
+					   const struct devlink_health_reporter_ops *ops,
+					   void *priv)
+{
+	return devlink_health_reporter_create(devlink, ops, 0, priv);
+}
+
+#define devlink_health_reporter_create kite_compat_devlink_health_reporter_create
+#endif
+
 #ifndef KITE_HAVE_REG_USER_MR_DMAH
 #include <rdma/ib_verbs.h>
 /*

@@ -42,6 +42,13 @@
 #          (unittest names); KITE_PYVERBS_BUDGET: seconds for the suite;
 #          KITE_PYVERBS_SEED: the seed of the suite's random choices
 #          (printed by every run)
+#   loss   one Kite VM: the device goes away (PCI function reset, a fatal
+#          error raised by the model, announced and silent, devlink health
+#          recover, devlink reload, kite_ib unbind, rmmod kite_ib, PCI
+#          remove + rescan) with an idle ibv_rc_pingpong server and an
+#          ib_write_bw stream holding contexts: each completes within 10 s,
+#          the applications fail with errors, a fresh pingpong works, rdma
+#          res is back; devlink health counts, dumps and recovers
 #   failinject  one Kite VM (debug lane only; skipped elsewhere): every
 #          allocation on kite_en's probe and open, kite_ib's probe and
 #          each user verb's path failed in turn (failslab,
@@ -258,6 +265,16 @@ group_pyverbs() {
 	grep '^pyverbs: ' "$VMLOGS/pyverbs/pyverbs.log" 2>/dev/null | sed 's/^/# /' || true
 }
 
+group_loss() {
+	# Eight losses, each with applications started, recovery and traffic.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
+	local st=0
+	vm_start loss "$VMLOGS/loss" "$KITE_ROOT/scripts/guest/test-loss.sh" --kite
+	vm_wait loss "$(vm_timeout)" || st=$?
+	vm_outcome loss "$st" loss
+	sed "s/^/# loss times (ms: operation, kernel log): /" "$VMLOGS/loss/loss-times.txt" 2>/dev/null || true
+}
+
 group_devfuzz() {
 	# Fourteen classes, each followed by recovery and traffic, and two mixes.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 4))
@@ -315,7 +332,7 @@ group_demo() {
 	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs nvme pyverbs failinject uvfuzz devfuzz demo)
+KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo)
 
 vmtest_run() {
 	local g

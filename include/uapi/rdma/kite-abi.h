@@ -27,13 +27,43 @@ struct kite_ib_alloc_ucontext_req {
 	__u32 reserved;
 };
 
+/* kite_ib_alloc_ucontext_resp.comp_mask */
+enum kite_ib_alloc_ucontext_resp_mask {
+	/* status_page_size and status_mmap_offset are valid */
+	KITE_IB_UCTX_RESP_STATUS_PAGE = 1 << 0,
+};
+
 struct kite_ib_alloc_ucontext_resp {
 	__u32 comp_mask;
 	/* Size of a doorbell page, in bytes. */
 	__u32 db_page_size;
 	/* mmap() offset of this context's doorbell page. */
 	__aligned_u64 db_mmap_offset;
+	/*
+	 * KITE_IB_UCTX_RESP_STATUS_PAGE: the device status page (struct
+	 * kite_ib_dev_status at its start), to be mapped read-only: its size
+	 * and mmap() offset. A library with a shorter response buffer (an
+	 * older one) gets neither, and the bit clear.
+	 */
+	__u32 status_page_size;
+	__u32 reserved;
+	__aligned_u64 status_mmap_offset;
 };
+
+/*
+ * The device status page. @state is KITE_IB_DEV_STATE_ALIVE while the
+ * device works. It reads 0 once the device has failed (the kernel clears
+ * it) and once the context has been disassociated from a device that went
+ * away (reset, unbind, removal): the kernel then replaces the mapping by a
+ * zero page. A library polling an empty CQ or posting work checks it and
+ * reports an error instead of waiting for completions that never come.
+ */
+struct kite_ib_dev_status {
+	__u32 state;
+	__u32 reserved;
+};
+
+#define KITE_IB_DEV_STATE_ALIVE		1
 
 /*
  * User CQs: the CQE ring and the doorbell record are in the process's

@@ -29,6 +29,7 @@
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/pcie_aer.h"
@@ -91,9 +92,11 @@ static void kite_qdev_reset(DeviceState *dev)
     kite_reset_start(KITE(dev));
 }
 
+/* Usable: READY, and neither FATAL nor RESETTING (prm.rst, STATUS). */
 bool kite_ready(KiteState *s)
 {
-    return s->status & KITE_STATUS_READY;
+    return (s->status & (KITE_STATUS_READY | KITE_STATUS_FATAL |
+                         KITE_STATUS_RESETTING)) == KITE_STATUS_READY;
 }
 
 uint32_t kite_fw_ver(KiteState *s)
@@ -126,6 +129,62 @@ static void kite_set_icr(KiteState *s, uint32_t causes)
     if (causes & s->imr) {
         kite_raise_vector(s, 0);
     }
+}
+
+/*
+ * The device fails (prm.rst, "Fatal errors"): STATUS.FATAL with @code,
+ * KITE_INT_FATAL and a DEVICE_FATAL event on EQ0 (unless silent); from
+ * then on no command, doorbell or frame is processed (kite_ready()) until
+ * a reset. A device already fatal or not ready ignores it.
+ */
+static void kite_fatal(KiteState *s, uint8_t code, bool silent)
+{
+    if (!kite_ready(s)) {
+        return;
+    }
+    if (!silent) {
+        kite_async_event(s, KITE_EQE_DEVICE_FATAL, 0, code);
+    }
+    s->status |= KITE_STATUS_FATAL | FIELD_PREP(KITE_STATUS_FATAL_CODE, code);
+    if (!silent) {
+        kite_set_icr(s, KITE_INT_FATAL);
+    }
+}
+
+static void kite_set_fault_fatal(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    uint8_t code;
+
+    if (!visit_type_uint8(v, name, &code, errp)) {
+        return;
+    }
+    if (!code) {
+        error_setg(errp, "fault-fatal: the fatal code must not be 0");
+        return;
+    }
+    kite_fatal(s, code, s->fault_fatal_silent);
+}
+
+static void kite_get_fault_fatal(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    uint8_t code = (s->status & KITE_STATUS_FATAL) ?
+                   FIELD_GET(KITE_STATUS_FATAL_CODE, s->status) : 0;
+
+    visit_type_uint8(v, name, &code, errp);
+}
+
+static bool kite_get_fault_fatal_silent(Object *obj, Error **errp)
+{
+    return KITE(obj)->fault_fatal_silent;
+}
+
+static void kite_set_fault_fatal_silent(Object *obj, bool value, Error **errp)
+{
+    KITE(obj)->fault_fatal_silent = value;
 }
 
 void kite_link_changed(KiteState *s, bool up)
@@ -429,6 +488,12 @@ static void kite_instance_init(Object *obj)
 
     object_property_add_uint32_ptr(obj, "bad-writes", &s->bad_writes,
                                    OBJ_PROP_FLAG_READ);
+    /* Fault injection: make the device fatal (prm.rst, "Fatal errors"). */
+    object_property_add(obj, "fault-fatal", "uint8", kite_get_fault_fatal,
+                        kite_set_fault_fatal, NULL, NULL);
+    object_property_add_bool(obj, "fault-fatal-silent",
+                             kite_get_fault_fatal_silent,
+                             kite_set_fault_fatal_silent);
     kite_rdma_instance_init(s);
 }
 

@@ -412,6 +412,13 @@ struct KiteState {
     /* Bad guest writes seen (offsets or values), QOM "bad-writes". */
     uint32_t bad_writes;
 
+    /*
+     * Fault injection: "fault-fatal" makes the device fatal with a code;
+     * with "fault-fatal-silent" it raises neither interrupt nor event (a
+     * device that stops talking: only STATUS tells).
+     */
+    bool fault_fatal_silent;
+
     uint64_t stats[KITE_STAT_COUNT];
 
     KiteEth eth;

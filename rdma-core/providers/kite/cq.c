@@ -531,6 +531,12 @@ int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		n++;
 	kite_cq_update_ci(cq, start);
 	kite_cq_unlock(cq);
+	/* What the device wrote is reported first; then only the error. */
+	if (!n && num_entries > 0 &&
+	    kite_dev_dead(to_kite_ctx(ibcq->context))) {
+		errno = EIO;
+		return -EIO;
+	}
 	return n;
 }
 
@@ -565,6 +571,9 @@ static int kite_start_poll(struct ibv_cq_ex *ibcq,
 	if (ret) {
 		kite_cq_update_ci(cq, cq->poll_ci);
 		kite_cq_unlock(cq);
+		if (ret == ENOENT &&
+		    kite_dev_dead(to_kite_ctx(ibcq->context)))
+			ret = EIO;
 	}
 	return ret;
 }

@@ -142,6 +142,8 @@ static void kite_free_context(struct ibv_context *ibctx)
 	unsigned int i;
 
 	munmap(ctx->db_page, ctx->db_page_size);
+	if (ctx->status)
+		munmap((void *)ctx->status, ctx->status_size);
 	for (i = 0; i < KITE_QP_TABLE_TOP; i++)
 		free(ctx->qp_table[i]);
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
@@ -204,6 +206,19 @@ kite_check_ucontext_resp(struct kite_context *ctx,
 		return EINVAL;
 	}
 
+	if ((resp->comp_mask & KITE_IB_UCTX_RESP_STATUS_PAGE) &&
+	    (resp->status_page_size < sizeof(struct kite_ib_dev_status) ||
+	     resp->status_page_size > KITE_DB_PAGE_SIZE_MAX ||
+	     (off_t)resp->status_mmap_offset < 0 ||
+	     (uint64_t)(off_t)resp->status_mmap_offset !=
+		     resp->status_mmap_offset)) {
+		verbs_err(&ctx->ibv_ctx,
+			  "invalid status page: size %u, mmap offset 0x%llx\n",
+			  resp->status_page_size,
+			  (unsigned long long)resp->status_mmap_offset);
+		return EINVAL;
+	}
+
 	return 0;
 }
 
@@ -239,6 +254,22 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 		verbs_err(&ctx->ibv_ctx, "doorbell page mmap failed: %d\n",
 			  err);
 		goto err_uninit;
+	}
+
+	if (resp.comp_mask & KITE_IB_UCTX_RESP_STATUS_PAGE) {
+		void *page = mmap(NULL, resp.status_page_size, PROT_READ,
+				  MAP_SHARED, cmd_fd,
+				  (off_t)resp.status_mmap_offset);
+
+		if (page == MAP_FAILED) {
+			err = errno;
+			verbs_err(&ctx->ibv_ctx,
+				  "status page mmap failed: %d\n", err);
+			munmap(ctx->db_page, ctx->db_page_size);
+			goto err_uninit;
+		}
+		ctx->status = page;
+		ctx->status_size = resp.status_page_size;
 	}
 
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);

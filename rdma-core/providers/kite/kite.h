@@ -35,11 +35,11 @@ static_assert(KITE_IB_AV_SIZE == sizeof(struct kite_wqe_ud),
 	      "the AH response carries a UD address vector");
 
 /*
- * kite_ib_alloc_ucontext_resp.comp_mask bits this provider understands.
- * None are defined yet: a response with any bit set comes from a kernel with
- * a newer ABI whose meaning this provider cannot know.
+ * kite_ib_alloc_ucontext_resp.comp_mask bits this provider understands: a
+ * response with any other bit set comes from a kernel with a newer ABI
+ * whose meaning this provider cannot know.
  */
-#define KITE_ALLOC_UCONTEXT_RESP_COMP_MASK_KNOWN	0
+#define KITE_ALLOC_UCONTEXT_RESP_COMP_MASK_KNOWN	KITE_IB_UCTX_RESP_STATUS_PAGE
 
 /* Bounds of kite_ib_alloc_ucontext_resp.db_page_size. */
 #define KITE_DB_PAGE_SIZE_MIN	4096U
@@ -65,6 +65,13 @@ struct kite_context {
 	/* This context's doorbell page, mapped write-only from cmd_fd. */
 	void *db_page;
 	size_t db_page_size;
+	/*
+	 * The device status page, mapped read-only (NULL from a kernel
+	 * without one): its state reads 0 once the device has failed or gone
+	 * away, and the context is then disassociated from it.
+	 */
+	const volatile struct kite_ib_dev_status *status;
+	size_t status_size;
 	/*
 	 * QPN -> QP, for CQEs: a two-level table over the 24-bit QPN, the
 	 * second level allocated on first use. Written under qp_table_mutex;
@@ -157,6 +164,15 @@ static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
 {
 	return container_of(ibah, struct kite_ah, ibv_ah);
+}
+
+/*
+ * True once the device has failed or this context was disassociated from
+ * it: nothing more will complete, so an empty CQ is an error, not a wait.
+ */
+static inline bool kite_dev_dead(struct kite_context *ctx)
+{
+	return ctx->status && ctx->status->state != KITE_IB_DEV_STATE_ALIVE;
 }
 
 /* Write a doorbell to the context's doorbell page. */

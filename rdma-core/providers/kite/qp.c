@@ -472,6 +472,11 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
+	/* Nothing posted now would ever complete. */
+	if (kite_dev_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.pi;
 	for (; wr; wr = wr->next) {
@@ -520,6 +525,11 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
+	/* Nothing posted now would ever complete. */
+	if (kite_dev_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.pi;
 	for (; wr; wr = wr->next) {

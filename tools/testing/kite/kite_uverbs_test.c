@@ -695,6 +695,173 @@ out_pd:
 	report(!ibv_dealloc_pd(pd), "libkite: deallocate PD");
 }
 
+/* Poll @cq for one completion, at most 2 s; 1, 0 (none) or negative. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int tries, got = 0;
+
+	for (tries = 0; tries < 2000; tries++) {
+		got = ibv_poll_cq(cq, 1, wc);
+		if (got)
+			break;
+		usleep(1000);
+	}
+	return got;
+}
+
+/* Move an RC QP from RESET to RTS, connected to itself through GID 0. */
+static int rc_self_connect(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {};
+	union ibv_gid gid;
+	int ret;
+
+	ret = ibv_query_gid(qp->context, 1, 0, &gid);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.rq_psn = 0x321;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x321;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * QP error recovery: an RC QP connected to itself goes to ERROR on a
+ * remote access error (an RDMA WRITE with a key that names nothing), then
+ * is reused: RESET (libkite and the device start its rings over, empty),
+ * INIT, RTR, RTS, and carries SENDs again, more of them than its 16-entry
+ * rings hold, data compared.
+ */
+static void test_qp_recover(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr attr;
+	struct ibv_sge ssge, rsge;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	static char buf[8192];
+	int i, ret, good = 0;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	mr = qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE) : NULL;
+	report(!!mr, "QP recovery: PD, CQ, RC QP and MR: %s",
+	       mr ? "ok" : strerror(errno));
+	if (!mr)
+		goto out;
+	ret = rc_self_connect(qp);
+	report(!ret, "QP recovery: RC QP connected to itself, RTS: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 64,
+				 .lkey = mr->lkey };
+	swr.wr_id = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	swr.wr.rdma.rkey = mr->rkey ^ 0x5a5a00;
+	ret = ibv_post_send(qp, &swr, &bad_swr);
+	ret = ret ? -ret : poll_one(cq, &wc);
+	report(ret == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	       "QP recovery: an RDMA WRITE with a bad rkey completes with a remote access error (%s)",
+	       ret == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	ret = ibv_query_qp(qp, &attr, IBV_QP_STATE, &ia);
+	report(!ret && attr.qp_state == IBV_QPS_ERR, "QP recovery: the QP is in ERROR");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RESET;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	report(!ret, "QP recovery: ERROR -> RESET: %s", strerror(ret));
+	ret = ret ? ret : rc_self_connect(qp);
+	report(!ret, "QP recovery: RESET -> INIT -> RTR -> RTS: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096,
+				 .length = 4096, .lkey = mr->lkey };
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ssge.length = 256;
+	swr.opcode = IBV_WR_SEND;
+	for (i = 0; i < 40; i++) {
+		int got = 0;
+
+		memset(buf, i + 1, 256);
+		memset(buf + 4096, 0, 256);
+		rwr.wr_id = 100 + i;
+		swr.wr_id = 200 + i;
+		if (ibv_post_recv(qp, &rwr, &bad_rwr) ||
+		    ibv_post_send(qp, &swr, &bad_swr))
+			break;
+		while (got < 2 && poll_one(cq, &wc) == 1 &&
+		       wc.status == IBV_WC_SUCCESS)
+			got++;
+		if (got < 2 || memcmp(buf, buf + 4096, 256))
+			break;
+		good++;
+	}
+	report(good == 40,
+	       "QP recovery: the QP carries 40 SENDs of 256 bytes again, data compared (%d good)",
+	       good);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 /*
  * A UD QP in RTS on @cq with a registered buffer and an address handle to
  * its own GID, for sends that come back through the device's loopback.
@@ -1172,12 +1339,27 @@ static void test_isolation(struct ibv_device *dev)
 	if (!a || !b)
 		goto out;
 
-	/* The doorbell page is a context's only mmap entry, at offset 0. */
+	/*
+	 * A context's mmap entries: the doorbell page at offset 0, then the
+	 * device status page (read-only) at 4096.
+	 */
 	page = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0);
 	report(page != MAP_FAILED, "isolation: mmap of the context's own doorbell page");
-	report(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 4096) ==
+	report(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, a->cmd_fd, 3 * 4096) ==
 	       MAP_FAILED && errno == EINVAL,
 	       "isolation: mmap at an offset the context does not have: EINVAL");
+	report(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a->cmd_fd,
+		    4096) == MAP_FAILED && errno == EPERM,
+	       "isolation: the device status page cannot be mapped writable: EPERM");
+	{
+		const volatile struct kite_ib_dev_status *st;
+
+		st = mmap(NULL, 4096, PROT_READ, MAP_SHARED, a->cmd_fd, 4096);
+		report(st != MAP_FAILED && st->state == KITE_IB_DEV_STATE_ALIVE,
+		       "isolation: the device status page maps read-only and reads ALIVE");
+		if (st != MAP_FAILED)
+			munmap((void *)st, 4096);
+	}
 	report(mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, a->cmd_fd, 0) ==
 	       MAP_FAILED, "isolation: mmap larger than the doorbell page refused");
 	if (page == MAP_FAILED)
@@ -1577,8 +1759,10 @@ int main(int argc, char **argv)
 	test_qps(ctx, &da);
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
-	if (data)
+	if (data) {
 		test_cq_overflow(ctx);
+		test_qp_recover(ctx);
+	}
 	test_isolation(dev);
 	test_number_reuse(dev);
 	test_mr_flags(ctx);

@@ -1488,6 +1488,67 @@ static void kvt_data_error_cases(struct kvt_run *r, struct kvt_data *d)
 }
 
 /*
+ * The QP that kvt_data_error_cases() left in ERROR is reused: RESET (its
+ * rings start over, empty), INIT, RTR, RTS, and SENDs to itself carry
+ * data again, more of them than its 16-entry rings hold, so that the
+ * indexes wrap past where the error left them.
+ */
+static void kvt_data_recover_cases(struct kvt_run *r, struct kvt_data *d)
+{
+	struct kvt_wr *sw = &d->wr[KVT_SEND], *rw = &d->wr[KVT_RECV];
+	struct ib_send_wr wr;
+	union ib_gid gid = {};
+	u8 mac[ETH_ALEN] = {};
+	struct ib_qp_attr a;
+	int sgid, empty, mask, i, good = 0;
+
+	if (!d->qp2)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RESET;
+	if (!kvt_expect(r, ib_modify_qp(d->qp2, &a, IB_QP_STATE), 0,
+			"recover: modify_qp(ERR -> RESET)"))
+		return;
+	kvt_result(r, kvt_qp_state(d->qp2) == IB_QPS_RESET,
+		   "recover: the QP is in RESET");
+	kvt_gids(r->dev, &sgid, &empty, &gid, mac);
+	if (!kvt_result(r, sgid >= 0, "recover: a RoCE GID to connect with"))
+		return;
+	mask = kvt_init_attr(&a);
+	if (!kvt_expect(r, ib_modify_qp(d->qp2, &a, mask), 0,
+			"recover: modify_qp(RESET -> INIT)"))
+		return;
+	mask = kvt_rtr_attr(d->qp2, &a, sgid, &gid, mac);
+	if (!kvt_expect(r, ib_modify_qp(d->qp2, &a, mask), 0,
+			"recover: modify_qp(INIT -> RTR)"))
+		return;
+	/* Connected to itself: its SQ PSN is its RQ PSN. */
+	mask = kvt_rts_attr(&a);
+	a.sq_psn = 0x123;
+	if (!kvt_expect(r, ib_modify_qp(d->qp2, &a, mask), 0,
+			"recover: modify_qp(RTR -> RTS)"))
+		return;
+
+	for (i = 0; i < 40; i++) {
+		memset(d->src, i + 1, 256);
+		memset(d->dst, 0, 256);
+		wr = (struct ib_send_wr){ .opcode = IB_WR_SEND };
+		if (kvt_data_recv(d, d->qp2, rw) ||
+		    kvt_data_send(d, d->qp2, &wr, 0, 256) ||
+		    kvt_wr_wait(sw) != IB_WC_SUCCESS ||
+		    kvt_wr_wait(rw) != IB_WC_SUCCESS ||
+		    rw->wc.byte_len != 256 || memcmp(d->dst, d->src, 256))
+			break;
+		good++;
+	}
+	kvt_result(r, good == 40,
+		   "recover: the QP carries 40 SENDs of 256 bytes again, data compared (%d good)",
+		   good);
+	kvt_result(r, kvt_qp_state(d->qp2) == IB_QPS_RTS,
+		   "recover: the QP stays in RTS");
+}
+
+/*
  * ib_drain_qp() on a QP with receives outstanding: the core moves it to
  * ERROR and waits for its marker requests; everything completes flushed.
  */
@@ -1544,6 +1605,7 @@ static void kvt_run_data(struct kvt_run *r)
 	kvt_data_send_cases(r, d);
 	kvt_data_rdma_cases(r, d);
 	kvt_data_error_cases(r, d);
+	kvt_data_recover_cases(r, d);
 	kvt_data_drain(r, d);
 
 	if (d->qp2)

@@ -32,6 +32,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <rdma/kite-abi.h>
 
 struct ib_dmah;
 struct kite_ib_dev;
@@ -316,10 +317,18 @@ int kite_ib_ref_destroy(struct kite_ib_dev *dev, struct xarray *xa,
 /* Verbs objects                                                       */
 /* ------------------------------------------------------------------ */
 
+/**
+ * struct kite_ib_ucontext - a user context
+ * @ibuc: the core's context
+ * @uctx: the device's context number, also its doorbell page in BAR2
+ * @db_entry: the doorbell page's mmap entry
+ * @status_entry: the device status page's mmap entry
+ */
 struct kite_ib_ucontext {
 	struct ib_ucontext ibuc;
 	u32 uctx;
 	struct rdma_user_mmap_entry *db_entry;
+	struct rdma_user_mmap_entry *status_entry;
 };
 
 struct kite_ib_pd {
@@ -536,6 +545,11 @@ enum kite_ib_bad {
  * @bad: bad device data seen, by class (drv_bad_* counters)
  * @qps_isolated: QPs isolated because of bad device data
  * @cqs_isolated: CQs reported in error because of bad device data
+ * @status: the device status page user contexts map read-only (struct
+ *	kite_ib_dev_status of the uverbs ABI): ALIVE until the device fails
+ *	or goes away
+ * @uctx_disassociated: user contexts disassociated from the device when
+ *	it was unregistered with them open
  */
 struct kite_ib_dev {
 	struct ib_device ibdev;
@@ -556,6 +570,8 @@ struct kite_ib_dev {
 	atomic64_t bad[KITE_IB_BAD_COUNT];
 	atomic64_t qps_isolated;
 	atomic64_t cqs_isolated;
+	struct kite_ib_dev_status *status;
+	atomic_t uctx_disassociated;
 };
 
 static inline struct kite_ib_dev *to_kdev(struct ib_device *ibdev)
@@ -678,6 +694,7 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		     int attr_mask, struct ib_qp_init_attr *init_attr);
 int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state);
 int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
 int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -718,6 +735,10 @@ int kite_ib_udata_req(struct ib_udata *udata, void *req, size_t len);
 int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len);
 int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
+void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc);
+int kite_ib_status_alloc(struct kite_ib_dev *dev);
+void kite_ib_status_free(struct kite_ib_dev *dev);
+void kite_ib_status_set_dead(struct kite_ib_dev *dev);
 int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
 

@@ -288,6 +288,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.dealloc_ucontext = kite_ib_dealloc_ucontext,
 	.del_gid = kite_ib_del_gid,
 	.dereg_mr = kite_ib_dereg_mr,
+	.disassociate_ucontext = kite_ib_disassociate_ucontext,
 	.destroy_ah = kite_ib_destroy_ah,
 	.destroy_cq = kite_ib_destroy_cq,
 	.destroy_qp = kite_ib_destroy_qp,
@@ -376,6 +377,7 @@ static void kite_ib_port_change(struct kite_ib_dev *dev)
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev)
 {
 	WRITE_ONCE(dev->fatal, true);
+	kite_ib_status_set_dead(dev);
 	kite_ib_event_dispatch(dev, IB_EVENT_DEVICE_FATAL);
 }
 
@@ -405,10 +407,13 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	kite_ib_guard_init(dev);
 	auxiliary_set_drvdata(adev, dev);
 
+	err = kite_ib_status_alloc(dev);
+	if (err)
+		goto err_free_dev;
 	err = kite_ib_cmdq_init(dev);
 	if (err) {
 		dev_err(d, "cannot set up the command channel: %d\n", err);
-		goto err_free_dev;
+		goto err_free_status;
 	}
 	err = kite_ib_query_caps(dev);
 	if (err) {
@@ -441,6 +446,8 @@ err_destroy_eqs:
 	kite_ib_eqs_destroy(dev);
 err_destroy_cmdq:
 	kite_ib_cmdq_destroy(dev);
+err_free_status:
+	kite_ib_status_free(dev);
 err_free_dev:
 	ib_dealloc_device(&dev->ibdev);
 	return err;
@@ -483,6 +490,12 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	struct kite_ib_dev *dev = auxiliary_get_drvdata(adev);
 
 	WRITE_ONCE(dev->running, false);
+	/*
+	 * Processes polling an empty CQ learn at once that nothing more will
+	 * come; ib_unregister_device() then destroys their objects and
+	 * disassociates their contexts without waiting for them.
+	 */
+	kite_ib_status_set_dead(dev);
 	ib_unregister_device(&dev->ibdev);
 	kite_ib_guard_stop(dev);
 	kite_ib_eqs_destroy(dev);
@@ -495,7 +508,13 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	kite_ib_cmdq_destroy(dev);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
-	dev_info(&adev->dev, "unbound\n");
+	/* No user mapping of the page is left after the unregistration. */
+	kite_ib_status_free(dev);
+	if (atomic_read(&dev->uctx_disassociated))
+		dev_info(&adev->dev, "unbound; %d open user contexts disassociated\n",
+			 atomic_read(&dev->uctx_disassociated));
+	else
+		dev_info(&adev->dev, "unbound\n");
 	ib_dealloc_device(&dev->ibdev);
 }
 

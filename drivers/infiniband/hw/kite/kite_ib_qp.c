@@ -496,13 +496,21 @@ static void kite_ib_hwq_zero(struct kite_ib_hwq *q)
 		memset(q->pages[i].va, 0, KITE_PBL_PAGE_SIZE);
 }
 
-/*
- * Record the new state. The send and receive queue locks are taken so
- * that a post_send or post_recv sees either the old state with the old
- * counters or the new state with the new ones.
+/**
+ * kite_ib_qp_set_state() - record a QP's new state
+ * @qp: the QP; the device has accepted the transition
+ * @state: the new state
+ *
+ * To RESET (from ERROR too, to reuse the QP) the queues start over: the
+ * software counters go back to 0 and a kernel QP's rings and signalled
+ * bits are zeroed, as the device forgot them (a user QP's library resets
+ * its own rings). The send and receive queue locks are taken so that a
+ * post_send or post_recv sees either the old state with the old counters
+ * or the new state with the new ones.
+ *
+ * Context: process context; callers serialise modify_qp on a QP.
  */
-static void kite_ib_qp_set_state(struct kite_ib_qp *qp,
-				 enum ib_qp_state state)
+void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state)
 {
 	unsigned long flags;
 

@@ -5,7 +5,21 @@
  * Each user context gets a device context number N (ALLOC_UCTX), which is
  * also its doorbell page: BAR2 page N. The page is offered to user space
  * through an rdma_user_mmap_entry; the device ignores doorbells rung on it
- * for objects of other contexts.
+ * for objects of other contexts. Each context also maps, read-only, the
+ * device status page (struct kite_ib_dev_status), one page per device that
+ * reads KITE_IB_DEV_STATE_ALIVE while the device works.
+ *
+ * When the device goes away with contexts open (reset, fatal error,
+ * unbind, module unload, PCI removal), ib_unregister_device() does not
+ * wait for the processes: the RDMA core destroys each context's objects
+ * through the driver's destroy verbs, replaces every mapping of the
+ * context by a zero page (so the doorbell page no longer reaches the
+ * device, and the status page reads 0), calls
+ * kite_ib_disassociate_ucontext() and frees the context. The process's
+ * verbs then fail with EIO, its async event file reports
+ * IB_EVENT_DEVICE_FATAL and its completion channels EIO; libkite, seeing
+ * the status page read 0, fails poll_cq on an empty CQ and post_send and
+ * post_recv with EIO.
  *
  * Copyright (c) 2026 Kite
  */
@@ -16,9 +30,20 @@
 
 #include "kite_ib.h"
 
+/**
+ * enum kite_ib_mmap_type - what an mmap entry maps
+ * @KITE_IB_MMAP_DB: the context's doorbell page (BAR2, uncached, write)
+ * @KITE_IB_MMAP_STATUS: the device status page (memory, read-only)
+ */
+enum kite_ib_mmap_type {
+	KITE_IB_MMAP_DB,
+	KITE_IB_MMAP_STATUS,
+};
+
 struct kite_ib_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	phys_addr_t address;
+	enum kite_ib_mmap_type type;
 };
 
 static struct kite_ib_mmap_entry *
@@ -65,6 +90,63 @@ int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len)
 }
 
 /**
+ * kite_ib_status_alloc() - allocate the device status page, ALIVE
+ * @dev: the device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kite_ib_status_alloc(struct kite_ib_dev *dev)
+{
+	dev->status = (void *)get_zeroed_page(GFP_KERNEL);
+	if (!dev->status)
+		return -ENOMEM;
+	WRITE_ONCE(dev->status->state, KITE_IB_DEV_STATE_ALIVE);
+	return 0;
+}
+
+/**
+ * kite_ib_status_set_dead() - tell user space that the device failed
+ * @dev: the device
+ *
+ * Context: any context.
+ */
+void kite_ib_status_set_dead(struct kite_ib_dev *dev)
+{
+	if (dev->status)
+		WRITE_ONCE(dev->status->state, 0);
+}
+
+/**
+ * kite_ib_status_free() - free the device status page
+ * @dev: the device, unregistered: every user mapping of the page is gone
+ */
+void kite_ib_status_free(struct kite_ib_dev *dev)
+{
+	free_page((unsigned long)dev->status);
+	dev->status = NULL;
+}
+
+static struct rdma_user_mmap_entry *
+kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
+		    phys_addr_t address, size_t len)
+{
+	struct kite_ib_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc_obj(*entry, GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->address = address;
+	entry->type = type;
+	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry, len);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	return &entry->rdma_entry;
+}
+
+/**
  * kite_ib_alloc_ucontext() - create a user context and its doorbell page
  * @ibuc: the core's context, embedded in &struct kite_ib_ucontext
  * @udata: struct kite_ib_alloc_ucontext_req in, _resp out
@@ -78,13 +160,14 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	struct kite_ib_alloc_ucontext_resp resp = {};
 	struct kite_ib_alloc_ucontext_req req = {};
 	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_ALLOC_UCTX };
-	struct kite_ib_mmap_entry *entry;
+	struct rdma_user_mmap_entry *entry;
 	int err;
 
 	/* A doorbell page must be exactly one CPU page to be mapped alone. */
 	if (PAGE_SIZE != KITE_DB_PAGE_SIZE)
 		return -EOPNOTSUPP;
-	if (udata->outlen < sizeof(resp))
+	/* An older library's response ends with the doorbell page. */
+	if (udata->outlen < offsetofend(typeof(resp), db_mmap_offset))
 		return -EINVAL;
 	err = kite_ib_udata_req(udata, &req, sizeof(req));
 	if (err)
@@ -103,29 +186,42 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	}
 	uc->uctx = cmd.result;
 
-	entry = kzalloc_obj(*entry, GFP_KERNEL);
-	if (!entry) {
-		err = -ENOMEM;
+	entry = kite_ib_mmap_insert(ibuc, KITE_IB_MMAP_DB,
+				    dev->kadev->db_phys +
+				    (phys_addr_t)uc->uctx * KITE_DB_PAGE_SIZE,
+				    KITE_DB_PAGE_SIZE);
+	if (IS_ERR(entry)) {
+		err = PTR_ERR(entry);
 		goto err_dealloc;
 	}
-	entry->address = dev->kadev->db_phys +
-			 (phys_addr_t)uc->uctx * KITE_DB_PAGE_SIZE;
-	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry,
-					  KITE_DB_PAGE_SIZE);
-	if (err) {
-		kfree(entry);
-		goto err_dealloc;
-	}
-	uc->db_entry = &entry->rdma_entry;
-
+	uc->db_entry = entry;
 	resp.db_page_size = KITE_DB_PAGE_SIZE;
 	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
+
+	if (udata->outlen >= sizeof(resp)) {
+		entry = kite_ib_mmap_insert(ibuc, KITE_IB_MMAP_STATUS,
+					    virt_to_phys(dev->status),
+					    PAGE_SIZE);
+		if (IS_ERR(entry)) {
+			err = PTR_ERR(entry);
+			goto err_remove_db_entry;
+		}
+		uc->status_entry = entry;
+		resp.comp_mask |= KITE_IB_UCTX_RESP_STATUS_PAGE;
+		resp.status_page_size = PAGE_SIZE;
+		resp.status_mmap_offset =
+			rdma_user_mmap_get_offset(uc->status_entry);
+	}
+
 	err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
 	if (err)
-		goto err_remove_entry;
+		goto err_remove_status_entry;
 	return 0;
 
-err_remove_entry:
+err_remove_status_entry:
+	if (uc->status_entry)
+		rdma_user_mmap_entry_remove(uc->status_entry);
+err_remove_db_entry:
 	rdma_user_mmap_entry_remove(uc->db_entry);
 err_dealloc:
 	kite_ib_cmd_destroy(dev, KITE_CMD_DEALLOC_UCTX, cmd.result);
@@ -140,13 +236,35 @@ void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct kite_ib_ucontext *uc = to_kuctx(ibuc);
 
+	if (uc->status_entry)
+		rdma_user_mmap_entry_remove(uc->status_entry);
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	kite_ib_cmd_destroy(to_kdev(ibuc->device), KITE_CMD_DEALLOC_UCTX,
 			    uc->uctx);
 }
 
 /**
- * kite_ib_mmap() - map a context's doorbell page
+ * kite_ib_disassociate_ucontext() - the device goes away with @ibuc open
+ * @ibuc: the context
+ *
+ * Called by the RDMA core while unregistering the device, after it has
+ * destroyed the context's objects and zapped its mappings, and before
+ * kite_ib_dealloc_ucontext(). Nothing of the device is left to the
+ * process: its doorbell page now reaches a zero page, not BAR2. Having
+ * this operation is what lets ib_unregister_device() return while
+ * processes keep their contexts open.
+ */
+void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+	struct kite_ib_dev *dev = to_kdev(ibuc->device);
+
+	atomic_inc(&dev->uctx_disassociated);
+	dev_dbg(&dev->kadev->adev.dev, "user context %u disassociated\n",
+		to_kuctx(ibuc)->uctx);
+}
+
+/**
+ * kite_ib_mmap() - map a context's doorbell page or the device status page
  * @ibuc: the context
  * @vma: the mapping; its offset must be one of the context's entries
  *
@@ -163,10 +281,25 @@ int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rdma_entry)
 		return -EINVAL;
 	entry = to_kite_mmap_entry(rdma_entry);
-	err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(entry->address),
-				KITE_DB_PAGE_SIZE,
-				pgprot_noncached(vma->vm_page_prot),
-				rdma_entry);
+	switch (entry->type) {
+	case KITE_IB_MMAP_STATUS:
+		/* Only the kernel writes the status page. */
+		if (vma->vm_flags & (VM_WRITE | VM_EXEC)) {
+			err = -EPERM;
+			break;
+		}
+		vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+		err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(entry->address),
+					PAGE_SIZE, vma->vm_page_prot,
+					rdma_entry);
+		break;
+	default:
+		err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(entry->address),
+					KITE_DB_PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
+					rdma_entry);
+		break;
+	}
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }

@@ -19,6 +19,7 @@
 #include <linux/workqueue.h>
 
 struct devlink;
+struct devlink_health_reporter;
 struct page_pool;
 struct pci_dev;
 
@@ -121,7 +122,9 @@ struct kite_en_queue {
  * @msg_enable: netif_msg bits
  * @intr_test_done: completed by the vector 0 handler during the self-test
  * @link_work: carrier and RDMA link events, scheduled by the vector 0 IRQ
- * @reset_work: a reset requested by the RDMA driver
+ * @reset_work: a function reset: the health reporter's recovery
+ * @fatal_work: reports a failure the RDMA driver found (it may ask from
+ *	any context) to the health reporter
  * @event_work: delivers @pending_events to the RDMA driver
  * @pending_events: KITE_AUX_EVENT_* bits raised where @rdma_lock cannot
  *	be taken (under RTNL)
@@ -137,6 +140,14 @@ struct kite_en_queue {
  * @rings_up: the rings are allocated and enabled (RTNL)
  * @bad_reg_status: STATUS reads that made no sense (ethtool -S)
  * @bad_reg_version: HW_REV reads after a reset that differed from probe's
+ * @fw_reporter: the devlink health reporter "fw_fatal"; its recovery is
+ *	a function reset (@reset_work)
+ * @health_work: the health poll: reads STATUS every KITE_EN_HEALTH_POLL_MS,
+ *	for a device that fails without raising its interrupt
+ * @fatal_seen: a fatal error was reported and not yet reset away; set
+ *	with test_and_set_bit() so that the interrupt and the poll report it
+ *	once
+ * @resets: function resets completed since probe
  */
 struct kite_en_dev {
 	struct pci_dev *pdev;
@@ -160,6 +171,7 @@ struct kite_en_dev {
 	struct completion intr_test_done;
 	struct work_struct link_work;
 	struct work_struct reset_work;
+	struct work_struct fatal_work;
 	struct work_struct event_work;
 	unsigned long pending_events;
 	struct mutex rdma_lock;	/* see @rdma_lock above */
@@ -171,7 +183,14 @@ struct kite_en_dev {
 	bool rings_up;
 	atomic64_t bad_reg_status;
 	atomic64_t bad_reg_version;
+	struct devlink_health_reporter *fw_reporter;
+	struct delayed_work health_work;
+	unsigned long fatal_seen;
+	u64 resets;
 };
+
+/* The health poll's period. */
+#define KITE_EN_HEALTH_POLL_MS		1000
 
 static inline u32 kite_en_rd(struct kite_en_dev *en, u32 reg)
 {
@@ -214,6 +233,9 @@ struct kite_en_dev *kite_en_devlink_alloc(struct device *dev);
 int kite_en_devlink_register(struct kite_en_dev *en);
 void kite_en_devlink_unregister(struct kite_en_dev *en);
 void kite_en_devlink_free(struct kite_en_dev *en);
+int kite_en_health_create(struct kite_en_dev *en);
+void kite_en_health_destroy(struct kite_en_dev *en);
+void kite_en_fatal(struct kite_en_dev *en, const char *why);
 
 /* kite_en_aux.c */
 int kite_en_rdma_add(struct kite_en_dev *en);

@@ -176,11 +176,13 @@ void kite_en_event_work(struct work_struct *work)
  * kite_en_request_reset() - ask kite_en to reset the device
  * @kadev: the RDMA driver's auxiliary device
  *
- * For an RDMA driver that found the device unresponsive. The reset runs
- * later from a work item: it removes the auxiliary device (the RDMA
- * driver's remove runs), resets the function and creates a new auxiliary
- * device. A request made while a reset is under way (from the RDMA
- * driver's remove during it) is covered by that reset.
+ * For an RDMA driver that found the device unresponsive or failed. The
+ * failure is reported from a work item to the devlink health reporter
+ * (kite_en_fatal()), whose recovery, automatic unless turned off, is the
+ * reset: it removes the auxiliary device (the RDMA driver's remove runs),
+ * resets the function and creates a new auxiliary device. A request made
+ * while a reset is under way (from the RDMA driver's remove during it) is
+ * covered by that reset.
  *
  * Context: any context.
  * Return: 0, or -ENODEV if the function is gone.
@@ -196,7 +198,7 @@ int kite_en_request_reset(struct kite_aux_dev *kadev)
 		return 0;
 	}
 	dev_warn(&en->pdev->dev, "reset requested by the RDMA driver\n");
-	queue_work(system_dfl_wq, &en->reset_work);
+	queue_work(system_dfl_wq, &en->fatal_work);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(kite_en_request_reset, "KITE");

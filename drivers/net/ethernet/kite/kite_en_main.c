@@ -28,31 +28,66 @@ static irqreturn_t kite_en_core_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-static void kite_en_link_work(struct work_struct *work)
+/*
+ * A STATUS value that says the device failed, or that makes no sense, is
+ * reported (kite_en_fatal(), once until the next reset). Return: true for
+ * such a value.
+ */
+static bool kite_en_check_fatal(struct kite_en_dev *en, u32 status)
 {
-	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
-					      link_work);
-	u32 status = kite_en_rd(en, KITE_REG_STATUS);
+	char why[96];
 
 	if (kite_en_status_bogus(status)) {
 		/* Nothing read from the device can be trusted: reset it. */
 		atomic64_inc(&en->bad_reg_status);
-		dev_err(&en->pdev->dev, "bad device data (reg-status): STATUS reads %#x, resetting\n",
-			status);
-		kite_en_rdma_event(en, KITE_AUX_EVENT_FATAL);
-		queue_work(system_dfl_wq, &en->reset_work);
-		return;
+		snprintf(why, sizeof(why),
+			 "bad device data (reg-status): STATUS reads %#x, resetting",
+			 status);
+		kite_en_fatal(en, why);
+		return true;
 	}
 	if (status & KITE_STATUS_FATAL) {
-		dev_err(&en->pdev->dev, "device reports a fatal error (code %lu)\n",
-			FIELD_GET(KITE_STATUS_FATAL_CODE, status));
-		kite_en_rdma_event(en, KITE_AUX_EVENT_FATAL);
-		queue_work(system_dfl_wq, &en->reset_work);
-		return;
+		snprintf(why, sizeof(why),
+			 "device reports a fatal error (code %lu)",
+			 FIELD_GET(KITE_STATUS_FATAL_CODE, status));
+		kite_en_fatal(en, why);
+		return true;
 	}
+	return false;
+}
+
+static void kite_en_link_work(struct work_struct *work)
+{
+	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
+					      link_work);
+
+	if (kite_en_check_fatal(en, kite_en_rd(en, KITE_REG_STATUS)))
+		return;
 	rtnl_lock();
 	kite_en_update_link(en);
 	rtnl_unlock();
+}
+
+/*
+ * The health poll: a device that failed without raising its interrupt (or
+ * whose interrupt was lost) is found within KITE_EN_HEALTH_POLL_MS;
+ * link_work, which the interrupt schedules too, handles it.
+ */
+static void kite_en_health_work(struct work_struct *work)
+{
+	struct kite_en_dev *en = container_of(to_delayed_work(work),
+					      struct kite_en_dev, health_work);
+	u32 status;
+
+	if (!READ_ONCE(en->resetting) && !test_bit(0, &en->fatal_seen)) {
+		status = kite_en_rd(en, KITE_REG_STATUS);
+		if ((status & KITE_STATUS_FATAL) ||
+		    kite_en_status_bogus(status))
+			queue_work(system_dfl_wq, &en->link_work);
+	}
+	if (!READ_ONCE(en->removing))
+		queue_delayed_work(system_dfl_wq, &en->health_work,
+				   msecs_to_jiffies(KITE_EN_HEALTH_POLL_MS));
 }
 
 /*
@@ -170,6 +205,12 @@ static void kite_en_restore_config(struct kite_en_dev *en)
 static void kite_en_quiesce(struct kite_en_dev *en)
 {
 	WRITE_ONCE(en->resetting, true);
+	/*
+	 * A reset the RDMA driver asked for when the device failed may get
+	 * here before link_work has seen STATUS: report the failure now,
+	 * before the reset clears it (the reset in progress is its recovery).
+	 */
+	kite_en_check_fatal(en, kite_en_rd(en, KITE_REG_STATUS));
 	mutex_lock(&en->rdma_lock);
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);
@@ -190,6 +231,9 @@ static int kite_en_resume_all(struct kite_en_dev *en)
 	WRITE_ONCE(en->resetting, false);
 	if (err)
 		return err;
+	en->resets++;
+	/* A new failure is reported again. */
+	clear_bit(0, &en->fatal_seen);
 	kite_en_restore_config(en);
 	rtnl_lock();
 	/* Rings first: attaching wakes the TX queues of a running netdev. */
@@ -203,6 +247,12 @@ static int kite_en_resume_all(struct kite_en_dev *en)
 		err = kite_en_rdma_add(en);
 	mutex_unlock(&en->rdma_lock);
 	return err;
+}
+
+static void kite_en_fatal_work(struct work_struct *work)
+{
+	kite_en_fatal(container_of(work, struct kite_en_dev, fatal_work),
+		      "the RDMA driver found the device failed");
 }
 
 static void kite_en_reset_work(struct work_struct *work)
@@ -232,7 +282,9 @@ static int kite_en_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&en->rdma_lock);
 	INIT_WORK(&en->link_work, kite_en_link_work);
 	INIT_WORK(&en->reset_work, kite_en_reset_work);
+	INIT_WORK(&en->fatal_work, kite_en_fatal_work);
 	INIT_WORK(&en->event_work, kite_en_event_work);
+	INIT_DELAYED_WORK(&en->health_work, kite_en_health_work);
 	pci_set_drvdata(pdev, en);
 
 	err = pci_enable_device_mem(pdev);
@@ -288,6 +340,10 @@ static int kite_en_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = kite_en_netdev_create(en);
 	if (err)
 		goto err_free_core_irq;
+	/* Before the first event: link_work reports fatal errors to it. */
+	err = kite_en_health_create(en);
+	if (err)
+		goto err_netdev_destroy;
 
 	/* Device events need the netdev; pick up the current link state. */
 	kite_en_wr(en, KITE_REG_IMR, KITE_INT_LINK | KITE_INT_FATAL);
@@ -301,6 +357,8 @@ static int kite_en_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = kite_en_devlink_register(en);
 	if (err)
 		goto err_rdma_del;
+	queue_delayed_work(system_dfl_wq, &en->health_work,
+			   msecs_to_jiffies(KITE_EN_HEALTH_POLL_MS));
 
 	dev_info(dev, "Kite NIC: interface %lu.%lu, firmware %s, MAC %pM, serial %016llx, %u MSI-X vectors (%u Ethernet, %u RDMA)\n",
 		 FIELD_GET(KITE_HW_REV_MAJOR, en->hw_rev),
@@ -314,8 +372,12 @@ err_rdma_del:
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);
 err_events_off:
+	WRITE_ONCE(en->removing, true);
 	kite_en_events_off(en);
 	cancel_work_sync(&en->event_work);
+	cancel_work_sync(&en->fatal_work);
+	kite_en_health_destroy(en);
+err_netdev_destroy:
 	kite_en_netdev_destroy(en);
 err_free_core_irq:
 	free_irq(pci_irq_vector(pdev, 0), en);
@@ -343,11 +405,18 @@ static void kite_en_remove(struct pci_dev *pdev)
 {
 	struct kite_en_dev *en = pci_get_drvdata(pdev);
 
-	kite_en_devlink_unregister(en);
-	/* The RDMA driver's remove may ask for a reset: refuse it now. */
+	/*
+	 * The RDMA driver's remove may ask for a reset: refuse it now. Stop
+	 * the health poll and link_work, which report to the health
+	 * reporter, before destroying it.
+	 */
 	WRITE_ONCE(en->removing, true);
-	cancel_work_sync(&en->reset_work);
+	cancel_delayed_work_sync(&en->health_work);
 	kite_en_events_off(en);
+	cancel_work_sync(&en->fatal_work);
+	kite_en_health_destroy(en);
+	kite_en_devlink_unregister(en);
+	cancel_work_sync(&en->reset_work);
 	mutex_lock(&en->rdma_lock);
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);

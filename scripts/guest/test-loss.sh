@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# VM test: the device goes away while applications hold it. For each way
+# it can go (PCI function reset through sysfs, a fatal device error raised
+# by the model, the same unannounced (found by kite_en's health poll),
+# devlink reload, kite_ib unbind, rmmod kite_ib, PCI remove + rescan),
+# with an idle
+# ibv_rc_pingpong server holding a context and an ib_write_bw RC stream
+# running through the device's loopback:
+# - the operation completes within 10 s (kite_ib disassociates the open
+#   user contexts instead of waiting for the processes);
+# - the stream's client fails with an error and both perftest sides exit;
+#   the idle server, once a peer connects, fails to use its QP and exits
+#   with an error: nothing hangs;
+# - afterwards the device is back, a fresh ibv_rc_pingpong pair works and
+#   the RDMA core's resource counts are those of the start.
+# The fatal errors also go through devlink health: the fw_fatal reporter
+# counts them, its dump shows the device's state, auto-recovery brings the
+# RDMA link back to ACTIVE; "devlink health recover" resets on request.
+. "$KITE_ROOT/scripts/guest/lib.sh"
+
+RC=$KITE_RDMA_CORE
+export LD_LIBRARY_PATH=$RC/lib
+rcpp=$RC/bin/ibv_rc_pingpong
+limit=$(kite_scale 10)
+bdf=$(kite_bdf)
+
+kite_install_modules
+check "loss: kite_en and kite_ib load" modprobe kite_ib
+
+ib_bound() { ls /sys/bus/auxiliary/drivers/kite_ib.kite_ib 2>/dev/null | grep -q '^kite_en\.rdma\.'; }
+aux_name() { ls /sys/bus/auxiliary/devices | grep -m1 '^kite_en\.rdma\.'; }
+gid_index() {
+	grep -l '0000:0000:0000:0000:0000:ffff:0a4d:0001' /sys/class/infiniband/kite0/ports/1/gids/* 2>/dev/null |
+		head -n 1 | xargs -r basename
+}
+port_active() { grep -q ACTIVE /sys/class/infiniband/kite0/ports/1/state; }
+gid_present() { [ -n "$(gid_index)" ]; }
+
+# bring_up: the interface up with its address (a rescanned function has a
+# new netdev), kite0 registered, its port ACTIVE and its IPv4 GID present.
+bring_up() {
+	local nic
+	wait_for 10 ib_bound || return 1
+	wait_for 10 test -d /sys/class/infiniband/kite0 || return 1
+	nic=$(kite_netdev)
+	[ -n "$nic" ] || return 1
+	ip link set "$nic" up
+	ip -4 addr show dev "$nic" | grep -q 10.77.0.1/24 || ip addr add 10.77.0.1/24 dev "$nic"
+	wait_for 10 port_active && wait_for 10 gid_present
+}
+check "loss: kite0 up, port ACTIVE, IPv4 GID" bring_up
+
+# The kernel's own objects (ib_mad's QP1, its CQ and PD): the counts of
+# every type must be these again after each loss (the device's index in
+# front changes with each registration).
+res_counts() { rdma res show | grep ' kite0:' | sed 's/^[0-9]*: //'; }
+wait_for 10 res_counts || true
+res0=$(res_counts)
+echo "rdma res at the start: $res0"
+
+# Both perftest QPs connected (its server's stays in RTR).
+stream_running() {
+	[ "$(rdma res show qp link kite0/1 | grep -cE 'state (RTR|RTS) .*comm ib_write_bw')" -ge 2 ]
+}
+
+# exited PID...: none of the processes is alive.
+exited() {
+	local p
+	for p; do
+		kill -0 "$p" 2>/dev/null && return 1
+	done
+	return 0
+}
+
+# A well-formed rc_pingpong peer address (LID 0, QPN 1, PSN 1, GID 0): the
+# idle server reads it, then tries to connect its QP.
+poke_idle_server() {
+	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf '0000:000001:000001:00000000000000000000000000000000\0' >&3
+	sleep 1
+	exec 3>&-
+}
+
+# The fatal-error trigger goes through the host's QEMU monitor (set-up, not
+# timed: the harness's round trip); the timed part waits for the unbind.
+export -f host_monitor wait_for since_mark kernel_log_since
+export KITE_SCALE
+
+health() { devlink health show "pci/$bdf" reporter fw_fatal; }
+health_field() { health | grep -oE "$1 [0-9]+" | awk '{ print $2 }'; }
+errors0=$(health_field error)
+check "devlink health: reporter fw_fatal, healthy, auto-recover on" \
+	bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*auto_recover true'"
+
+port=19000
+# loss_kernel_ms NAME [FAULT]: milliseconds to kite_ib's "unbound" from
+# the mark (the operation's start) or, with FAULT, from the first Kite
+# message (the fault seen), by the kernel log's timestamps: the harness's
+# own latency (the monitor's round trip) is not in it.
+loss_kernel_ms() {
+	kernel_log_since "loss-$1" | awk -F'[][]' -v fault="${2:-}" '
+		NR == 1 && !fault { t0 = $2 }
+		/kite_(en|ib)/ && !t0 { t0 = $2 }
+		/kite_ib.*unbound/ { t1 = $2; exit }
+		END { if (t0 && t1) printf "%d", (t1 - t0) * 1000; else print "?" }'
+}
+
+# timed CMD: run the shell command CMD, bounded by $limit seconds; its
+# duration in ms goes to /tmp/loss-ms.
+timed() {
+	local t0 rc=0
+
+	t0=$(date +%s%N)
+	timeout --kill-after=5 "$limit" bash -c "$1" || rc=$?
+	echo $((($(date +%s%N) - t0) / 1000000)) >/tmp/loss-ms
+	return "$rc"
+}
+
+# loss NAME DO [UNDO [PRE]]: one loss with the applications running. PRE,
+# if any, runs once they hold the device; DO takes the device away
+# (bounded by $limit seconds); UNDO, if any, brings it back.
+loss() {
+	local name=$1 do=$2 undo=${3:-} pre=${4:-} gidx ms kms idle srv cli st
+	local idle_port=$port pt_port=$((port + 1)) pp_port=$((port + 2))
+
+	port=$((port + 3))
+
+	gidx=$(gid_index)
+	timeout 300 "$rcpp" -d kite0 -g "$gidx" -p "$idle_port" -n 10 \
+		>"/kite-out/loss-$name-idle.log" 2>&1 &
+	idle=$!
+	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 \
+		>"/kite-out/loss-$name-pt-server.log" 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 127.0.0.1 \
+		>"/kite-out/loss-$name-pt-client.log" 2>&1 &
+	cli=$!
+	# The stream runs once both its QPs are in RTS (perftest's output is
+	# buffered until it exits).
+	check "loss $name: ib_write_bw RC stream running" wait_for 30 stream_running
+	sleep 2
+	check "loss $name: the stream and the idle server hold the device" exited_not "$idle" "$srv" "$cli"
+	check "loss $name: rdma res shows their contexts" bash -c "rdma res show | grep ' kite0:' | grep -qv 'ctx 0 '"
+
+	kite_mark "loss-$name"
+	if [ -n "$pre" ]; then
+		check "loss $name: the set-up before the loss holds" bash -c "$pre"
+	fi
+	check "loss $name: completes within ${limit} s with applications open" \
+		timed "$do"
+	ms=$(cat /tmp/loss-ms)
+	# A fatal error's loss starts when the drivers see it.
+	case $name in
+	fatal*) kms=$(loss_kernel_ms "$name" fault) ;;
+	*) kms=$(loss_kernel_ms "$name") ;;
+	esac
+	echo "loss $name: the operation took $ms ms; $kms ms by the kernel log"
+	echo "$name $ms $kms" >>/kite-out/loss-times.txt
+	check "loss $name: kite_ib disassociated the open user contexts" \
+		since_mark "loss-$name" 'kite_ib.*unbound; [0-9]+ open user contexts disassociated'
+
+	check "loss $name: the stream's client and server exit within ${limit} s" \
+		wait_for 10 exited "$srv" "$cli"
+	wait "$cli"
+	st=$?
+	check "loss $name: the stream's client failed with an error (exit $st)" \
+		test "$st" != 0 -a "$st" -lt 124
+	grep -iE 'fail|error|poll' "/kite-out/loss-$name-pt-client.log" | head -n 3
+	wait "$srv"
+	st=$?
+	check "loss $name: the stream's server exited by itself (exit $st)" test "$st" -lt 124
+	check "loss $name: the idle server is still waiting for its peer" exited_not "$idle"
+	poke_idle_server "$idle_port"
+	check "loss $name: the idle server, given a peer, fails within ${limit} s" \
+		wait_for 10 exited "$idle"
+	wait "$idle"
+	st=$?
+	check "loss $name: the idle server exited with an error (exit $st)" \
+		test "$st" != 0 -a "$st" -lt 124
+	grep -iE 'fail|couldn' "/kite-out/loss-$name-idle.log" | head -n 3
+
+	if [ -n "$undo" ]; then
+		check "loss $name: the device comes back ($undo)" bash -c "$undo"
+	fi
+	check "loss $name: kite0 back, port ACTIVE, IPv4 GID" bring_up
+	gidx=$(gid_index)
+	timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$pp_port" -n 50 -s 4096 \
+		>"/kite-out/loss-$name-rcpp-server.log" 2>&1 &
+	srv=$!
+	sleep 1
+	check "loss $name: afterwards a fresh ibv_rc_pingpong pair works (50 x 4096 bytes)" \
+		timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$pp_port" -n 50 -s 4096 127.0.0.1
+	wait "$srv"
+	check "loss $name: afterwards the pingpong server completes too" test "$?" = 0
+	res_back() { test "$(res_counts)" = "$res0"; }
+	check "loss $name: rdma res back to its starting counts" wait_for 20 res_back
+	echo "rdma res after $name: $(res_counts)"
+}
+
+# exited_not PID...: every process is still alive.
+exited_not() {
+	local p
+	for p; do
+		kill -0 "$p" 2>/dev/null || return 1
+	done
+}
+
+loss flr "echo 1 >/sys/bus/pci/devices/$bdf/reset"
+loss fatal "wait_for 10 since_mark loss-fatal 'kite_ib.*unbound'" "" \
+	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 7'"
+check "devlink health: the error count rose by one" test "$(health_field error)" = $((errors0 + 1))
+check "devlink health: recovered, healthy again" bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*recover [1-9]'"
+check "devlink health: dump shows the device state at the error (fatal, code 7)" \
+	bash -c "devlink health dump show pci/$bdf reporter fw_fatal | tr -d ',:' | grep -q 'fatal true fatal_code 7'"
+devlink health dump show "pci/$bdf" reporter fw_fatal
+# The reporter keeps its first dump until it is cleared.
+devlink health dump clear "pci/$bdf" reporter fw_fatal
+check "devlink health: diagnose shows the device ready now" \
+	bash -c "devlink health diagnose pci/$bdf reporter fw_fatal | tr -d ',:' | grep -q 'ready true fatal false'"
+check "rdma link: ACTIVE after the automatic recovery" \
+	bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
+check "model: a silent fatal error can be armed" host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent true"
+loss fatal-silent "wait_for 10 since_mark loss-fatal-silent 'kite_ib.*unbound'" "" \
+	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 9'"
+host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent false"
+check "devlink health: the health poll found the silent error (count +2)" \
+	test "$(health_field error)" = $((errors0 + 2))
+check "kite_en: the silent error was found by STATUS (code 9)" \
+	since_mark loss-fatal-silent 'device reports a fatal error \(code 9\)'
+# Auto-recovery off: a fatal error leaves the device failed (the reporter
+# in error, no reset) until "devlink health recover".
+health_error() { devlink health show "pci/$bdf" reporter fw_fatal | grep -q 'state error'; }
+no_reset() { ! since_mark loss-recover 'kite_ib.*unbound'; }
+export -f health_error no_reset
+export bdf
+check "devlink health: auto-recovery can be turned off" \
+	devlink health set "pci/$bdf" reporter fw_fatal auto_recover false
+loss recover "devlink health recover pci/$bdf reporter fw_fatal && wait_for 10 since_mark loss-recover 'kite_ib.*unbound'" "" \
+	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 11' && wait_for 10 health_error && sleep 3 && no_reset && health_error"
+check "devlink health: the manual recovery counted (errors +3)" \
+	test "$(health_field error)" = $((errors0 + 3))
+check "devlink health: auto-recovery back on" \
+	devlink health set "pci/$bdf" reporter fw_fatal auto_recover true
+loss reload "devlink dev reload pci/$bdf"
+loss unbind "echo \$(ls /sys/bus/auxiliary/drivers/kite_ib.kite_ib | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/unbind" \
+	"echo \$(ls /sys/bus/auxiliary/devices | grep -m1 '^kite_en\.rdma\.') >/sys/bus/auxiliary/drivers/kite_ib.kite_ib/bind"
+loss rmmod "rmmod kite_ib" "modprobe kite_ib"
+loss remove "echo 1 >/sys/bus/pci/devices/$bdf/remove && echo 1 >/sys/bus/pci/rescan"
+
+echo "loss: completion times (ms): $(tr '\n' ' ' </kite-out/loss-times.txt)"
+check "loss: kite_ib and kite_en unload" modprobe -r kite_ib kite_en
+check "loss: dmesg clean" dmesg_clean
+finish
