@@ -7,6 +7,7 @@
  */
 #include <linux/bitfield.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -16,6 +17,9 @@
 
 /* How long the interrupt self-test waits for vector 0. */
 #define KITE_EN_INTR_TEST_MS	1000
+/* A reset waits this long, in steps, for the PCI device lock. */
+#define KITE_EN_RESET_TRY_MS	100
+#define KITE_EN_RESET_TRIES	100
 
 static irqreturn_t kite_en_core_irq(int irq, void *data)
 {
@@ -259,10 +263,22 @@ static void kite_en_reset_work(struct work_struct *work)
 {
 	struct kite_en_dev *en = container_of(work, struct kite_en_dev,
 					      reset_work);
-	int err;
+	int err = -EAGAIN;
+	int i;
 
-	/* Runs reset_prepare/reset_done below around a function reset. */
-	err = pci_reset_function(en->pdev);
+	/*
+	 * Runs reset_prepare/reset_done below around a function reset.
+	 * Not pci_reset_function(), which waits for the PCI device lock:
+	 * remove() holds it while it cancels this work, and would wait for
+	 * us forever. Try the lock, and give up when remove() has begun.
+	 */
+	for (i = 0; i < KITE_EN_RESET_TRIES && err == -EAGAIN; i++) {
+		if (READ_ONCE(en->removing))
+			return;
+		if (i)
+			msleep(KITE_EN_RESET_TRY_MS);
+		err = pci_try_reset_function(en->pdev);
+	}
 	if (err)
 		dev_err(&en->pdev->dev, "function reset failed: %d\n", err);
 }
