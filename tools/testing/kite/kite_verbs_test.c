@@ -1279,18 +1279,12 @@ static int kvt_data_send(struct kvt_data *d, struct ib_qp *qp,
 	return ib_post_send(qp, wr, NULL);
 }
 
+/*
+ * A self-connected RC QP in RTS on @d->cq, receiving from @srq if not
+ * NULL; or an ERR_PTR.
+ */
 static struct ib_qp *kvt_data_qp_on(struct kvt_run *r, struct kvt_data *d,
-				     struct ib_srq *srq);
-
-/* A self-connected RC QP in RTS on @d->cq, or an ERR_PTR. */
-static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
-{
-	return kvt_data_qp_on(r, d, NULL);
-}
-
-/* Likewise, receiving from @srq if not NULL. */
-static struct ib_qp *kvt_data_qp_on(struct kvt_run *r, struct kvt_data *d,
-				     struct ib_srq *srq)
+				    struct ib_srq *srq)
 {
 	union ib_gid gid = {};
 	u8 mac[ETH_ALEN] = {};
@@ -1327,6 +1321,11 @@ static struct ib_qp *kvt_data_qp_on(struct kvt_run *r, struct kvt_data *d,
 		return ERR_PTR(err);
 	}
 	return qp;
+}
+
+static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
+{
+	return kvt_data_qp_on(r, d, NULL);
 }
 
 static int kvt_qp_state(struct ib_qp *qp)
@@ -1583,7 +1582,6 @@ out_free:
 	kfree(d->src);
 	kfree(d);
 }
-
 
 /* ------------------------------------------------------------------ */
 /* srq: shared receive queues                                          */
