@@ -2289,7 +2289,7 @@ static void g_qp_create(void)
 	create_qp(&s, &r);
 	expect(&r, KITE_CMD_E_OBJECT, -1, "unallocated uctx -> E_OBJECT");
 	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
-	s.flags = BIT(1);
+	s.flags = BIT(2);
 	create_qp(&s, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "unknown QP flag -> E_PARAM");
 	s.flags = KITE_QP_F_SQ_SIG_ALL;

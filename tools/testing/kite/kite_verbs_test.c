@@ -187,6 +187,7 @@ static void kvt_kept(int *kept)
 	kept[1] = !!kvt.cq;
 	kept[2] = !!kvt.qp;
 	kept[3] = kvt.mr && !kvt.mr_untracked;
+	kept[4] = 0;	/* no SRQ is kept */
 }
 
 static bool kvt_kept_any(void)
@@ -217,7 +218,7 @@ static void kvt_res_check(struct kvt_run *r, const int *kept0)
 	kvt_kept(kept);
 	for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
 		ok &= now[i] == r->res[i] + kept[i] - kept0[i];
-	if (!kvt_result(r, ok, "no PD, CQ, QP or MR leaked (rdma restrack counts)"))
+	if (!kvt_result(r, ok, "no PD, CQ, QP, MR or SRQ leaked (rdma restrack counts)"))
 		for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
 			pr_info("# %s: %d at start, %d now, kept %d -> %d\n",
 				kvt_res_names[i], r->res[i], now[i], kept0[i],
@@ -1766,7 +1767,7 @@ static void kvt_run_srq(struct kvt_run *r)
 	struct ib_device_attr *da = &dev->attrs;
 	struct ib_srq *srq;
 	struct kvt_data *d;
-	int i;
+	int i, n;
 
 	if (!kvt_result(r, da->max_srq > 0 && da->max_srq_wr >= 16 &&
 			da->max_srq_sge >= 1,
@@ -1797,9 +1798,12 @@ static void kvt_run_srq(struct kvt_run *r)
 		goto out_dst;
 
 	kvt_srq_bad(r, d, da);
+	n = rdma_restrack_count(dev, RDMA_RESTRACK_SRQ, false);
 	srq = kvt_srq(d->pd, 16, 2, 0);
 	if (!kvt_expect(r, PTR_ERR_OR_ZERO(srq), 0, "create_srq 16 x 2 SGEs"))
 		goto out_cq;
+	kvt_result(r, rdma_restrack_count(dev, RDMA_RESTRACK_SRQ, false) == n + 1,
+		   "the SRQ is in the RDMA core's resource tracking (rdma res show srq)");
 	d->qp = kvt_data_qp_on(r, d, srq);
 	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->qp), 0,
 			"RC QP on the SRQ connected to itself in RTS"))
