@@ -759,6 +759,7 @@ bool kite_ib_srq_complete(struct kite_ib_srq *srq, u16 tag, u64 *wr_id,
 void kite_ib_eq_srq_event(struct kite_ib_dev *dev, u32 srqn,
 			  enum ib_event_type type);
 int kite_ib_srq_stride(u32 max_sge);
+u64 kite_ib_srq_db(u32 srqn, u32 pi);
 
 /* kite_ib_mr.c */
 int kite_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

@@ -50,6 +50,20 @@ int kite_ib_srq_stride(u32 max_sge)
 		     BIT(KITE_WQE_MIN_SHIFT));
 }
 
+/**
+ * kite_ib_srq_db() - the doorbell word of an SRQ
+ * @srqn: the SRQ's number
+ * @pi: its producer counter (free-running; sent modulo 2^16)
+ *
+ * Return: the 64-bit value for kite_ib_ring_db().
+ */
+u64 kite_ib_srq_db(u32 srqn, u32 pi)
+{
+	return FIELD_PREP(KITE_DB_OBJ, srqn & KITE_OBJ_MASK) |
+	       FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
+	       FIELD_PREP(KITE_DB_PI, pi & KITE_IB_SRQ_IDX_MASK);
+}
+
 static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,
 				  const struct ib_srq_attr *attr)
 {
@@ -420,11 +434,7 @@ int kite_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	if (posted) {
 		/* The WQEs must be visible before the doorbell names them. */
 		dma_wmb();
-		kite_ib_ring_db(dev,
-				FIELD_PREP(KITE_DB_OBJ, srq->srqn) |
-				FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
-				FIELD_PREP(KITE_DB_PI,
-					   srq->pi & KITE_IB_SRQ_IDX_MASK));
+		kite_ib_ring_db(dev, kite_ib_srq_db(srq->srqn, srq->pi));
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (err)
