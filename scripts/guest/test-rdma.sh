@@ -150,8 +150,8 @@ srqpp=$KITE_RDMA_CORE/bin/ibv_srq_pingpong
 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$srqpp" -d kite0 -g "$gidx" -c -n 200 -s 4096 >/tmp/srqpp-server.log 2>&1 &
 srv=$!
 sleep 2
-check "rdma res show srq: the server's SRQ is tracked, with its PD" bash -c \
-	"rdma res show srq dev kite0 | grep -qE 'kite0: srqn [0-9]+ .*type BASIC'"
+check "rdma res show srq: the server's SRQ is tracked (BASIC)" bash -c \
+	"rdma res show srq dev kite0 | tee /kite-out/res-srq.txt | grep -qE 'dev kite0 srqn [0-9]+ .*type BASIC'"
 check "ibv_srq_pingpong: 16 QPs on one SRQ, 200 x 4096 bytes, data checked" bash -c \
 	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $srqpp -d kite0 -g $gidx -c -n 200 -s 4096 127.0.0.1 >/tmp/srqpp-client.log 2>&1"
 wait "$srv"
