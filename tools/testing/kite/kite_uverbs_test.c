@@ -527,7 +527,7 @@ struct srq_geom {
 	size_t len;		/* the request's length, 0: the whole */
 };
 
-/* A user SRQ with the driver data of @g; 0 or a positive errno. */
+/* A user SRQ with the driver data of @g; 0 or a negative errno. */
 static int srq_create(struct ibv_pd *pd, struct ibv_srq *srq, void **buf,
 		      uint32_t wr, uint32_t sge, uint32_t limit,
 		      const struct srq_geom *g, uint32_t *srqn)
@@ -546,7 +546,7 @@ static int srq_create(struct ibv_pd *pd, struct ibv_srq *srq, void **buf,
 	*buf = NULL;
 	if (posix_memalign(buf, RING_ALIGN,
 			   ((size_t)1 << log << shift) + RING_ALIGN))
-		return ENOMEM;
+		return -ENOMEM;
 	cmd.drv.buf_addr = g->null_buf ? 0 : (uintptr_t)*buf;
 	cmd.drv.log_depth = g->log;
 	cmd.drv.wqe_shift = g->shift;
@@ -557,7 +557,7 @@ static int srq_create(struct ibv_pd *pd, struct ibv_srq *srq, void **buf,
 				 sizeof(resp));
 	if (!ret && srqn)
 		*srqn = resp.drv.srqn;
-	return ret;
+	return -ret;
 }
 
 static void srq_bad(struct ibv_pd *pd, const char *what, int want,
@@ -568,7 +568,7 @@ static void srq_bad(struct ibv_pd *pd, const char *what, int want,
 	void *buf;
 	int ret;
 
-	ret = srq_create(pd, &srq, &buf, wr, sge, limit, g, NULL);
+	ret = -srq_create(pd, &srq, &buf, wr, sge, limit, g, NULL);
 	if (!ret) {
 		report(0, "create SRQ with %s: accepted", what);
 		ibv_cmd_destroy_srq(&srq);
@@ -605,7 +605,7 @@ static void test_srqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 	if (ret)
 		return;
 
-	ret = srq_create(&pd, &srq, &buf, 16, 2, 0, &good, &srqn);
+	ret = -srq_create(&pd, &srq, &buf, 16, 2, 0, &good, &srqn);
 	report(!ret && srqn > 0, "create SRQ (16 x 64 B, 2 SGEs): %s, SRQN %u",
 	       strerror(ret), srqn);
 	if (!ret) {
