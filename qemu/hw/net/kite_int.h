@@ -4,7 +4,8 @@
  * kite.c owns the PCI function, BAR0 global registers, reset and
  * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
  * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
- * and work queues and the doorbell BAR; kite_pbl.c page buffer lists.
+ * and work queues and the doorbell BAR; kite_srq.c shared receive queues;
+ * kite_pbl.c page buffer lists.
  *
  * Threading: every entry point (MMIO, bottom halves, timers, net backend
  * callbacks, QOM property setters) runs with the BQL held, so the state
