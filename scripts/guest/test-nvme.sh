@@ -4,7 +4,8 @@
 # memory-backed null_blk namespace, listening on the Kite port's address,
 # and the nvme-rdma host connecting to it (the device loops the RoCEv2
 # frames back). A few MB are written and read back and compared, then the
-# host disconnects.
+# host disconnects; then the same with the target using shared receive
+# queues (use_srq=1).
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 check "nvme: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && modprobe ib_uverbs && insmod $KITE_IB_KO"
@@ -29,6 +30,23 @@ check "nvme: 50 random 4 KiB reads match" bash -c '
 check "nvme: disconnect" nvme disconnect -n kite
 check "nvme: the controller is gone" bash -c "! ls /dev/nvme*n1 2>/dev/null"
 check "nvme: target torn down" nvme_target_remove
+
+# Again with the target's receive buffers in shared receive queues
+# (nvmet-rdma use_srq=1: one SRQ per completion vector, every queue's
+# commands received from it).
+check "nvme use_srq: nvmet-rdma loads with use_srq=1" modprobe nvmet-rdma use_srq=1
+check "nvme use_srq: target on 10.77.0.1:4420" nvme_target 10.77.0.1
+check "nvme use_srq: nvme connect -t rdma" timeout 60 nvme connect -t rdma -a 10.77.0.1 -s 4420 -n kite
+check "nvme use_srq: the target's SRQs are on the device (rdma res show srq)" bash -c \
+	"rdma res show srq dev kite0 | grep -q 'srqn'"
+check "nvme use_srq: the namespace appears" wait_for 10 bash -c "ls /dev/nvme*n1"
+dev=$(ls /dev/nvme*n1 2>/dev/null | head -n 1)
+check "nvme use_srq: 8 MB written, read back, compared (sha256)" nvme_io "$dev" 8
+check "nvme use_srq: disconnect" nvme disconnect -n kite
+check "nvme use_srq: the controller is gone" bash -c "! ls /dev/nvme*n1 2>/dev/null"
+check "nvme use_srq: target torn down" nvme_target_remove
+check "nvme use_srq: no SRQ left on the device" bash -c \
+	"! rdma res show srq dev kite0 | grep -q srqn"
 check "nvme: nvme-rdma unloads" modprobe -r nvme-rdma
 check "nvme: kite_ib and kite_en unload" bash -c "rmmod kite_ib && rmmod kite_en"
 check "dmesg: no warning, bug, oops or leak report" dmesg_clean

@@ -143,6 +143,21 @@ pair rcpp-e "ibv_rc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$rcp
 pair rcpp-t "ibv_rc_pingpong -t: 100 x 4096 bytes, extended CQ with completion timestamps" "$rcpp" -d kite0 -g "$gidx" -c -t -n 100 -s 4096
 check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zero" \
 	grep -qE 'Average receive completion clock cycles = [0-9]*[1-9]' /kite-out/rcpp-t-client.log
+# A shared receive queue: 16 RC QPs receiving from one SRQ (libkite's
+# ibv_create_srq and ibv_post_srq_recv), data checked; perftest's RC send
+# bandwidth with --use-srq.
+srqpp=$KITE_RDMA_CORE/bin/ibv_srq_pingpong
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 "$srqpp" -d kite0 -g "$gidx" -c -n 200 -s 4096 >/tmp/srqpp-server.log 2>&1 &
+srv=$!
+sleep 2
+check "rdma res show srq: the server's SRQ is tracked (BASIC)" bash -c \
+	"rdma res show srq dev kite0 | tee /kite-out/res-srq.txt | grep -qE 'dev kite0 srqn [0-9]+ .*type BASIC'"
+check "ibv_srq_pingpong: 16 QPs on one SRQ, 200 x 4096 bytes, data checked" bash -c \
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 $srqpp -d kite0 -g $gidx -c -n 200 -s 4096 127.0.0.1 >/tmp/srqpp-client.log 2>&1"
+wait "$srv"
+check "ibv_srq_pingpong: the server side completes too" test "$?" = 0
+cp /tmp/srqpp-*.log /kite-out/ 2>/dev/null
+pair ib_send_bw-srq "perftest: ib_send_bw --use-srq (RC)" ib_send_bw -d kite0 -x "$gidx" -n 200 --use-srq
 perftests="ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat"
 # The debug lane (several times slower) runs one: every perftest reaches
 # the same kernel paths (context, PD, MR, CQ, QP, mmap); what differs is

@@ -112,6 +112,11 @@ kvt data
 kvt events
 check "rdma res: the same objects after the data and events cases" test "$(res_summary)" = "$base"
 
+# Shared receive queues: a kernel consumer's SENDs through an SRQ (data
+# compared), the limit event, drain; restrack lists the SRQ meanwhile.
+kvt srq
+check "rdma res: the same objects after the SRQ cases" test "$(res_summary)" = "$base"
+
 # The device stops answering while a kernel consumer holds objects.
 kvt hang_prepare
 check "hang: the device stops completing commands (fault-cmd-hang)" fault "fault-cmd-hang true"

@@ -213,7 +213,8 @@ struct kite_eth_rxd {
 #define KITE_DB_TYPE_RQ			2
 #define KITE_DB_TYPE_CQ_ARM		3
 #define KITE_DB_TYPE_EQ			4
-/* SQ and RQ: the new producer index. */
+#define KITE_DB_TYPE_SRQ		5
+/* SQ, RQ and SRQ: the new producer index. */
 #define KITE_DB_PI			GENMASK_ULL(47, 32)
 /* EQ: the consumer index, and whether to arm the EQ's interrupt. */
 #define KITE_DB_EQ_CI			GENMASK_ULL(47, 32)
@@ -303,6 +304,10 @@ struct kite_cmd {
 #define KITE_CMD_DEREG_MR		0x2a
 #define KITE_CMD_ADD_GID		0x30
 #define KITE_CMD_DEL_GID		0x31
+#define KITE_CMD_CREATE_SRQ		0x38
+#define KITE_CMD_MODIFY_SRQ		0x39
+#define KITE_CMD_QUERY_SRQ		0x3a
+#define KITE_CMD_DESTROY_SRQ		0x3b
 
 /* Completion status codes */
 #define KITE_CMD_OK			0x00
@@ -353,7 +358,10 @@ struct kite_cmd_query_device_out {
 	__le16 max_cq_moderation_count;
 	__le16 max_cq_moderation_period;	/* microseconds */
 	__le32 local_ca_ack_delay;
-	__le32 rsvd[4];
+	__le32 max_srq;
+	__le32 max_srq_wr;
+	__le32 max_srq_sge;
+	__le32 rsvd;
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -363,6 +371,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_CQE_128		BIT(4)
 #define KITE_FEAT_CQ_RESIZE		BIT(5)
 #define KITE_FEAT_CQ_MODERATION		BIT(6)
+#define KITE_FEAT_SRQ			BIT(7)
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -493,13 +502,18 @@ struct kite_cmd_create_qp {
 	__le32 sq_cfg;		/* KITE_WQ_CFG_* */
 	__le32 rq_cfg;
 	struct kite_pbl sq_pbl;
-	struct kite_pbl rq_pbl;
+	struct kite_pbl rq_pbl;	/* KITE_QP_F_SRQ: zero */
+	__le32 srqn;		/* KITE_QP_F_SRQ: the SRQ; else zero */
+	__le32 rsvd[3];
 };
 
 #define KITE_QPT_RC			1
 #define KITE_QPT_UD			2
 #define KITE_QPT_GSI			3	/* QPN 1 */
 #define KITE_QP_F_SQ_SIG_ALL		BIT(0)
+#define KITE_QP_F_SRQ			BIT(1)	/* receives from srqn */
+/* CREATE_QP input without srqn and rsvd (no KITE_QP_F_SRQ) */
+#define KITE_CMD_CREATE_QP_V0_LEN	64
 #define KITE_WQ_CFG_LOG_DEPTH		GENMASK(4, 0)
 #define KITE_WQ_CFG_WQE_SHIFT		GENMASK(11, 8)
 #define KITE_WQ_MAX_LOG_DEPTH		12
@@ -614,6 +628,42 @@ struct kite_cmd_add_gid {
 	__le16 vlan;		/* KITE_VLAN_* */
 };
 
+/* CREATE_SRQ: result = SRQN. DESTROY_SRQ, QUERY_SRQ: struct kite_cmd_obj */
+struct kite_cmd_create_srq {
+	__le32 pdn;
+	__le32 uctx;
+	__le32 cfg;		/* KITE_WQ_CFG_* */
+	__le32 limit;		/* arm the limit event at this many, 0: not */
+	struct kite_pbl pbl;
+};
+
+/* MODIFY_SRQ */
+struct kite_cmd_modify_srq {
+	__le32 srqn;
+	__le32 mask;		/* KITE_MODIFY_SRQ_* */
+	__le32 limit;		/* KITE_MODIFY_SRQ_LIMIT: arm at this many */
+	__le32 rsvd;
+};
+
+#define KITE_MODIFY_SRQ_LIMIT		BIT(0)
+
+/* QUERY_SRQ output */
+struct kite_cmd_query_srq_out {
+	__le32 state;		/* KITE_SRQ_STATE_* */
+	__le32 flags;		/* KITE_SRQ_F_* */
+	__le32 pdn;
+	__le32 cfg;
+	__le32 limit;
+	__le32 pi;		/* WQEs posted, KITE_SRQ_INDEX */
+	__le32 ci;		/* WQEs taken by QPs, KITE_SRQ_INDEX */
+	__le32 nqp;		/* QPs attached */
+};
+
+#define KITE_SRQ_STATE_OK		0
+#define KITE_SRQ_STATE_ERROR		1	/* a WQE was unreachable */
+#define KITE_SRQ_F_ARMED		BIT(0)	/* the limit event is armed */
+#define KITE_SRQ_INDEX			GENMASK(15, 0)
+
 /* ------------------------------------------------------------------ */
 /* Event queues                                                        */
 /* ------------------------------------------------------------------ */
@@ -642,6 +692,8 @@ struct kite_eqe {
 #define KITE_EQE_SQ_DRAINED		0x35
 #define KITE_EQE_EQ_OVERFLOW		0x40	/* obj: EQN */
 #define KITE_EQE_DEVICE_FATAL		0x41
+#define KITE_EQE_SRQ_LIMIT		0x50	/* obj: SRQN, data: WQEs left */
+#define KITE_EQE_SRQ_ERROR		0x51	/* obj: SRQN */
 
 #define KITE_CQ_ERR_OVERFLOW		1
 #define KITE_CQ_ERR_DMA			2
@@ -808,6 +860,14 @@ struct kite_wqe_recv {
 	__le32 rsvd[3];
 };
 
+/* SRQ receive WQE header, followed by num_sge data segments. */
+struct kite_wqe_srq_recv {
+	__le32 num_sge;
+	__le16 tag;		/* echoed in the CQE's wqe_idx */
+	__le16 rsvd0;
+	__le32 rsvd[2];
+};
+
 #define KITE_MAX_SGE			8
 #define KITE_MAX_INLINE			256
 
@@ -826,11 +886,14 @@ static_assert(sizeof(struct kite_cmd_create_eq) == 24);
 static_assert(sizeof(struct kite_cmd_create_cq) == 40);
 static_assert(sizeof(struct kite_cmd_modify_cq) == 40);
 static_assert(sizeof(struct kite_cmd_query_cq_out) == 32);
-static_assert(sizeof(struct kite_cmd_create_qp) == 64);
+static_assert(sizeof(struct kite_cmd_create_qp) == 80);
 static_assert(sizeof(struct kite_cmd_modify_qp) == 80);
 static_assert(sizeof(struct kite_cmd_reg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mr) == 16);
 static_assert(sizeof(struct kite_cmd_add_gid) == 32);
+static_assert(sizeof(struct kite_cmd_create_srq) == 32);
+static_assert(sizeof(struct kite_cmd_modify_srq) == 16);
+static_assert(sizeof(struct kite_cmd_query_srq_out) == 32);
 static_assert(sizeof(struct kite_eqe) == KITE_EQE_SIZE);
 static_assert(sizeof(struct kite_cq_dbrec) == 8);
 static_assert(sizeof(struct kite_cqe) == KITE_CQE_SIZE);
@@ -841,5 +904,6 @@ static_assert(sizeof(struct kite_wqe_ud) == 48);
 static_assert(sizeof(struct kite_wqe_reg_mr) == 40);
 static_assert(sizeof(struct kite_wqe_sge) == 16);
 static_assert(sizeof(struct kite_wqe_recv) == 16);
+static_assert(sizeof(struct kite_wqe_srq_recv) == 16);
 
 #endif /* _LINUX_KITE_HW_H */

@@ -124,6 +124,32 @@ struct kite_ib_create_qp_resp {
 };
 
 /*
+ * User QPs on an SRQ: the rq_* fields of kite_ib_create_qp_req are zero
+ * (the QP has no RQ).
+ *
+ * User SRQs: 2^log_depth WQEs of 2^wqe_shift bytes in the process's memory,
+ * starting on a 4 KiB boundary (struct kite_wqe_srq_recv and its data
+ * segments, prm_srq.rst). The library writes the WQE at its producer
+ * counter, with a tag of its choosing that completions carry in wr_id's
+ * place, and writes the SRQ doorbell (KITE_DB_TYPE_SRQ, the SRQN the
+ * response gives) in the context's doorbell page. It keeps at most
+ * 2^log_depth WQEs outstanding.
+ */
+struct kite_ib_create_srq_req {
+	__aligned_u64 buf_addr;
+	__u32 log_depth;
+	__u32 wqe_shift;
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+struct kite_ib_create_srq_resp {
+	__u32 comp_mask;
+	/* The device's SRQ number, for SRQ doorbells. */
+	__u32 srqn;
+};
+
+/*
  * Address handles: the kernel resolves the destination (MAC, VLAN, network
  * type) and returns the address vector in the device's UD WQE format
  * (struct kite_wqe_ud of the Programmer's Reference, prm_wqe.rst); the

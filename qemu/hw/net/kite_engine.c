@@ -742,6 +742,9 @@ static bool kite_rq_process(KiteState *s, uint32_t qpn, int *budget)
                           kite_synd(KITE_SYND_WR_FLUSH, 0));
         qp->rq.ci++;
     }
+    if (qp->valid && qp->srqn) {
+        kite_srq_qp_flush(s, qpn, qp);
+    }
     return true;
 }
 
@@ -937,7 +940,8 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
 }
 
 /*
- * Scatter @msg into the RQ WQE at the consumer counter of @qp.
+ * Scatter @msg into the receive WQE of @qp: the one at the RQ's consumer
+ * counter, or the one it took from its SRQ (kite_recv_take() first).
  * Returns 0 or a syndrome.
  */
 uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
@@ -946,11 +950,17 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
     KiteWQ *wq = &qp->rq;
     uint32_t stride = 1U << wq->wqe_shift;
     uint8_t wqe[KITE_MAX_WQE_SIZE];
-    uint64_t addr = kite_pbl_entry(&wq->pbl, wq->ci, wq->log_depth,
-                                   wq->wqe_shift);
-    uint32_t nsge, i, done = 0;
-    uint64_t room = 0;
+    uint64_t addr;
+    uint32_t nsge;
 
+    if (qp->srqn) {
+        if (!qp->rwqe.held) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+        }
+        return kite_recv_scatter_sges(s, qp, qp->rwqe.sge, qp->rwqe.nsge,
+                                      msg, len, at);
+    }
+    addr = kite_pbl_entry(&wq->pbl, wq->ci, wq->log_depth, wq->wqe_shift);
     if (!kite_dma_rw(s, addr, wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
@@ -961,14 +971,25 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
         ldl_le_p(wqe + 4) || ldl_le_p(wqe + 8) || ldl_le_p(wqe + 12)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
+    return kite_recv_scatter_sges(s, qp, wqe + 16, nsge, msg, len, at);
+}
+
+/* Scatter @msg at byte @at of the @nsge data segments @sges. */
+uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
+                                uint32_t nsge, const uint8_t *msg,
+                                uint32_t len, uint64_t at)
+{
+    uint32_t i, done = 0;
+    uint64_t room = 0;
+
     for (i = 0; i < nsge; i++) {
-        room += ldl_le_p(wqe + 16 + 16 * i);
+        room += ldl_le_p(sges + 16 * i);
     }
     if (room < at + len) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
     }
     for (i = 0; i < nsge && done < len; i++) {
-        const uint8_t *sge = wqe + 16 + 16 * i;
+        const uint8_t *sge = sges + 16 * i;
         uint32_t sl = ldl_le_p(sge);
         uint64_t a = ldq_le_p(sge + 8);
         uint32_t n;
@@ -985,7 +1006,9 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
         if (!n) {
             continue;
         }
-        mr = kite_key_check(s, qp->pdn, ldl_le_p(sge + 4), a, n,
+        /* SRQ WQEs are checked against the SRQ's PD. */
+        mr = kite_key_check(s, qp->srqn ? s->rdma.srq[qp->srqn].pdn :
+                                          qp->pdn, ldl_le_p(sge + 4), a, n,
                             KITE_ACCESS_LOCAL_WRITE);
         if (!mr) {
             return kite_synd(KITE_SYND_LOCAL_ACCESS, KITE_VSYND_KEY);
@@ -1038,7 +1061,7 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
         kite_rx_drop(s, "Q_Key mismatch");
         return;
     }
-    if (qp->rq.ci == qp->rq.pi) {
+    if (kite_recv_empty(s, qp)) {
         kite_rx_drop(s, "no receive WQE posted");
         return;
     }
@@ -1052,10 +1075,17 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     }
     memcpy(msg + KITE_GRH_LEN, p.payload, p.len);
 
-    synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p.len, 0);
+    synd = kite_recv_take(s, qp);
+    if (synd == KITE_RECV_NONE) {
+        kite_rx_drop(s, "no receive WQE could be taken from the SRQ");
+        return;
+    }
+    if (!synd) {
+        synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p.len, 0);
+    }
     if (synd) {
-        kite_resp_err_cqe(s, p.dqpn, qp, qp->rq.ci, synd);
-        qp->rq.ci++;
+        kite_resp_err_cqe(s, p.dqpn, qp, kite_recv_idx(qp), synd);
+        kite_recv_done(qp);
         kite_engine_qp_fail(s, p.dqpn, qp, false);
         return;
     }
@@ -1078,11 +1108,11 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     cqe.qpn = cpu_to_le32(p.dqpn);
     cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p.len);
     cqe.imm_data = p.imm;
-    cqe.wqe_idx = cpu_to_le16(qp->rq.ci);
+    cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
     cqe.flags = cpu_to_le16(flags);
     cqe.src_qpn = cpu_to_le32(p.sqpn);
     memcpy(cqe.smac, p.smac, 6);
-    qp->rq.ci++;
+    kite_recv_done(qp);
     kite_engine_cqe(s, qp->recv_cqn, &cqe,
                     p.has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
                                 KITE_CQE_OP_RESP_SEND);

@@ -4,7 +4,8 @@
  * kite.c owns the PCI function, BAR0 global registers, reset and
  * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
  * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
- * and work queues and the doorbell BAR; kite_pbl.c page buffer lists.
+ * and work queues and the doorbell BAR; kite_srq.c shared receive queues;
+ * kite_pbl.c page buffer lists.
  *
  * Threading: every entry point (MMIO, bottom halves, timers, net backend
  * callbacks, QOM property setters) runs with the BQL held, so the state
@@ -36,6 +37,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MAX_CQ             1024    /* CQN 0 never allocated */
 #define KITE_MAX_QP             1024    /* QPN 0 never, 1 only for GSI */
 #define KITE_MAX_MR             4096    /* key index 0 never allocated */
+#define KITE_MAX_SRQ            256     /* SRQN 0 never allocated */
 #define KITE_GID_TBL_LEN        16
 #define KITE_GSI_QPN            1
 
@@ -132,6 +134,29 @@ typedef struct KiteWQ {
     uint16_t ci;
     KitePbl pbl;
 } KiteWQ;
+
+/*
+ * A receive WQE a QP took from its SRQ (kite_srq.c): the header and data
+ * segments, validated, kept until the message it receives completes.
+ */
+typedef struct KiteRwqe {
+    bool held;
+    uint16_t tag;               /* the CQE's wqe_idx */
+    uint32_t nsge;
+    uint8_t sge[KITE_MAX_SGE * 16];     /* struct kite_wqe_sge[] */
+} KiteRwqe;
+
+typedef struct KiteSRQ {
+    bool valid;
+    uint32_t pdn;
+    uint32_t uctx;
+    uint32_t cfg;
+    uint32_t state;             /* KITE_SRQ_STATE_* */
+    bool armed;
+    uint32_t limit;
+    uint32_t nqp;               /* QPs attached */
+    KiteWQ wq;
+} KiteSRQ;
 
 /* RC transport state of a QP (kite_rc.c); zero in RESET. */
 #define KITE_RC_RDQ             128     /* max_dest_rd_atomic limit */
@@ -250,7 +275,10 @@ typedef struct KiteQP {
     uint32_t attr_mask;         /* KITE_QP_ATTR_* the QP has */
     struct kite_cmd_modify_qp attr;     /* little-endian, as in commands */
     KiteWQ sq;
-    KiteWQ rq;
+    KiteWQ rq;                  /* unused with an SRQ */
+    uint32_t srqn;              /* 0: receives from rq */
+    KiteRwqe rwqe;              /* SRQ: the WQE of the message in progress */
+    bool last_wqe;              /* SRQ: KITE_EQE_QP_LAST_WQE posted */
     KiteRcState rc;
 } KiteQP;
 
@@ -308,6 +336,7 @@ typedef struct KiteRdma {
     uint32_t next_qpn;          /* where the round-robin QPN search starts */
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
+    KiteSRQ srq[KITE_MAX_SRQ];
     uint32_t mr_gen;            /* the last KiteMR.gen handed out */
 
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
@@ -614,6 +643,40 @@ void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp, bool send);
 void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp);
 uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
                             uint32_t len, uint64_t at);
+uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
+                                uint32_t nsge, const uint8_t *msg,
+                                uint32_t len, uint64_t at);
+
+/*
+ * kite_srq.c: shared receive queues, and the receive WQE source of a QP
+ * (its RQ, or its SRQ) for the receive paths.
+ */
+void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_modify_srq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_query_srq(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_destroy_srq(KiteState *s, KiteCmdCtx *c);
+void kite_srq_reset(KiteState *s);
+KiteSRQ *kite_srq_lookup(KiteState *s, uint32_t srqn);
+void kite_db_srq(KiteState *s, hwaddr addr, unsigned page, uint64_t val);
+bool kite_srq_pd_used(KiteState *s, uint32_t pdn);
+bool kite_srq_uctx_used(KiteState *s, uint32_t uctx);
+/* kite_recv_take(): no WQE could be taken (SRQ empty or in error). */
+#define KITE_RECV_NONE          UINT32_MAX
+/* No receive WQE is available to start a message. */
+bool kite_recv_empty(KiteState *s, KiteQP *qp);
+/*
+ * Start a message: an SRQ QP takes the WQE at the SRQ's consumer index.
+ * 0, KITE_RECV_NONE, or a syndrome (the WQE was taken and is malformed).
+ */
+uint32_t kite_recv_take(KiteState *s, KiteQP *qp);
+/* A WQE is taken or at the RQ's consumer index (a message in progress). */
+bool kite_recv_busy(KiteQP *qp);
+/* The wqe_idx of the message's CQE. */
+uint16_t kite_recv_idx(KiteQP *qp);
+/* The message's CQE was written: release its WQE. */
+void kite_recv_done(KiteQP *qp);
+/* A QP with an SRQ in ERR: flush its WQE, post the last-WQE event. */
+void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp);
 
 /* kite_loss.c: loss on demand */
 void kite_loss_instance_init(KiteState *s);

@@ -772,7 +772,7 @@ bool kite_pd_used(KiteState *s, uint32_t pdn)
             return true;
         }
     }
-    return false;
+    return kite_srq_pd_used(s, pdn);
 }
 
 bool kite_uctx_used_by_queues(KiteState *s, uint32_t uctx)
@@ -789,7 +789,7 @@ bool kite_uctx_used_by_queues(KiteState *s, uint32_t uctx)
             return true;
         }
     }
-    return false;
+    return kite_srq_uctx_used(s, uctx);
 }
 
 #define KITE_WQ_CFG_ALL (KITE_WQ_CFG_LOG_DEPTH | KITE_WQ_CFG_WQE_SHIFT)
@@ -842,15 +842,17 @@ static uint32_t kite_qpn_alloc(KiteState *s)
 void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
 {
     struct kite_cmd_create_qp in;
-    uint32_t type, flags, pdn, uctx, sq_cfg, rq_cfg, qpn;
+    uint32_t type, flags, pdn, uctx, sq_cfg, rq_cfg, qpn, srqn = 0, i;
+    KiteSRQ *srq = NULL;
     KiteWQ sq, rq;
     KiteQP *qp;
 
-    if (c->in_len < sizeof(in)) {
+    /* The input before srqn is enough without KITE_QP_F_SRQ. */
+    if (c->in_len < KITE_CMD_CREATE_QP_V0_LEN) {
         kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
         return;
     }
-    memcpy(&in, c->in, sizeof(in));
+    memcpy(&in, c->in, sizeof(in));     /* zero past in_len */
     type = le32_to_cpu(in.type);
     flags = le32_to_cpu(in.flags);
     pdn = le32_to_cpu(in.pdn);
@@ -862,8 +864,42 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
         return;
     }
-    if (flags & ~KITE_QP_F_SQ_SIG_ALL) {
+    if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+        return;
+    }
+    for (i = 0; i < ARRAY_SIZE(in.rsvd); i++) {
+        if (in.rsvd[i]) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rsvd) + 4 * i);
+            return;
+        }
+    }
+    if (flags & KITE_QP_F_SRQ) {
+        if (c->in_len < sizeof(in)) {
+            kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+            return;
+        }
+        if (type == KITE_QPT_GSI) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+            return;
+        }
+        srqn = le32_to_cpu(in.srqn);
+        srq = kite_srq_lookup(s, srqn);
+        if (!srq || srq->uctx != uctx) {
+            kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(srqn));
+            return;
+        }
+        /* No RQ of its own. */
+        if (rq_cfg) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
+            return;
+        }
+        if (in.rq_pbl.addr || in.rq_pbl.npages || in.rq_pbl.cfg) {
+            kite_cmd_err(c, KITE_CMD_E_PBL, QP_OFF(rq_pbl));
+            return;
+        }
+    } else if (in.srqn) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(srqn));
         return;
     }
     if (!pdn || pdn >= KITE_MAX_PD || !s->rdma.pd[pdn].valid) {
@@ -886,7 +922,7 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(sq_cfg));
         return;
     }
-    if (!kite_wq_cfg_ok(rq_cfg)) {
+    if (!srq && !kite_wq_cfg_ok(rq_cfg)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
         return;
     }
@@ -906,9 +942,13 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
     if (!kite_wq_load(s, c, sq_cfg, QP_OFF(sq_pbl), &sq)) {
         return;
     }
-    if (!kite_wq_load(s, c, rq_cfg, QP_OFF(rq_pbl), &rq)) {
+    memset(&rq, 0, sizeof(rq));
+    if (!srq && !kite_wq_load(s, c, rq_cfg, QP_OFF(rq_pbl), &rq)) {
         kite_pbl_free(&sq.pbl);
         return;
+    }
+    if (srq) {
+        srq->nqp++;
     }
     qp = &s->rdma.qp[qpn];
     *qp = (KiteQP) {
@@ -924,6 +964,7 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         .state = KITE_QPS_RESET,
         .sq = sq,
         .rq = rq,
+        .srqn = srqn,
     };
     c->result = qpn;
 }
@@ -1169,6 +1210,9 @@ void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
         qp->attr_mask = 0;
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
+        /* A WQE taken from the SRQ is dropped with the QP's state. */
+        qp->rwqe.held = false;
+        qp->last_wqe = false;
     }
     if (cur == KITE_QPS_RTS && next == KITE_QPS_SQD && !qp->rc.nout) {
         /*
@@ -1232,6 +1276,9 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
 
     if (!qp) {
         return;
+    }
+    if (qp->srqn && s->rdma.srq[qp->srqn].valid) {
+        s->rdma.srq[qp->srqn].nqp--;
     }
     kite_pbl_free(&qp->sq.pbl);
     kite_pbl_free(&qp->rq.pbl);
@@ -1306,6 +1353,10 @@ static void kite_db_wq(KiteState *s, hwaddr addr, unsigned page, uint64_t val,
         kite_bad_db(s, addr, val, "no such QP in this page");
         return;
     }
+    if (!sq && qp->srqn) {
+        kite_bad_db(s, addr, val, "RQ doorbell for a QP with an SRQ");
+        return;
+    }
     wq = sq ? &qp->sq : &qp->rq;
     if ((uint16_t)(pi - wq->ci) > (1U << wq->log_depth)) {
         kite_bad_db(s, addr, val, "producer index more than depth ahead");
@@ -1346,6 +1397,9 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case KITE_DB_TYPE_EQ:
         kite_db_eq(s, addr, page, val);
+        break;
+    case KITE_DB_TYPE_SRQ:
+        kite_db_srq(s, addr, page, val);
         break;
     default:
         kite_bad_db(s, addr, val, "unknown type");
@@ -1424,6 +1478,7 @@ void kite_queue_reset(KiteState *s)
         kite_pbl_free(&r->qp[i].rq.pbl);
     }
     memset(r->qp, 0, sizeof(r->qp));
+    kite_srq_reset(s);
     bitmap_zero(r->eq_db_pending, KITE_MAX_EQ);
     bitmap_zero(r->cq_db_pending, KITE_MAX_CQ);
 }

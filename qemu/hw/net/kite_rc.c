@@ -1269,9 +1269,9 @@ static void kite_rc_resp_fatal(KiteState *s, uint32_t qpn, KiteQP *qp,
     /* At once: the responses still owed are never sent. */
     rc->rsp_n = rc->rsp_rd = 0;
     kite_rc_send_ack(s, qpn, qp, psn, RC_AETH_NAK | nak, rc->msn, NULL);
-    if (rc->in_send && qp->rq.ci != qp->rq.pi) {
-        kite_resp_err_cqe(s, qpn, qp, qp->rq.ci, synd);
-        qp->rq.ci++;
+    if (rc->in_send && kite_recv_busy(qp)) {
+        kite_resp_err_cqe(s, qpn, qp, kite_recv_idx(qp), synd);
+        kite_recv_done(qp);
     }
     rc->in_send = rc->in_write = false;
     kite_async_event(s, nak == RC_NAK_REM_ACCESS ? KITE_EQE_QP_ACCESS_ERR :
@@ -1648,13 +1648,20 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     if (first) {
-        if (qp->rq.ci == qp->rq.pi) {
+        synd = kite_recv_empty(s, qp) ? KITE_RECV_NONE :
+                                        kite_recv_take(s, qp);
+        if (synd == KITE_RECV_NONE) {
             kite_rc_queue_ack(s, qpn, qp, p->psn,
                               RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
             return;
         }
         rc->in_send = true;
         rc->send_off = 0;
+        if (synd) {
+            kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_OP, synd,
+                               "SEND: malformed SRQ WQE");
+            return;
+        }
     }
     if (p->len) {
         synd = kite_rq_scatter_at(s, qp, p->payload, p->len, rc->send_off);
@@ -1694,9 +1701,9 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
         cqe.qpn = cpu_to_le32(qpn);
         cqe.byte_len = cpu_to_le32(rc->send_off);
-        cqe.wqe_idx = cpu_to_le16(qp->rq.ci);
+        cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
         cqe.flags = cpu_to_le16(flags);
-        qp->rq.ci++;
+        kite_recv_done(qp);
         rc->in_send = false;
         rc->msn++;
         kite_engine_cqe(s, qp->recv_cqn, &cqe, cqe_op);
@@ -1723,7 +1730,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
                            "WRITE opcode out of sequence");
         return;
     }
-    if (imm && qp->rq.ci == qp->rq.pi) {
+    if (imm && kite_recv_empty(s, qp)) {
         kite_rc_queue_ack(s, qpn, qp, p->psn,
                           RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
         return;
@@ -1782,10 +1789,19 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
             cqe.byte_len = cpu_to_le32(rc->wr_len);
             memcpy(&cqe.imm_data, p->ext + (op == RC_WRITE_ONLY_IMM ?
                                             RC_RETH_LEN : 0), 4);
-            cqe.wqe_idx = cpu_to_le16(qp->rq.ci);
+            /*
+             * Its data segments are unused: a malformed SRQ WQE still
+             * names the WQE by its tag.
+             */
+            if (kite_recv_take(s, qp) == KITE_RECV_NONE) {
+                kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_OP, 0,
+                                   "WRITE_IMM: SRQ WQE unreachable");
+                return;
+            }
+            cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
             cqe.flags = cpu_to_le16(KITE_CQE_F_IMM |
                                     (p->solicited ? KITE_CQE_F_SOLICITED : 0));
-            qp->rq.ci++;
+            kite_recv_done(qp);
             kite_engine_cqe(s, qp->recv_cqn, &cqe, KITE_CQE_OP_RESP_WRITE_IMM);
         }
     }

@@ -116,10 +116,14 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->gid_tbl_len = cpu_to_le32(KITE_GID_TBL_LEN);
     o->features = cpu_to_le32(KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC |
                               KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
-                              KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION);
+                              KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
+                              KITE_FEAT_SRQ);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
+    o->max_srq = cpu_to_le32(KITE_MAX_SRQ - 1);
+    o->max_srq_wr = cpu_to_le32(1U << KITE_WQ_MAX_LOG_DEPTH);
+    o->max_srq_sge = cpu_to_le32(KITE_MAX_SGE);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -552,6 +556,10 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_DEREG_MR] = kite_cmd_dereg_mr,
     [KITE_CMD_ADD_GID] = kite_cmd_add_gid,
     [KITE_CMD_DEL_GID] = kite_cmd_del_gid,
+    [KITE_CMD_CREATE_SRQ] = kite_cmd_create_srq,
+    [KITE_CMD_MODIFY_SRQ] = kite_cmd_modify_srq,
+    [KITE_CMD_QUERY_SRQ] = kite_cmd_query_srq,
+    [KITE_CMD_DESTROY_SRQ] = kite_cmd_destroy_srq,
 };
 
 static uint32_t kite_cmdq_depth(KiteState *s)

@@ -404,7 +404,8 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 	bool send = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
 	struct kite_qp *qp = kite_find_qp(ctx, qpn);
 	struct kite_wq *wq;
-	uint32_t slot;
+	uint32_t slot = 0;
+	uint64_t wr_id = 0;
 	bool ok;
 
 	if (!qp || op == KITE_CQE_OP_RESIZE) {
@@ -414,9 +415,16 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 		return false;
 	}
 	wq = send ? &qp->sq : &qp->rq;
-	pthread_spin_lock(&wq->lock);
-	ok = kite_wq_complete(wq, le16toh(cqe->wqe_idx), &slot);
-	pthread_spin_unlock(&wq->lock);
+	if (!send && qp->srq) {
+		/* From the SRQ: wqe_idx is the WQE's tag. */
+		ok = kite_srq_complete(qp->srq, le16toh(cqe->wqe_idx), &wr_id);
+	} else {
+		pthread_spin_lock(&wq->lock);
+		ok = kite_wq_complete(wq, le16toh(cqe->wqe_idx), &slot);
+		if (ok)
+			wr_id = wq->wr_id[slot];
+		pthread_spin_unlock(&wq->lock);
+	}
 	if (!ok) {
 		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
 			   "CQ %u: QP %u CQE for WQE %u not outstanding, skipped\n",
@@ -425,7 +433,7 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 	}
 
 	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = wq->wr_id[slot];
+	wc->wr_id = wr_id;
 	wc->qp_num = qpn;
 	wc->status = IBV_WC_SUCCESS;
 	wc->byte_len = le32toh(cqe->byte_len);

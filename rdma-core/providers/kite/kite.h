@@ -30,6 +30,8 @@ DECLARE_DRV_CMD(ukite_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		kite_ib_create_qp_req, kite_ib_create_qp_resp);
 DECLARE_DRV_CMD(ukite_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, kite_ib_create_ah_resp);
+DECLARE_DRV_CMD(ukite_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		kite_ib_create_srq_req, kite_ib_create_srq_resp);
 
 static_assert(KITE_IB_AV_SIZE == sizeof(struct kite_wqe_ud),
 	      "the AH response carries a UD address vector");
@@ -123,10 +125,30 @@ struct kite_wq {
 	pthread_spinlock_t lock;
 };
 
+/* A shared receive queue (srq.c). */
+struct kite_srq {
+	struct ibv_srq ibv_srq;
+	struct kite_ring ring;
+	uint32_t srqn;
+	uint32_t max_sge;
+	/* WQEs posted (free-running; 16 bits go to the device). */
+	uint32_t pi;
+	/* WQEs posted and not yet completed. */
+	uint32_t outstanding;
+	/* Per tag: the wr_id, and whether a WQE with the tag is outstanding. */
+	uint64_t *wr_id;
+	uint8_t *busy;
+	/* A stack of the free tags. */
+	uint16_t *free;
+	uint32_t nfree;
+	pthread_spinlock_t lock;
+};
+
 struct kite_qp {
 	struct verbs_qp vqp;
 	struct kite_wq sq;
-	struct kite_wq rq;
+	struct kite_wq rq;		/* unused with an SRQ */
+	struct kite_srq *srq;
 	uint32_t max_inline;
 	bool sq_sig_all;
 };
@@ -159,6 +181,11 @@ static inline struct kite_cq *to_kite_cq_ex(struct ibv_cq_ex *ibcq)
 static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_qp, vqp.qp);
+}
+
+static inline struct kite_srq *to_kite_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kite_srq, ibv_srq);
 }
 
 static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
@@ -213,5 +240,16 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int kite_destroy_ah(struct ibv_ah *ibah);
 struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn);
+
+/* srq.c */
+struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int kite_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int kite_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int kite_destroy_srq(struct ibv_srq *ibsrq);
+int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+bool kite_srq_complete(struct kite_srq *srq, uint16_t tag, uint64_t *wr_id);
 
 #endif /* __KITE_H__ */

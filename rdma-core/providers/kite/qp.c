@@ -144,15 +144,14 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	int ret;
 
 	/* What Kite does not implement is unsupported, not bad input. */
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq) {
-		verbs_debug(&ctx->ibv_ctx, "create QP: %s not supported\n",
-			    attr->srq ? "SRQ" : "QP type");
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: QP type %d not supported\n",
+			    attr->qp_type);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (cap->max_send_sge > KITE_MAX_SGE ||
-	    cap->max_recv_sge > KITE_MAX_SGE ||
+	    (!attr->srq && cap->max_recv_sge > KITE_MAX_SGE) ||
 	    cap->max_inline_data > KITE_MAX_INLINE) {
 		verbs_debug(&ctx->ibv_ctx,
 			    "create QP: SGEs %u/%u or inline %u beyond the device's\n",
@@ -174,16 +173,27 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	ret = kite_wq_alloc(&qp->sq, cap->max_send_wr, sq_size, true);
 	if (ret)
 		goto err_free;
-	ret = kite_wq_alloc(&qp->rq, cap->max_recv_wr, rq_size, false);
+	if (attr->srq) {
+		/* No RQ: the rq_* fields stay zero. */
+		qp->srq = to_kite_srq(attr->srq);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		ret = kite_wq_alloc(&qp->rq, 0, 0, false);
+	} else {
+		ret = kite_wq_alloc(&qp->rq, cap->max_recv_wr, rq_size,
+				    false);
+	}
 	if (ret)
 		goto err_sq;
 
 	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring.buf;
 	cmd.sq_log_depth = qp->sq.ring.log_depth;
 	cmd.sq_wqe_shift = qp->sq.ring.entry_shift;
-	cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
-	cmd.rq_log_depth = qp->rq.ring.log_depth;
-	cmd.rq_wqe_shift = qp->rq.ring.entry_shift;
+	if (!attr->srq) {
+		cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
+		cmd.rq_log_depth = qp->rq.ring.log_depth;
+		cmd.rq_wqe_shift = qp->rq.ring.entry_shift;
+	}
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
 				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
@@ -529,6 +539,11 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (kite_dev_dead(ctx)) {
 		*bad_wr = wr;
 		return EIO;
+	}
+	if (qp->srq) {
+		/* Receives go to the SRQ (ibv_post_srq_recv). */
+		*bad_wr = wr;
+		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.pi;

@@ -2,8 +2,8 @@
 /*
  * kite_uverbs_test: kite_ib's user-object ABI from user space.
  *
- * Creates, resizes and destroys user CQs and creates, modifies, queries and
- * destroys user QPs on a Kite device through the uverbs commands, with the
+ * Creates, resizes and destroys user CQs, creates, modifies, queries and
+ * destroys user QPs and SRQs on a Kite device through the uverbs commands, with the
  * driver data of include/uapi/rdma/kite-abi.h built here, so that each
  * field can also be given a bad value: every bad request must fail with
  * the errno the driver documents and leave nothing behind. Then the same
@@ -85,6 +85,16 @@ struct qp_cmd {
 struct qp_resp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct kite_ib_create_qp_resp drv;
+};
+
+struct srq_cmd {
+	struct ibv_create_srq ibv_cmd;
+	struct kite_ib_create_srq_req drv;
+};
+
+struct srq_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct kite_ib_create_srq_resp drv;
 };
 
 /* A ring of @size bytes, 4 KiB aligned, every CQE slot marked INVALID. */
@@ -523,6 +533,214 @@ static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
 out_pd:
 	ret = ibv_cmd_dealloc_pd(&pd);
 	report(!ret, "deallocate PD: %s", strerror(ret));
+}
+
+struct srq_geom {
+	unsigned int log, shift;
+	uint32_t comp_mask, reserved;
+	int null_buf;
+	size_t len;		/* the request's length, 0: the whole */
+};
+
+/* A user SRQ with the driver data of @g; 0 or a negative errno. */
+static int srq_create(struct ibv_pd *pd, struct ibv_srq *srq, void **buf,
+		      uint32_t wr, uint32_t sge, uint32_t limit,
+		      const struct srq_geom *g, uint32_t *srqn)
+{
+	struct ibv_srq_init_attr attr = {
+		.attr = { .max_wr = wr, .max_sge = sge, .srq_limit = limit },
+	};
+	unsigned int log = g->log > 16 ? 1 : g->log;
+	unsigned int shift = g->shift > 12 ? 6 : g->shift;
+	struct srq_resp resp = {};
+	struct srq_cmd cmd = {};
+	int ret;
+
+	memset(srq, 0, sizeof(*srq));
+	srq->context = pd->context;
+	*buf = NULL;
+	if (posix_memalign(buf, RING_ALIGN,
+			   ((size_t)1 << log << shift) + RING_ALIGN))
+		return -ENOMEM;
+	cmd.drv.buf_addr = g->null_buf ? 0 : (uintptr_t)*buf;
+	cmd.drv.log_depth = g->log;
+	cmd.drv.wqe_shift = g->shift;
+	cmd.drv.comp_mask = g->comp_mask;
+	cmd.drv.reserved = g->reserved;
+	ret = ibv_cmd_create_srq(pd, srq, &attr, &cmd.ibv_cmd,
+				 g->len ? g->len : sizeof(cmd), &resp.ibv_resp,
+				 sizeof(resp));
+	if (!ret && srqn)
+		*srqn = resp.drv.srqn;
+	return -ret;
+}
+
+static void srq_bad(struct ibv_pd *pd, const char *what, int want,
+		    uint32_t wr, uint32_t sge, uint32_t limit,
+		    const struct srq_geom *g)
+{
+	struct ibv_srq srq;
+	void *buf;
+	int ret;
+
+	ret = -srq_create(pd, &srq, &buf, wr, sge, limit, g, NULL);
+	if (!ret) {
+		report(0, "create SRQ with %s: accepted", what);
+		ibv_cmd_destroy_srq(&srq);
+	} else {
+		report(ret == want, "create SRQ with %s: %s (want %s)", what,
+		       strerror(ret), strerror(want));
+	}
+	free(buf);
+}
+
+static void test_srqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
+{
+	const struct srq_geom good = { .log = 4, .shift = 6 };
+	const struct ibv_qp_cap cap = {
+		.max_send_wr = 16, .max_send_sge = 2,
+	};
+	struct ib_uverbs_alloc_pd_resp presp;
+	struct ibv_alloc_pd pcmd;
+	struct ibv_srq srq;
+	struct ibv_srq_attr sa;
+	struct ibv_pd pd = {};
+	struct srq_geom g;
+	struct ucq c;
+	uint32_t srqn = 0;
+	void *buf;
+	int ret;
+
+	report(da->max_srq > 0 && da->max_srq_wr >= 16 && da->max_srq_sge >= 1,
+	       "query device: max_srq %d, max_srq_wr %d, max_srq_sge %d",
+	       da->max_srq, da->max_srq_wr, da->max_srq_sge);
+	ret = ibv_cmd_alloc_pd(ctx, &pd, &pcmd, sizeof(pcmd), &presp,
+			       sizeof(presp));
+	report(!ret, "allocate PD for the SRQs: %s", strerror(ret));
+	if (ret)
+		return;
+
+	ret = -srq_create(&pd, &srq, &buf, 16, 2, 0, &good, &srqn);
+	report(!ret && srqn > 0, "create SRQ (16 x 64 B, 2 SGEs): %s, SRQN %u",
+	       strerror(ret), srqn);
+	if (!ret) {
+		struct ibv_modify_srq mcmd;
+		struct ibv_query_srq qcmd;
+
+		sa.srq_limit = 4;
+		ret = ibv_cmd_modify_srq(&srq, &sa, IBV_SRQ_LIMIT, &mcmd,
+					 sizeof(mcmd));
+		report(!ret, "modify SRQ limit 4: %s", strerror(ret));
+		sa.srq_limit = 17;
+		ret = ibv_cmd_modify_srq(&srq, &sa, IBV_SRQ_LIMIT, &mcmd,
+					 sizeof(mcmd));
+		report(ret == EINVAL, "modify SRQ limit 17 > 16 WQEs: %s (want EINVAL)",
+		       strerror(ret));
+		sa.max_wr = 32;
+		ret = ibv_cmd_modify_srq(&srq, &sa, IBV_SRQ_MAX_WR, &mcmd,
+					 sizeof(mcmd));
+		report(ret == EOPNOTSUPP, "modify SRQ max_wr (resize): %s (want EOPNOTSUPP)",
+		       strerror(ret));
+		memset(&sa, 0, sizeof(sa));
+		ret = ibv_cmd_query_srq(&srq, &sa, &qcmd, sizeof(qcmd));
+		report(!ret && sa.srq_limit == 4 && sa.max_wr == 16 &&
+		       sa.max_sge == 3,
+		       "query SRQ: %s, limit %u, max_wr %u, max_sge %u",
+		       strerror(ret), sa.srq_limit, sa.max_wr, sa.max_sge);
+
+		/* QPs on it: no RQ geometry. */
+		ret = -cq_create(ctx, &c, 100, 7, NULL);
+		report(!ret, "create CQ for the SRQ's QPs: %s", strerror(ret));
+		if (!ret) {
+			const struct qp_geom qg = { .sq_log = 4, .sq_shift = 7 };
+			struct ibv_qp_init_attr attr = {
+				.send_cq = &c.cq, .recv_cq = &c.cq,
+				.srq = &srq, .cap = cap,
+				.qp_type = IBV_QPT_RC,
+			};
+			struct qp_resp resp = {};
+			struct qp_cmd cmd = {};
+			struct uqp q;
+
+			memset(&q, 0, sizeof(q));
+			if (!posix_memalign(&q.sq, RING_ALIGN, 2 * 4096)) {
+				cmd.drv.sq_buf_addr = (uintptr_t)q.sq;
+				cmd.drv.sq_log_depth = qg.sq_log;
+				cmd.drv.sq_wqe_shift = qg.sq_shift;
+				ret = ibv_cmd_create_qp(&pd, &q.qp, &attr,
+							&cmd.ibv_cmd, sizeof(cmd),
+							&resp.ibv_resp,
+							sizeof(resp));
+				report(!ret, "create RC QP on the SRQ, no RQ: %s",
+				       strerror(ret));
+				if (!ret) {
+					ret = ibv_cmd_destroy_srq(&srq);
+					report(ret == EBUSY,
+					       "destroy SRQ with a QP on it: %s (want EBUSY)",
+					       strerror(ret));
+					ibv_cmd_destroy_qp(&q.qp);
+				}
+				cmd.drv.rq_log_depth = 4;
+				cmd.drv.rq_wqe_shift = 6;
+				cmd.drv.rq_buf_addr = (uintptr_t)q.sq;
+				ret = ibv_cmd_create_qp(&pd, &q.qp, &attr,
+							&cmd.ibv_cmd, sizeof(cmd),
+							&resp.ibv_resp,
+							sizeof(resp));
+				report(ret == EINVAL,
+				       "create QP on the SRQ with an RQ too: %s (want EINVAL)",
+				       strerror(ret));
+				if (!ret)
+					ibv_cmd_destroy_qp(&q.qp);
+				free(q.sq);
+			}
+			ibv_cmd_destroy_cq(&c.cq);
+			cq_free(&c);
+		}
+		ret = ibv_cmd_destroy_srq(&srq);
+		report(!ret, "destroy SRQ: %s", strerror(ret));
+	}
+	free(buf);
+
+	g = good;
+	g.comp_mask = 1;
+	srq_bad(&pd, "an unknown comp_mask bit", EOPNOTSUPP, 16, 2, 0, &g);
+	g = good;
+	g.reserved = 1;
+	srq_bad(&pd, "a non-zero reserved field", EOPNOTSUPP, 16, 2, 0, &g);
+	g = good;
+	g.len = sizeof(struct srq_cmd) - 8;
+	srq_bad(&pd, "a short request", EINVAL, 16, 2, 0, &g);
+	g = good;
+	g.log = 0;
+	srq_bad(&pd, "log_depth 0", EINVAL, 16, 2, 0, &g);
+	g = good;
+	g.log = 13;
+	srq_bad(&pd, "2^13 WQEs", EINVAL, 16, 2, 0, &g);
+	g = good;
+	g.log = 3;
+	srq_bad(&pd, "8 WQEs for 16 work requests", EINVAL, 16, 2, 0, &g);
+	g = good;
+	g.shift = 5;
+	srq_bad(&pd, "32-byte WQEs", EINVAL, 16, 2, 0, &g);
+	g = good;
+	g.shift = 11;
+	srq_bad(&pd, "2 KiB WQEs (beyond the largest)", EINVAL, 16, 2, 0, &g);
+	g = good;
+	srq_bad(&pd, "64-byte WQEs for 4 SGEs", EINVAL, 16, 4, 0, &g);
+	g = good;
+	g.null_buf = 1;
+	srq_bad(&pd, "no ring buffer", EINVAL, 16, 2, 0, &g);
+	srq_bad(&pd, "a limit above max_wr", EINVAL, 16, 2, 17, &good);
+	g = good;
+	g.log = 12;
+	srq_bad(&pd, "more work requests than max_srq_wr", EINVAL,
+		da->max_srq_wr + 1, 1, 0, &g);
+	srq_bad(&pd, "more SGEs than max_srq_sge", EINVAL, 16,
+		da->max_srq_sge + 1, 0, &good);
+
+	ret = ibv_cmd_dealloc_pd(&pd);
+	report(!ret, "deallocate the SRQs' PD: %s", strerror(ret));
 }
 
 /*
@@ -1757,6 +1975,7 @@ int main(int argc, char **argv)
 
 	test_cqs(ctx, &da);
 	test_qps(ctx, &da);
+	test_srqs(ctx, &da);
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
 	if (data) {

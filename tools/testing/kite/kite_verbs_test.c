@@ -28,6 +28,9 @@
  *                   access error moving the QP to ERROR, ib_drain_qp()
  * events            the CQ arm rules: NEXT_COMP, REPORT_MISSED_EVENTS,
  *                   SOLICITED
+ * srq               shared receive queues: bad capacities, SENDs to an RC
+ *                   QP on an SRQ (data compared), post_recv refused, the
+ *                   limit event, ib_drain_qp(), destroy while in use
  * traffic N         N SENDs and RDMA WRITEs of random sizes, data compared,
  *                   with short bounded waits; a QP that fails is replaced
  *                   (for a faulty device: the figures are logged)
@@ -66,9 +69,10 @@ MODULE_PARM_DESC(ibdev, "Name of the RDMA device to test (default kite0)");
 /* The resource types whose counts must not change across a run. */
 static const enum rdma_restrack_type kvt_res_types[] = {
 	RDMA_RESTRACK_PD, RDMA_RESTRACK_CQ, RDMA_RESTRACK_QP, RDMA_RESTRACK_MR,
+	RDMA_RESTRACK_SRQ,
 };
 
-static const char * const kvt_res_names[] = { "pd", "cq", "qp", "mr" };
+static const char * const kvt_res_names[] = { "pd", "cq", "qp", "mr", "srq" };
 
 /**
  * struct kvt_state - the attached device and objects kept across runs
@@ -183,6 +187,7 @@ static void kvt_kept(int *kept)
 	kept[1] = !!kvt.cq;
 	kept[2] = !!kvt.qp;
 	kept[3] = kvt.mr && !kvt.mr_untracked;
+	kept[4] = 0;	/* no SRQ is kept */
 }
 
 static bool kvt_kept_any(void)
@@ -213,7 +218,7 @@ static void kvt_res_check(struct kvt_run *r, const int *kept0)
 	kvt_kept(kept);
 	for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
 		ok &= now[i] == r->res[i] + kept[i] - kept0[i];
-	if (!kvt_result(r, ok, "no PD, CQ, QP or MR leaked (rdma restrack counts)"))
+	if (!kvt_result(r, ok, "no PD, CQ, QP, MR or SRQ leaked (rdma restrack counts)"))
 		for (i = 0; i < ARRAY_SIZE(kvt_res_types); i++)
 			pr_info("# %s: %d at start, %d now, kept %d -> %d\n",
 				kvt_res_names[i], r->res[i], now[i], kept0[i],
@@ -1275,8 +1280,12 @@ static int kvt_data_send(struct kvt_data *d, struct ib_qp *qp,
 	return ib_post_send(qp, wr, NULL);
 }
 
-/* A self-connected RC QP in RTS on @d->cq, or an ERR_PTR. */
-static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
+/*
+ * A self-connected RC QP in RTS on @d->cq, receiving from @srq if not
+ * NULL; or an ERR_PTR.
+ */
+static struct ib_qp *kvt_data_qp_on(struct kvt_run *r, struct kvt_data *d,
+				    struct ib_srq *srq)
 {
 	union ib_gid gid = {};
 	u8 mac[ETH_ALEN] = {};
@@ -1287,6 +1296,11 @@ static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
 
 	kvt_qp_attr(&ia, d->cq, IB_QPT_RC);
 	ia.cap.max_inline_data = 64;
+	if (srq) {
+		ia.srq = srq;
+		ia.cap.max_recv_wr = 0;
+		ia.cap.max_recv_sge = 0;
+	}
 	qp = ib_create_qp(d->pd, &ia);
 	if (IS_ERR(qp))
 		return qp;
@@ -1308,6 +1322,11 @@ static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
 		return ERR_PTR(err);
 	}
 	return qp;
+}
+
+static struct ib_qp *kvt_data_qp(struct kvt_run *r, struct kvt_data *d)
+{
+	return kvt_data_qp_on(r, d, NULL);
 }
 
 static int kvt_qp_state(struct ib_qp *qp)
@@ -1613,6 +1632,257 @@ static void kvt_run_data(struct kvt_run *r)
 	kvt_expect(r, ib_destroy_qp(d->qp), 0, "destroy_qp");
 	if (d->mr)
 		kvt_expect(r, ib_dereg_mr(d->mr), 0, "dereg_mr");
+out_cq:
+	ib_free_cq(d->cq);
+out_dst:
+	ib_dma_unmap_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL);
+out_src:
+	ib_dma_unmap_single(dev, d->src_dma, KVT_BUF, DMA_BIDIRECTIONAL);
+out_pd:
+	ib_dealloc_pd(d->pd);
+out_free:
+	kfree(d->dst);
+	kfree(d->src);
+	kfree(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* srq: shared receive queues                                          */
+/* ------------------------------------------------------------------ */
+
+#define KVT_SRQ_MSGS	4	/* receives at d->wr[KVT_EXTRA ...] */
+#define KVT_SRQ_CHUNK	(KVT_BUF / KVT_SRQ_MSGS)
+
+static atomic_t kvt_srq_limit_events;
+
+static void kvt_srq_event(struct ib_event *ev, void *ctx)
+{
+	pr_info("event %s on SRQ\n", ib_event_msg(ev->event));
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc(&kvt_srq_limit_events);
+}
+
+static struct ib_srq *kvt_srq(struct ib_pd *pd, u32 wr, u32 sge, u32 limit)
+{
+	struct ib_srq_init_attr ia = {
+		.event_handler = kvt_srq_event,
+		.srq_type = IB_SRQT_BASIC,
+		.attr = { .max_wr = wr, .max_sge = sge, .srq_limit = limit },
+	};
+
+	return ib_create_srq(pd, &ia);
+}
+
+/*
+ * Post a receive of chunk @i of @d->dst to @srq, completing into
+ * d->wr[KVT_EXTRA + @i].
+ */
+static int kvt_srq_recv(struct kvt_data *d, struct ib_srq *srq, int i)
+{
+	struct ib_sge sge = {
+		.addr = sg_dma_address(&d->sg) + i * KVT_SRQ_CHUNK,
+		.length = KVT_SRQ_CHUNK,
+		.lkey = d->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = kvt_wr_arm(&d->wr[KVT_EXTRA + i]),
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_srq_recv(srq, &wr, NULL);
+}
+
+static bool kvt_srq_limit_reach(int n)
+{
+	unsigned long end = jiffies + KVT_WAIT;
+
+	while (atomic_read(&kvt_srq_limit_events) < n) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(2000, 5000);
+	}
+	return true;
+}
+
+/* Bad input to the SRQ verbs, each refused with its errno. */
+static void kvt_srq_bad(struct kvt_run *r, struct kvt_data *d,
+			const struct ib_device_attr *da)
+{
+	struct ib_srq *srq;
+
+	srq = kvt_srq(d->pd, da->max_srq_wr + 1, 1, 0);
+	kvt_expect(r, PTR_ERR_OR_ZERO(srq), -EINVAL,
+		   "create_srq with max_wr %u (max_srq_wr + 1)", da->max_srq_wr + 1);
+	if (!IS_ERR(srq))
+		ib_destroy_srq_user(srq, NULL);
+	srq = kvt_srq(d->pd, 16, da->max_srq_sge + 1, 0);
+	kvt_expect(r, PTR_ERR_OR_ZERO(srq), -EINVAL,
+		   "create_srq with max_sge %u (max_srq_sge + 1)", da->max_srq_sge + 1);
+	if (!IS_ERR(srq))
+		ib_destroy_srq_user(srq, NULL);
+	srq = kvt_srq(d->pd, 16, 1, 17);
+	kvt_expect(r, PTR_ERR_OR_ZERO(srq), -EINVAL,
+		   "create_srq with srq_limit 17 > max_wr 16");
+	if (!IS_ERR(srq))
+		ib_destroy_srq_user(srq, NULL);
+	srq = kvt_srq(d->pd, da->max_srq_wr, da->max_srq_sge, 0);
+	kvt_expect(r, PTR_ERR_OR_ZERO(srq), 0,
+		   "create_srq at exactly max_srq_wr %u and max_srq_sge %u",
+		   da->max_srq_wr, da->max_srq_sge);
+	if (!IS_ERR(srq))
+		kvt_expect(r, ib_destroy_srq_user(srq, NULL), 0, "destroy_srq");
+}
+
+static void kvt_srq_cases(struct kvt_run *r, struct kvt_data *d,
+			  struct ib_srq *srq)
+{
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
+	struct ib_sge sge = {};
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_srq_attr sa = {};
+	const struct ib_recv_wr *bad;
+	char name[64];
+	int i, ok = 0;
+
+	kvt_expect(r, ib_post_recv(d->qp, &rwr, &bad), -EINVAL,
+		   "post_recv on a QP with an SRQ");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, sa.max_wr >= 16 && sa.max_sge >= 1 && !sa.srq_limit,
+		   "query_srq: max_wr %u, max_sge %u, not armed", sa.max_wr,
+		   sa.max_sge);
+
+	/* Messages of distinct contents into distinct receives. */
+	for (i = 0; i < KVT_BUF; i++)
+		d->src[i] = i * 13 + 5;
+	memset(d->dst, 0, KVT_BUF);
+	for (i = 0; i < KVT_SRQ_MSGS; i++)
+		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
+	for (i = 0; i < KVT_SRQ_MSGS; i++) {
+		wr = (struct ib_send_wr){ .opcode = IB_WR_SEND };
+		kvt_expect(r, kvt_data_send(d, d->qp, &wr,
+					    i * KVT_SRQ_CHUNK, 1000 + i),
+			   0, "post_send %d (%d bytes)", i, 1000 + i);
+		snprintf(name, sizeof(name), "SEND %d completes", i);
+		kvt_wc(r, &d->wr[KVT_SEND], IB_WC_SUCCESS, name);
+	}
+	for (i = 0; i < KVT_SRQ_MSGS; i++) {
+		snprintf(name, sizeof(name), "SRQ receive %d completes", i);
+		if (!kvt_wc(r, &d->wr[KVT_EXTRA + i], IB_WC_SUCCESS, name))
+			continue;
+		ok += d->wr[KVT_EXTRA + i].wc.byte_len == 1000 + i &&
+		      d->wr[KVT_EXTRA + i].wc.qp == d->qp &&
+		      d->wr[KVT_EXTRA + i].wc.opcode == IB_WC_RECV &&
+		      !memcmp(d->dst + i * KVT_SRQ_CHUNK,
+			      d->src + i * KVT_SRQ_CHUNK, 1000 + i);
+	}
+	kvt_result(r, ok == KVT_SRQ_MSGS,
+		   "%d SENDs through the SRQ: each wr_id, byte_len and payload right (%d)",
+		   KVT_SRQ_MSGS, ok);
+}
+
+/* The limit event: armed at 2 with 3 WQEs, the second SEND fires it. */
+static void kvt_srq_limit_cases(struct kvt_run *r, struct kvt_data *d,
+				struct ib_srq *srq)
+{
+	struct ib_send_wr wr;
+	struct ib_srq_attr sa = {};
+	int i, n0;
+
+	sa.max_wr = 1;
+	kvt_expect(r, ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR), -EOPNOTSUPP,
+		   "modify_srq IB_SRQ_MAX_WR (resize)");
+	sa.srq_limit = 100000;
+	kvt_expect(r, ib_modify_srq(srq, &sa, IB_SRQ_LIMIT), -EINVAL,
+		   "modify_srq with a limit above max_wr");
+	for (i = 0; i < 3; i++)
+		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
+	n0 = atomic_read(&kvt_srq_limit_events);
+	sa.srq_limit = 2;
+	kvt_expect(r, ib_modify_srq(srq, &sa, IB_SRQ_LIMIT), 0,
+		   "modify_srq IB_SRQ_LIMIT 2");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, sa.srq_limit == 2, "query_srq: armed at %u", sa.srq_limit);
+	for (i = 0; i < 2; i++) {
+		wr = (struct ib_send_wr){ .opcode = IB_WR_SEND };
+		kvt_expect(r, kvt_data_send(d, d->qp, &wr, 0, 10), 0,
+			   "post_send %d", i);
+		kvt_wc(r, &d->wr[KVT_SEND], IB_WC_SUCCESS, "SEND completes");
+		kvt_wc(r, &d->wr[KVT_EXTRA + i], IB_WC_SUCCESS,
+		       "SRQ receive completes");
+		if (!i) {
+			msleep(50);
+			kvt_result(r, atomic_read(&kvt_srq_limit_events) == n0,
+				   "3 -> 2 WQEs: no limit event yet");
+		}
+	}
+	kvt_result(r, kvt_srq_limit_reach(n0 + 1),
+		   "2 -> 1 WQEs: IB_EVENT_SRQ_LIMIT_REACHED");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, !sa.srq_limit, "query_srq: disarmed after the event (%u)",
+		   sa.srq_limit);
+}
+
+static void kvt_run_srq(struct kvt_run *r)
+{
+	struct ib_device *dev = r->dev;
+	struct ib_device_attr *da = &dev->attrs;
+	struct ib_srq *srq;
+	struct kvt_data *d;
+	int i, n;
+
+	if (!kvt_result(r, da->max_srq > 0 && da->max_srq_wr >= 16 &&
+			da->max_srq_sge >= 1,
+			"device caps: max_srq %d, max_srq_wr %d, max_srq_sge %d",
+			da->max_srq, da->max_srq_wr, da->max_srq_sge))
+		return;
+	d = kzalloc_obj(*d, GFP_KERNEL);
+	if (!d)
+		return;
+	for (i = 0; i < ARRAY_SIZE(d->wr); i++)
+		init_completion(&d->wr[i].done);
+	d->src = kzalloc(KVT_BUF, GFP_KERNEL);
+	d->dst = kzalloc(KVT_BUF, GFP_KERNEL);
+	if (!d->src || !d->dst)
+		goto out_free;
+	d->pd = ib_alloc_pd(dev, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->pd), 0, "alloc_pd"))
+		goto out_free;
+	d->src_dma = ib_dma_map_single(dev, d->src, KVT_BUF, DMA_BIDIRECTIONAL);
+	if (!kvt_result(r, !ib_dma_mapping_error(dev, d->src_dma), "map source"))
+		goto out_pd;
+	sg_init_one(&d->sg, d->dst, KVT_BUF);
+	if (!kvt_result(r, ib_dma_map_sg(dev, &d->sg, 1, DMA_BIDIRECTIONAL) == 1,
+			"map destination"))
+		goto out_src;
+	d->cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_SOFTIRQ);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->cq), 0, "alloc_cq(IB_POLL_SOFTIRQ)"))
+		goto out_dst;
+
+	kvt_srq_bad(r, d, da);
+	n = rdma_restrack_count(dev, RDMA_RESTRACK_SRQ, false);
+	srq = kvt_srq(d->pd, 16, 2, 0);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(srq), 0, "create_srq 16 x 2 SGEs"))
+		goto out_cq;
+	kvt_result(r, rdma_restrack_count(dev, RDMA_RESTRACK_SRQ, false) == n + 1,
+		   "the SRQ is in the RDMA core's resource tracking (rdma res show srq)");
+	d->qp = kvt_data_qp_on(r, d, srq);
+	if (!kvt_expect(r, PTR_ERR_OR_ZERO(d->qp), 0,
+			"RC QP on the SRQ connected to itself in RTS"))
+		goto out_srq;
+	kvt_expect(r, ib_destroy_srq_user(srq, NULL), -EBUSY, "destroy_srq while a QP uses it");
+
+	kvt_srq_cases(r, d, srq);
+	kvt_srq_limit_cases(r, d, srq);
+
+	/* One WQE is left; the drain waits for the last-WQE event. */
+	ib_drain_qp(d->qp);
+	kvt_result(r, kvt_qp_state(d->qp) == IB_QPS_ERR,
+		   "ib_drain_qp on a QP with an SRQ returns, QP in ERROR");
+	kvt_expect(r, ib_destroy_qp(d->qp), 0, "destroy_qp");
+out_srq:
+	kvt_expect(r, ib_destroy_srq_user(srq, NULL), 0,
+		   "destroy_srq with a WQE still posted");
 out_cq:
 	ib_free_cq(d->cq);
 out_dst:
@@ -2096,7 +2366,8 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 	    strcmp(set, "hang_prepare") && strcmp(set, "hang") &&
 	    strcmp(set, "works") && strcmp(set, "capacity") &&
 	    strcmp(set, "bench") && strcmp(set, "data") &&
-	    strcmp(set, "events") && strcmp(set, "traffic"))
+	    strcmp(set, "events") && strcmp(set, "traffic") &&
+	    strcmp(set, "srq"))
 		return -EINVAL;
 	if (!strcmp(set, "fault") && n != 3)
 		return -EINVAL;
@@ -2128,6 +2399,8 @@ static int kvt_run_set(const char *val, const struct kernel_param *kp)
 		kvt_run_data(&r);
 	else if (!strcmp(set, "events"))
 		kvt_run_events(&r);
+	else if (!strcmp(set, "srq"))
+		kvt_run_srq(&r);
 	else if (!strcmp(set, "traffic"))
 		kvt_run_traffic(&r, a ? a : 100);
 	else

@@ -10,6 +10,7 @@
  *   kite_ib_hwq.c   queue memory and page buffer lists (kernel and user)
  *   kite_ib_cq.c    CQ verbs, poll_cq, req_notify_cq
  *   kite_ib_qp.c    QP verbs, post_send, post_recv
+ *   kite_ib_srq.c   SRQ verbs, post_srq_recv
  *   kite_ib_mr.c    PD, MR and AH verbs
  *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
  *   kite_ib_res.c   hardware counters, restrack driver details
@@ -417,6 +418,45 @@ struct kite_ib_qp {
 };
 
 /**
+ * struct kite_ib_srq - a shared receive queue
+ * @ibsrq: the core's SRQ
+ * @hwq: the WQE ring (kernel or user memory)
+ * @srqn: the device's number
+ * @uctx: owning user context number, 0 for kernel SRQs
+ * @max_sge: SGEs a WQE can hold
+ * @pi: kernel SRQs: WQEs posted (free-running, 16 bits sent to the device)
+ * @outstanding: kernel SRQs: WQEs posted and not yet completed
+ * @wr_id: kernel SRQs: per tag, the wr_id of the WQE carrying it
+ * @len: kernel SRQs: per tag, the bytes the WQE can take
+ * @busy: kernel SRQs: the tags of outstanding WQEs
+ * @free: kernel SRQs: a stack of the free tags, @nfree of them
+ * @nfree: entries in @free
+ * @lock: serialises posting and completing on a kernel SRQ
+ * @ref: EQ dispatch holds a reference while calling the event handler
+ *
+ * The device takes WQEs in ring order but they complete on the CQs of
+ * different QPs in any order: a WQE carries a tag, an index of @wr_id,
+ * which the CQE returns (prm_srq.rst). Keeping at most depth WQEs
+ * outstanding keeps the ring slot at @pi free.
+ */
+struct kite_ib_srq {
+	struct ib_srq ibsrq;
+	struct kite_ib_hwq hwq;
+	u32 srqn;
+	u32 uctx;
+	u32 max_sge;
+	u32 pi;
+	u32 outstanding;
+	u64 *wr_id;
+	u32 *len;
+	unsigned long *busy;
+	u16 *free;
+	u32 nfree;
+	spinlock_t lock;	/* see @lock above */
+	struct kite_ib_ref ref;
+};
+
+/**
  * struct kite_ib_mr - a memory region
  * @ibmr: the core's MR
  * @umem: user MRs: the pinned memory
@@ -484,6 +524,9 @@ struct kite_ib_caps {
 	u16 max_cq_moderation_count;
 	u16 max_cq_moderation_period;
 	u32 local_ca_ack_delay;
+	u32 max_srq;
+	u32 max_srq_wr;
+	u32 max_srq_sge;
 };
 
 /**
@@ -538,6 +581,7 @@ enum kite_ib_bad {
  * @next_comp_eq: round-robin counter for CQs without a comp_vector
  * @cq_xa: CQN to &kite_ib_cq.ref, for EQE dispatch (kite_ib_ref_get())
  * @qp_xa: QPN to &kite_ib_qp.ref, likewise
+ * @srq_xa: SRQN to &kite_ib_srq.ref, likewise
  * @running: probe completed and remove has not started; only then does a
  *	device failure request a reset
  * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
@@ -564,6 +608,7 @@ struct kite_ib_dev {
 	atomic_t next_comp_eq;
 	struct xarray cq_xa;
 	struct xarray qp_xa;
+	struct xarray srq_xa;
 	bool running;
 	bool fatal;
 	struct work_struct isolate_work;
@@ -615,6 +660,11 @@ static inline struct kite_ib_qp *kite_ib_qp_get(struct kite_ib_dev *dev,
 static inline void kite_ib_qp_put(struct kite_ib_qp *qp)
 {
 	kite_ib_ref_put(&qp->ref);
+}
+
+static inline struct kite_ib_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kite_ib_srq, ibsrq);
 }
 
 static inline struct kite_ib_pd *to_kpd(struct ib_pd *ibpd)
@@ -711,6 +761,23 @@ int kite_ib_qp_attr_to_cmd(const struct ib_qp_attr *attr, int attr_mask,
 			   struct kite_cmd_modify_qp *cmd);
 int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
 		      struct kite_cmd_modify_qp *cmd);
+
+/* kite_ib_srq.c */
+int kite_ib_create_srq(struct ib_srq *ibsrq,
+		       struct ib_srq_init_attr *init_attr,
+		       struct ib_udata *udata);
+int kite_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		       enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int kite_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int kite_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int kite_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr);
+bool kite_ib_srq_complete(struct kite_ib_srq *srq, u16 tag, u64 *wr_id,
+			  u32 *len);
+void kite_ib_eq_srq_event(struct kite_ib_dev *dev, u32 srqn,
+			  enum ib_event_type type);
+int kite_ib_srq_stride(u32 max_sge);
+u64 kite_ib_srq_db(u32 srqn, u32 pi);
 
 /* kite_ib_mr.c */
 int kite_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

@@ -574,6 +574,10 @@ bool kite_ib_cmd_result_ok(const struct kite_ib_caps *caps, u8 opcode,
 	case KITE_CMD_ALLOC_PD:
 		limit = caps->max_pd;
 		break;
+	case KITE_CMD_CREATE_SRQ:
+		/* SRQNs are 1 .. max_srq (a count, SRQN 0 excluded). */
+		limit = caps->max_srq ? caps->max_srq + 1 : 0;
+		break;
 	case KITE_CMD_REG_MR:
 	case KITE_CMD_ALLOC_MR:
 		result = FIELD_GET(KITE_KEY_INDEX, result);

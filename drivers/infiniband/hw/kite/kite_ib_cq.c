@@ -856,15 +856,21 @@ static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 				      own_cq ? to_kcq(own_cq)->cqn : 0);
 		goto isolate;
 	}
-	spin_lock(&wq->lock);
-	done = kite_ib_wq_complete(wq, idx, &wr_id, &posted_len);
-	spin_unlock(&wq->lock);
+	if (wq == &qp->rq && qp->ibqp.srq) {
+		/* A receive from the SRQ: @idx is the WQE's tag. */
+		done = kite_ib_srq_complete(to_ksrq(qp->ibqp.srq), idx, &wr_id,
+					    &posted_len);
+	} else {
+		spin_lock(&wq->lock);
+		done = kite_ib_wq_complete(wq, idx, &wr_id, &posted_len);
+		spin_unlock(&wq->lock);
+	}
 	if (!done) {
 		kite_ib_bad(dev, KITE_IB_BAD_CQE_WQE_IDX);
 		ibdev_err_ratelimited(&dev->ibdev,
 				      "bad device data (cqe-wqe-idx): CQ %u: QP %u %s CQE for WQE %u not outstanding, skipped\n",
-				      cq->cqn, qpn, wq == &qp->sq ? "SQ" : "RQ",
-				      idx);
+				      cq->cqn, qpn, wq == &qp->sq ? "SQ" :
+				      qp->ibqp.srq ? "SRQ" : "RQ", idx);
 		goto isolate;
 	}
 	filled = true;

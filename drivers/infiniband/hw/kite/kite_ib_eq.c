@@ -369,6 +369,12 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
 	case KITE_EQE_SQ_DRAINED:
 		kite_ib_eq_qp_event(dev, obj, IB_EVENT_SQ_DRAINED);
 		break;
+	case KITE_EQE_SRQ_LIMIT:
+		kite_ib_eq_srq_event(dev, obj, IB_EVENT_SRQ_LIMIT_REACHED);
+		break;
+	case KITE_EQE_SRQ_ERROR:
+		kite_ib_eq_srq_event(dev, obj, IB_EVENT_SRQ_ERR);
+		break;
 	case KITE_EQE_EQ_OVERFLOW:
 		dev_warn_ratelimited(kite_ib_eq_log_dev(dev),
 				     "EQ %u overflowed: events were lost\n",

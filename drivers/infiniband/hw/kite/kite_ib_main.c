@@ -35,6 +35,8 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	    !c->max_qp_wr || !c->max_cqe || !c->max_eq || !c->gid_tbl_len ||
 	    c->max_send_sge > KITE_MAX_SGE || c->max_recv_sge > KITE_MAX_SGE ||
 	    c->max_inline > KITE_MAX_INLINE || c->max_uctx >= KITE_DB_PAGES ||
+	    c->max_srq > KITE_OBJ_MASK || c->max_srq_sge > KITE_MAX_SGE ||
+	    c->max_srq_wr > BIT(KITE_WQ_MAX_LOG_DEPTH) ||
 	    !(c->page_size_cap & BIT_ULL(KITE_PBL_MIN_PAGE_SHIFT))) {
 		dev_err(d, "device reports unusable capabilities (max_qp %u, max_cq %u, max_sge %u/%u, max_inline %u, max_uctx %u, page sizes %#llx)\n",
 			c->max_qp, c->max_cq, c->max_send_sge, c->max_recv_sge,
@@ -92,6 +94,11 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 	c->max_cq_moderation_count = le16_to_cpu(out->max_cq_moderation_count);
 	c->max_cq_moderation_period = le16_to_cpu(out->max_cq_moderation_period);
 	c->local_ca_ack_delay = le32_to_cpu(out->local_ca_ack_delay);
+	if (c->features & KITE_FEAT_SRQ) {
+		c->max_srq = le32_to_cpu(out->max_srq);
+		c->max_srq_wr = le32_to_cpu(out->max_srq_wr);
+		c->max_srq_sge = le32_to_cpu(out->max_srq_sge);
+	}
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -130,6 +137,10 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->max_cqe = kite_ib_cq_max_cqe(dev);
 	attr->max_mr = c->max_mr - 1;
 	attr->max_pd = c->max_pd - 1;
+	/* SRQN 0 is never allocated either: max_srq is a count already. */
+	attr->max_srq = c->max_srq;
+	attr->max_srq_wr = c->max_srq_wr;
+	attr->max_srq_sge = c->max_srq_sge;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
 	attr->max_res_rd_atom = attr->max_qp * c->max_qp_rd_atom;
@@ -283,6 +294,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.create_ah = kite_ib_create_ah,
 	.create_cq = kite_ib_create_cq,
 	.create_qp = kite_ib_create_qp,
+	.create_srq = kite_ib_create_srq,
 	.create_user_ah = kite_ib_create_ah,
 	.dealloc_pd = kite_ib_dealloc_pd,
 	.dealloc_ucontext = kite_ib_dealloc_ucontext,
@@ -292,6 +304,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.destroy_ah = kite_ib_destroy_ah,
 	.destroy_cq = kite_ib_destroy_cq,
 	.destroy_qp = kite_ib_destroy_qp,
+	.destroy_srq = kite_ib_destroy_srq,
 	.get_dev_fw_str = kite_ib_get_dev_fw_str,
 	.get_dma_mr = kite_ib_get_dma_mr,
 	.get_link_layer = kite_ib_get_link_layer,
@@ -301,13 +314,16 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.mmap_free = kite_ib_mmap_free,
 	.modify_cq = kite_ib_modify_cq,
 	.modify_qp = kite_ib_modify_qp,
+	.modify_srq = kite_ib_modify_srq,
 	.poll_cq = kite_ib_poll_cq,
 	.post_recv = kite_ib_post_recv,
 	.post_send = kite_ib_post_send,
+	.post_srq_recv = kite_ib_post_srq_recv,
 	.query_device = kite_ib_query_device,
 	.query_pkey = kite_ib_query_pkey,
 	.query_port = kite_ib_query_port,
 	.query_qp = kite_ib_query_qp,
+	.query_srq = kite_ib_query_srq,
 	.reg_user_mr = kite_ib_reg_user_mr,
 	.req_notify_cq = kite_ib_req_notify_cq,
 	.resize_user_cq = kite_ib_resize_user_cq,
@@ -316,6 +332,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_ib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kite_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kite_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, kite_ib_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ib_ucontext, ibuc),
 };
 
@@ -403,6 +420,7 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	dev->db = kadev->kernel_db;
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	atomic_set(&dev->next_comp_eq, 0);
 	kite_ib_guard_init(dev);
 	auxiliary_set_drvdata(adev, dev);
@@ -506,6 +524,7 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	if (READ_ONCE(dev->cmdq.state) == KITE_CMDQ_FATAL)
 		kite_en_request_reset(dev->kadev);
 	kite_ib_cmdq_destroy(dev);
+	xa_destroy(&dev->srq_xa);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
 	/* No user mapping of the page is left after the unregistration. */

@@ -236,7 +236,7 @@ static u32 kite_ib_sq_room(u32 type, int stride)
 /* A kernel QP's queues, sized for @cap. */
 static int kite_ib_qp_alloc_kernel(struct kite_ib_dev *dev,
 				   struct kite_ib_qp *qp,
-				   const struct ib_qp_cap *cap)
+				   const struct ib_qp_cap *cap, bool srq)
 {
 	int sq_stride, rq_stride, err;
 	u32 sq_depth, rq_depth;
@@ -246,6 +246,18 @@ static int kite_ib_qp_alloc_kernel(struct kite_ib_dev *dev,
 	sq_stride = kite_ib_wq_stride(true, qp->type, cap->max_send_sge,
 				      cap->max_inline_data);
 	rq_stride = kite_ib_wq_stride(false, qp->type, cap->max_recv_sge, 0);
+	if (srq) {
+		/* No RQ: receives come from the SRQ. */
+		if (!sq_depth || sq_stride < 0) {
+			dev_dbg(kite_ib_qp_log_dev(dev),
+				"QP send queue too large: wr %u sge %u inline %u\n",
+				cap->max_send_wr, cap->max_send_sge,
+				cap->max_inline_data);
+			return -EINVAL;
+		}
+		return kite_ib_wq_alloc(dev, &qp->sq, sq_depth, sq_stride,
+					true);
+	}
 	if (!sq_depth || !rq_depth || sq_stride < 0 || rq_stride < 0) {
 		dev_dbg(kite_ib_qp_log_dev(dev),
 			"QP queues too large: wr %u/%u sge %u/%u inline %u\n",
@@ -292,7 +304,7 @@ static int kite_ib_user_wq(struct kite_ib_dev *dev, struct kite_ib_wq *wq,
 /* A user QP's queues, in the library's buffers (kite_ib_create_qp_req). */
 static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
 				 struct kite_ib_qp *qp,
-				 const struct ib_qp_cap *cap,
+				 const struct ib_qp_cap *cap, bool srq,
 				 struct ib_udata *udata)
 {
 	struct kite_ib_create_qp_req req;
@@ -315,6 +327,15 @@ static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
 						cap->max_inline_data));
 	if (err)
 		return err;
+	if (srq) {
+		if (req.rq_buf_addr || req.rq_log_depth || req.rq_wqe_shift) {
+			dev_dbg(kite_ib_qp_log_dev(dev),
+				"create QP on an SRQ: RQ geometry given\n");
+			kite_ib_hwq_free(dev, &qp->sq.hwq);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	err = kite_ib_user_wq(dev, &qp->rq, "create QP RQ", req.rq_buf_addr,
 			      req.rq_log_depth, req.rq_wqe_shift,
 			      cap->max_recv_wr,
@@ -337,7 +358,8 @@ static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
  * QP's are the library's, checked against the capacities asked for.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for other types, create flags, SRQs or unknown
+ * Return: 0; -EOPNOTSUPP for other types, create flags, a GSI QP on an
+ * SRQ or unknown
  * request bits; -EINVAL for capacities beyond the device's or a user
  * geometry that cannot hold them; -ENOMEM; -EFAULT; or the errno of
  * CREATE_QP.
@@ -361,9 +383,19 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = kite_ib_qp_type(attr->qp_type, &qp->type);
 	if (err)
 		return err;
-	if (attr->create_flags || attr->srq || attr->xrcd ||
+	if (attr->create_flags || attr->xrcd ||
 	    (udata && qp->type == KITE_QPT_GSI))
 		return -EOPNOTSUPP;
+	if (attr->srq && qp->type == KITE_QPT_GSI) {
+		dev_dbg(kite_ib_qp_log_dev(dev), "GSI QP on an SRQ\n");
+		return -EOPNOTSUPP;
+	}
+	if (attr->srq &&
+	    to_ksrq(attr->srq)->uctx != kite_ib_uctx_of(udata)) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"QP and SRQ of different contexts\n");
+		return -EINVAL;
+	}
 	if (!attr->send_cq || !attr->recv_cq)
 		return -EINVAL;
 	err = kite_ib_check_caps(dev, cap);
@@ -374,9 +406,9 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
 	if (udata)
-		err = kite_ib_qp_alloc_user(dev, qp, cap, udata);
+		err = kite_ib_qp_alloc_user(dev, qp, cap, !!attr->srq, udata);
 	else
-		err = kite_ib_qp_alloc_kernel(dev, qp, cap);
+		err = kite_ib_qp_alloc_kernel(dev, qp, cap, !!attr->srq);
 	if (err)
 		return err;
 
@@ -386,23 +418,29 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			       dev->caps.max_send_sge);
 	qp->sq.max_sge = min_t(u32, qp->sq.max_sge, KITE_MAX_SGE);
 	qp->max_inline = min_t(u32, room, dev->caps.max_inline);
-	qp->rq.max_sge = min_t(u32, (BIT(qp->rq.hwq.entry_shift) -
-				     sizeof(struct kite_wqe_recv)) /
-				    sizeof(struct kite_wqe_sge),
-			       dev->caps.max_recv_sge);
-	qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
+	if (!attr->srq) {
+		qp->rq.max_sge = min_t(u32, (BIT(qp->rq.hwq.entry_shift) -
+					     sizeof(struct kite_wqe_recv)) /
+					    sizeof(struct kite_wqe_sge),
+				       dev->caps.max_recv_sge);
+		qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
+	}
 	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->uctx = kite_ib_uctx_of(udata);
 	qp->state = IB_QPS_RESET;
 
 	in.type = cpu_to_le32(qp->type);
-	in.flags = cpu_to_le32(qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0);
+	in.flags = cpu_to_le32((qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0) |
+			       (attr->srq ? KITE_QP_F_SRQ : 0));
+	if (attr->srq)
+		in.srqn = cpu_to_le32(to_ksrq(attr->srq)->srqn);
 	in.pdn = cpu_to_le32(to_kpd(ibqp->pd)->pdn);
 	in.send_cqn = cpu_to_le32(to_kcq(attr->send_cq)->cqn);
 	in.recv_cqn = cpu_to_le32(to_kcq(attr->recv_cq)->cqn);
 	in.uctx = cpu_to_le32(qp->uctx);
 	in.sq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->sq));
-	in.rq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->rq));
+	if (!attr->srq)
+		in.rq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->rq));
 	in.sq_pbl = qp->sq.hwq.pbl.desc;
 	in.rq_pbl = qp->rq.hwq.pbl.desc;
 	err = kite_ib_cmd_exec(dev, &cmd);
@@ -792,6 +830,7 @@ int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;
 	init_attr->qp_type = ibqp->qp_type;
+	init_attr->srq = ibqp->srq;
 	init_attr->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 						  IB_SIGNAL_REQ_WR;
 	init_attr->cap = attr->cap;
@@ -928,6 +967,13 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 posted = 0;
 	int err = 0;
 
+	if (ibqp->srq) {
+		dev_dbg(kite_ib_qp_log_dev(dev),
+			"post_recv on QP %u, which receives from an SRQ\n",
+			qp->qpn);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	/* rq->lock: as sq->lock in kite_ib_post_send(). */
 	spin_lock_irqsave(&rq->lock, flags);
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {

@@ -153,7 +153,73 @@ static void kite_qp_test_full(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kite_ib_wq_full(100, 0, 64));
 }
 
+static void kite_qp_test_srq_stride(struct kunit *test)
+{
+	/* the 16-byte header and 16-byte data segments, at least 64 bytes */
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(0), 64);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(1), 64);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(3), 64);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(4), 128);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(KITE_MAX_SGE), 256);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(63), 1024);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(64), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_stride(U32_MAX), -EINVAL);
+}
+
+static void kite_qp_test_srq_doorbell(struct kunit *test)
+{
+	/* prm_srq.rst: type 5, the SRQN in OBJ, the producer counter in PI */
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_db(3, 0x1234), 0x0000123405000003ULL);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_db(3, 0x12345678),
+			0x0000567805000003ULL);
+	KUNIT_EXPECT_EQ(test, kite_ib_srq_db(U32_MAX, U32_MAX),
+			0x0000ffff05ffffffULL);
+}
+
+static void kite_qp_test_srq_complete(struct kunit *test)
+{
+	struct kite_ib_srq *srq = kunit_kzalloc(test, sizeof(*srq), GFP_KERNEL);
+	unsigned long busy[1] = {};
+	u64 wr_id[4] = { 10, 11, 12, 13 };
+	u32 len[4] = { 100, 101, 102, 103 };
+	u16 free[4] = {};
+	u64 id = 0;
+	u32 l = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, srq);
+	spin_lock_init(&srq->lock);
+	srq->hwq.depth = 4;
+	srq->wr_id = wr_id;
+	srq->len = len;
+	srq->busy = busy;
+	srq->free = free;
+	srq->nfree = 2;
+	srq->outstanding = 2;
+	__set_bit(1, busy);
+	__set_bit(3, busy);
+
+	/* an outstanding tag completes once */
+	KUNIT_EXPECT_TRUE(test, kite_ib_srq_complete(srq, 3, &id, &l));
+	KUNIT_EXPECT_EQ(test, id, 13ULL);
+	KUNIT_EXPECT_EQ(test, l, 103U);
+	KUNIT_EXPECT_EQ(test, srq->outstanding, 1U);
+	KUNIT_EXPECT_EQ(test, srq->nfree, 3U);
+	KUNIT_EXPECT_EQ(test, free[2], 3);
+	KUNIT_EXPECT_FALSE(test, kite_ib_srq_complete(srq, 3, &id, &l));
+	/* tags never posted, and beyond the depth, are refused */
+	KUNIT_EXPECT_FALSE(test, kite_ib_srq_complete(srq, 0, &id, &l));
+	KUNIT_EXPECT_FALSE(test, kite_ib_srq_complete(srq, 4, &id, &l));
+	KUNIT_EXPECT_FALSE(test, kite_ib_srq_complete(srq, 0xffff, &id, &l));
+	KUNIT_EXPECT_EQ(test, srq->outstanding, 1U);
+	KUNIT_EXPECT_TRUE(test, kite_ib_srq_complete(srq, 1, &id, &l));
+	KUNIT_EXPECT_EQ(test, id, 11ULL);
+	KUNIT_EXPECT_EQ(test, srq->outstanding, 0U);
+}
+
 static struct kunit_case kite_ib_qp_test_cases[] = {
+	KUNIT_CASE(kite_qp_test_srq_stride),
+	KUNIT_CASE(kite_qp_test_srq_doorbell),
+	KUNIT_CASE(kite_qp_test_srq_complete),
 	KUNIT_CASE(kite_qp_test_stride_rc),
 	KUNIT_CASE(kite_qp_test_stride_ud),
 	KUNIT_CASE(kite_qp_test_stride_recv),

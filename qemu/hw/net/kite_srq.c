@@ -1,0 +1,353 @@
+/*
+ * Kite NIC: shared receive queues.
+ *
+ * An SRQ is a ring of receive WQEs (struct kite_wqe_srq_recv and its data
+ * segments) that any number of RC and UD QPs of its PD receive from. A QP
+ * takes the WQE at the SRQ's consumer index when a message starts and
+ * keeps a copy until the message completes, so QPs receiving at once never
+ * share a WQE; the CQE names the WQE by the tag the driver wrote in it.
+ * When a take leaves fewer WQEs than an armed limit, the device disarms
+ * the limit and posts KITE_EQE_SRQ_LIMIT on EQ 0.
+ *
+ * Copyright (c) 2026 Kite
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "qemu/bswap.h"
+
+#include "kite_int.h"
+
+#define SRQ_OFF(f)      offsetof(struct kite_cmd_create_srq, f)
+#define MSRQ_OFF(f)     offsetof(struct kite_cmd_modify_srq, f)
+
+#define KITE_WQ_CFG_ALL (KITE_WQ_CFG_LOG_DEPTH | KITE_WQ_CFG_WQE_SHIFT)
+
+KiteSRQ *kite_srq_lookup(KiteState *s, uint32_t srqn)
+{
+    if (!srqn || srqn >= KITE_MAX_SRQ || !s->rdma.srq[srqn].valid) {
+        return NULL;
+    }
+    return &s->rdma.srq[srqn];
+}
+
+bool kite_srq_pd_used(KiteState *s, uint32_t pdn)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_SRQ; i++) {
+        if (s->rdma.srq[i].valid && s->rdma.srq[i].pdn == pdn) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool kite_srq_uctx_used(KiteState *s, uint32_t uctx)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_SRQ; i++) {
+        if (s->rdma.srq[i].valid && s->rdma.srq[i].uctx == uctx) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint32_t kite_srq_depth(const KiteSRQ *srq)
+{
+    return 1U << srq->wq.log_depth;
+}
+
+void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_create_srq in;
+    uint32_t pdn, uctx, cfg, limit, log, shift, srqn;
+    KiteSRQ *srq;
+    KiteWQ wq;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    pdn = le32_to_cpu(in.pdn);
+    uctx = le32_to_cpu(in.uctx);
+    cfg = le32_to_cpu(in.cfg);
+    limit = le32_to_cpu(in.limit);
+    log = FIELD_GET(KITE_WQ_CFG_LOG_DEPTH, cfg);
+    shift = FIELD_GET(KITE_WQ_CFG_WQE_SHIFT, cfg);
+
+    if (!pdn || pdn >= KITE_MAX_PD || !s->rdma.pd[pdn].valid) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, SRQ_OFF(pdn));
+        return;
+    }
+    if (!kite_uctx_valid(s, uctx) || s->rdma.pd[pdn].uctx != uctx) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, SRQ_OFF(uctx));
+        return;
+    }
+    if ((cfg & ~KITE_WQ_CFG_ALL) || log < 1 || log > KITE_WQ_MAX_LOG_DEPTH ||
+        shift < KITE_WQE_MIN_SHIFT || shift > KITE_WQE_MAX_SHIFT) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(cfg));
+        return;
+    }
+    if (limit > (1U << log)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(limit));
+        return;
+    }
+    for (srqn = 1; srqn < KITE_MAX_SRQ; srqn++) {
+        if (!s->rdma.srq[srqn].valid) {
+            break;
+        }
+    }
+    if (srqn == KITE_MAX_SRQ) {
+        kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+        return;
+    }
+    memset(&wq, 0, sizeof(wq));
+    wq.log_depth = log;
+    wq.wqe_shift = shift;
+    if (!kite_pbl_load(s, c, SRQ_OFF(pbl), (uint64_t)1 << (log + shift),
+                       KITE_PBL_QUEUE | KITE_PBL_CACHE, &wq.pbl)) {
+        return;
+    }
+    srq = &s->rdma.srq[srqn];
+    *srq = (KiteSRQ) {
+        .valid = true,
+        .pdn = pdn,
+        .uctx = uctx,
+        .cfg = cfg,
+        .state = KITE_SRQ_STATE_OK,
+        .armed = limit != 0,
+        .limit = limit,
+        .wq = wq,
+    };
+    c->result = srqn;
+}
+
+/* struct kite_cmd_obj naming an SRQ (uctx must be zero). */
+static KiteSRQ *kite_cmd_srq(KiteState *s, KiteCmdCtx *c)
+{
+    KiteSRQ *srq;
+
+    if (c->in_len < sizeof(struct kite_cmd_obj)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return NULL;
+    }
+    if (ldl_le_p(c->in + 4)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
+        return NULL;
+    }
+    srq = kite_srq_lookup(s, ldl_le_p(c->in));
+    if (!srq) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+    }
+    return srq;
+}
+
+void kite_cmd_modify_srq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_modify_srq in;
+    uint32_t mask, limit;
+    KiteSRQ *srq;
+
+    if (c->in_len < sizeof(in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    memcpy(&in, c->in, sizeof(in));
+    srq = kite_srq_lookup(s, le32_to_cpu(in.srqn));
+    if (!srq) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, MSRQ_OFF(srqn));
+        return;
+    }
+    mask = le32_to_cpu(in.mask);
+    limit = le32_to_cpu(in.limit);
+    if (mask & ~KITE_MODIFY_SRQ_LIMIT) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(mask));
+        return;
+    }
+    if (in.rsvd) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(rsvd));
+        return;
+    }
+    if (limit > kite_srq_depth(srq)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(limit));
+        return;
+    }
+    if (mask & KITE_MODIFY_SRQ_LIMIT) {
+        srq->limit = limit;
+        srq->armed = limit != 0;
+    }
+}
+
+void kite_cmd_query_srq(KiteState *s, KiteCmdCtx *c)
+{
+    struct kite_cmd_query_srq_out *o;
+    KiteSRQ *srq = kite_cmd_srq(s, c);
+
+    if (!srq) {
+        return;
+    }
+    if (c->out_len < sizeof(*o)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return;
+    }
+    o = (struct kite_cmd_query_srq_out *)c->out;
+    c->out_size = sizeof(*o);
+    o->state = cpu_to_le32(srq->state);
+    o->flags = cpu_to_le32(srq->armed ? KITE_SRQ_F_ARMED : 0);
+    o->pdn = cpu_to_le32(srq->pdn);
+    o->cfg = cpu_to_le32(srq->cfg);
+    o->limit = cpu_to_le32(srq->limit);
+    o->pi = cpu_to_le32(srq->wq.pi);
+    o->ci = cpu_to_le32(srq->wq.ci);
+    o->nqp = cpu_to_le32(srq->nqp);
+}
+
+void kite_cmd_destroy_srq(KiteState *s, KiteCmdCtx *c)
+{
+    KiteSRQ *srq = kite_cmd_srq(s, c);
+
+    if (!srq) {
+        return;
+    }
+    if (srq->nqp) {
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+        return;
+    }
+    kite_pbl_free(&srq->wq.pbl);
+    memset(srq, 0, sizeof(*srq));
+}
+
+void kite_srq_reset(KiteState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < KITE_MAX_SRQ; i++) {
+        kite_pbl_free(&s->rdma.srq[i].wq.pbl);
+    }
+    memset(s->rdma.srq, 0, sizeof(s->rdma.srq));
+}
+
+/* An SRQ doorbell: the new producer index, nothing to start. */
+void kite_db_srq(KiteState *s, hwaddr addr, unsigned page, uint64_t val)
+{
+    KiteSRQ *srq = kite_srq_lookup(s, FIELD_GET(KITE_DB_OBJ, val));
+    uint16_t pi = FIELD_GET(KITE_DB_PI, val);
+
+    if (!srq || srq->uctx != page) {
+        s->stats[KITE_STAT_BAD_DOORBELLS]++;
+        kite_guest_error(s, "doorbell 0x%" PRIx64 " at 0x%" HWADDR_PRIx
+                         " ignored: no such SRQ in this page", val, addr);
+        return;
+    }
+    if ((uint16_t)(pi - srq->wq.ci) > kite_srq_depth(srq)) {
+        s->stats[KITE_STAT_BAD_DOORBELLS]++;
+        kite_guest_error(s, "doorbell 0x%" PRIx64 " at 0x%" HWADDR_PRIx
+                         " ignored: producer index more than depth ahead",
+                         val, addr);
+        return;
+    }
+    srq->wq.pi = pi;
+}
+
+/* The receive WQE source of a QP */
+
+bool kite_recv_empty(KiteState *s, KiteQP *qp)
+{
+    KiteSRQ *srq;
+
+    if (!qp->srqn) {
+        return qp->rq.ci == qp->rq.pi;
+    }
+    if (qp->rwqe.held) {
+        return false;
+    }
+    srq = kite_srq_lookup(s, qp->srqn);
+    return !srq || srq->state != KITE_SRQ_STATE_OK || srq->wq.ci == srq->wq.pi;
+}
+
+uint32_t kite_recv_take(KiteState *s, KiteQP *qp)
+{
+    struct kite_wqe_srq_recv hdr;
+    KiteSRQ *srq;
+    uint32_t stride, nsge, left;
+    uint64_t addr;
+
+    if (!qp->srqn || qp->rwqe.held) {
+        return 0;
+    }
+    if (kite_recv_empty(s, qp)) {
+        return KITE_RECV_NONE;
+    }
+    srq = kite_srq_lookup(s, qp->srqn);
+    stride = 1U << srq->wq.wqe_shift;
+    addr = kite_pbl_entry(&srq->wq.pbl, srq->wq.ci, srq->wq.log_depth,
+                          srq->wq.wqe_shift);
+    if (!kite_dma_rw(s, addr, &hdr, sizeof(hdr), false)) {
+        /* Not even the tag: the SRQ is unusable. */
+        srq->state = KITE_SRQ_STATE_ERROR;
+        kite_guest_error(s, "SRQ %u WQE %u unreachable: SRQ in error",
+                         qp->srqn, srq->wq.ci);
+        kite_async_event(s, KITE_EQE_SRQ_ERROR, qp->srqn, 0);
+        return KITE_RECV_NONE;
+    }
+    srq->wq.ci++;
+    left = (uint16_t)(srq->wq.pi - srq->wq.ci);
+    if (srq->armed && left < srq->limit) {
+        srq->armed = false;
+        kite_async_event(s, KITE_EQE_SRQ_LIMIT, qp->srqn, left);
+    }
+    nsge = le32_to_cpu(hdr.num_sge);
+    qp->rwqe.held = true;
+    qp->rwqe.tag = le16_to_cpu(hdr.tag);
+    qp->rwqe.nsge = 0;
+    if (nsge > KITE_MAX_SGE ||
+        sizeof(hdr) + nsge * sizeof(struct kite_wqe_sge) > stride ||
+        hdr.rsvd0 || hdr.rsvd[0] || hdr.rsvd[1]) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
+    }
+    if (nsge && !kite_dma_rw(s, addr + sizeof(hdr), qp->rwqe.sge,
+                             nsge * sizeof(struct kite_wqe_sge), false)) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
+    }
+    qp->rwqe.nsge = nsge;
+    return 0;
+}
+
+bool kite_recv_busy(KiteQP *qp)
+{
+    return qp->srqn ? qp->rwqe.held : qp->rq.ci != qp->rq.pi;
+}
+
+uint16_t kite_recv_idx(KiteQP *qp)
+{
+    return qp->srqn ? qp->rwqe.tag : qp->rq.ci;
+}
+
+void kite_recv_done(KiteQP *qp)
+{
+    if (qp->srqn) {
+        qp->rwqe.held = false;
+    } else {
+        qp->rq.ci++;
+    }
+}
+
+void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    if (!qp->srqn || qp->state != KITE_QPS_ERR || qp->last_wqe) {
+        return;
+    }
+    if (qp->rwqe.held) {
+        kite_resp_err_cqe(s, qpn, qp, qp->rwqe.tag,
+                          kite_synd(KITE_SYND_WR_FLUSH, 0));
+        qp->rwqe.held = false;
+    }
+    qp->last_wqe = true;
+    kite_async_event(s, KITE_EQE_QP_LAST_WQE, qpn, 0);
+}

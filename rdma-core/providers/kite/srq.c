@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libkite shared receive queues: a ring of receive WQEs in this process's
+ * memory (struct kite_wqe_srq_recv and its data segments, prm_srq.rst)
+ * and the SRQ doorbell in the context's doorbell page.
+ *
+ * The device takes WQEs in ring order, but they complete on the CQs of
+ * the QPs that took them, in any order. Each WQE carries a tag, an index
+ * in the wr_id table, which its CQE returns; free tags are kept on a
+ * stack. At most depth WQEs are outstanding, so the slot at the producer
+ * counter is always one the device has taken.
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
+
+#include "kite.h"
+
+#define KITE_SEG_SIZE		16
+#define KITE_SRQ_IDX_MASK	0xffffu
+
+static void kite_srq_free(struct kite_srq *srq)
+{
+	free(srq->busy);
+	free(srq->free);
+	free(srq->wr_id);
+	kite_ring_free(&srq->ring);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+}
+
+struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct ukite_create_srq_resp resp = {};
+	struct ukite_create_srq cmd = {};
+	struct kite_srq *srq;
+	uint32_t log_depth = 1, shift = KITE_WQE_MIN_SHIFT, depth, i;
+	uint64_t size;
+	int ret;
+
+	if (!attr->attr.max_wr || attr->attr.max_sge > KITE_MAX_SGE ||
+	    attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while ((1U << log_depth) < attr->attr.max_wr) {
+		if (++log_depth > KITE_WQ_MAX_LOG_DEPTH) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	size = sizeof(struct kite_wqe_srq_recv) +
+	       (uint64_t)attr->attr.max_sge * KITE_SEG_SIZE;
+	while ((1ULL << shift) < size)
+		shift++;
+	depth = 1U << log_depth;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	if (pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = kite_ring_alloc(&srq->ring, log_depth, shift);
+	if (ret)
+		goto err_free;
+	srq->wr_id = calloc(depth, sizeof(*srq->wr_id));
+	srq->free = calloc(depth, sizeof(*srq->free));
+	srq->busy = calloc(depth, sizeof(*srq->busy));
+	if (!srq->wr_id || !srq->free || !srq->busy) {
+		ret = ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < depth; i++)
+		srq->free[i] = depth - 1 - i;
+	srq->nfree = depth;
+
+	cmd.buf_addr = (uintptr_t)srq->ring.buf;
+	cmd.log_depth = log_depth;
+	cmd.wqe_shift = shift;
+	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	if (resp.comp_mask || !resp.srqn || resp.srqn > KITE_OBJ_MASK) {
+		verbs_err(verbs_get_ctx(pd->context),
+			  "create SRQ: bad response (comp_mask %#x, SRQN %u)\n",
+			  resp.comp_mask, resp.srqn);
+		ibv_cmd_destroy_srq(&srq->ibv_srq);
+		ret = EPROTO;
+		goto err_free;
+	}
+	srq->srqn = resp.srqn;
+	srq->max_sge = ((1U << shift) - sizeof(struct kite_wqe_srq_recv)) /
+		       KITE_SEG_SIZE;
+	if (srq->max_sge > KITE_MAX_SGE)
+		srq->max_sge = KITE_MAX_SGE;
+	attr->attr.max_wr = depth;
+	attr->attr.max_sge = srq->max_sge;
+	return &srq->ibv_srq;
+
+err_free:
+	kite_srq_free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int kite_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int kite_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int kite_destroy_srq(struct ibv_srq *ibsrq)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	kite_srq_free(to_kite_srq(ibsrq));
+	return 0;
+}
+
+int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	struct kite_context *ctx = to_kite_ctx(ibsrq->context);
+	struct kite_srq *srq = to_kite_srq(ibsrq);
+	size_t wqe_size = 1U << srq->ring.entry_shift;
+	uint32_t start, depth = 1U << srq->ring.log_depth;
+	int ret = 0;
+
+	pthread_spin_lock(&srq->lock);
+	start = srq->pi;
+	for (; wr; wr = wr->next) {
+		uint8_t *wqe = kite_ring_entry(&srq->ring, srq->pi);
+		struct kite_wqe_srq_recv *hdr = (struct kite_wqe_srq_recv *)wqe;
+		struct kite_wqe_sge *seg = (struct kite_wqe_sge *)(hdr + 1);
+		uint16_t tag;
+		int i;
+
+		if (srq->outstanding >= depth || !srq->nfree) {
+			ret = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			ret = EINVAL;
+			break;
+		}
+		tag = srq->free[--srq->nfree];
+		memset(wqe, 0, wqe_size);
+		hdr->num_sge = htole32(wr->num_sge);
+		hdr->tag = htole16(tag);
+		for (i = 0; i < wr->num_sge; i++) {
+			seg[i].length = htole32(wr->sg_list[i].length);
+			seg[i].lkey = htole32(wr->sg_list[i].lkey);
+			seg[i].addr = htole64(wr->sg_list[i].addr);
+		}
+		srq->wr_id[tag] = wr->wr_id;
+		srq->busy[tag] = 1;
+		srq->outstanding++;
+		srq->pi++;
+	}
+	if (srq->pi != start) {
+		udma_to_device_barrier();
+		kite_ring_db(ctx, FIELD_PREP(KITE_DB_OBJ, srq->srqn) |
+				  FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
+				  FIELD_PREP(KITE_DB_PI,
+					     srq->pi & KITE_SRQ_IDX_MASK));
+	}
+	pthread_spin_unlock(&srq->lock);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+bool kite_srq_complete(struct kite_srq *srq, uint16_t tag, uint64_t *wr_id)
+{
+	bool ok = false;
+
+	pthread_spin_lock(&srq->lock);
+	if (tag < 1U << srq->ring.log_depth && srq->busy[tag]) {
+		srq->busy[tag] = 0;
+		*wr_id = srq->wr_id[tag];
+		srq->free[srq->nfree++] = tag;
+		srq->outstanding--;
+		ok = true;
+	}
+	pthread_spin_unlock(&srq->lock);
+	return ok;
+}
