@@ -1850,16 +1850,26 @@ static void test_limits(struct ibv_context *ctx,
 		lk_qp_bad(pd, cq, unsupported[i].type, &cap,
 			  unsupported[i].name, EOPNOTSUPP);
 	{
-		struct ibv_srq_init_attr sa = {
-			.attr = { .max_wr = 4, .max_sge = 1 },
-		};
+		/* SRQs at the advertised limits, and one beyond. */
+		struct ibv_device_attr da = {};
+		struct ibv_srq_init_attr sa = {};
 		struct ibv_srq *srq;
 
+		ibv_query_device(pd->context, &da);
+		sa.attr.max_wr = da.max_srq_wr;
+		sa.attr.max_sge = da.max_srq_sge;
+		srq = ibv_create_srq(pd, &sa);
+		report(!!srq,
+		       "libkite: create SRQ of max_srq_wr (%d) WRs, max_srq_sge (%d) SGEs: %s",
+		       da.max_srq_wr, da.max_srq_sge, srq ? "accepted" : strerror(errno));
+		if (srq)
+			ibv_destroy_srq(srq);
+		sa.attr.max_wr = da.max_srq_wr + 1;
 		errno = 0;
 		srq = ibv_create_srq(pd, &sa);
-		report(!srq && errno == EOPNOTSUPP,
-		       "libkite: create SRQ: %s (want %s)",
-		       srq ? "accepted" : strerror(errno), strerror(EOPNOTSUPP));
+		report(!srq && errno == EINVAL,
+		       "libkite: create SRQ of max_srq_wr + 1 WRs: %s (want %s)",
+		       srq ? "accepted" : strerror(errno), strerror(EINVAL));
 		if (srq)
 			ibv_destroy_srq(srq);
 	}
