@@ -504,6 +504,20 @@ static inline bool kite_cmd_err(KiteCmdCtx *c, uint8_t code, size_t off)
     return false;
 }
 
+/* struct kite_cmd_obj input; uctx must be zero unless @uctx_ok. */
+static inline bool kite_cmd_obj_in(KiteCmdCtx *c, uint32_t *obj, bool uctx_ok)
+{
+    if (c->in_len < sizeof(struct kite_cmd_obj)) {
+        return kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    }
+    if (!uctx_ok && ldl_le_p(c->in + offsetof(struct kite_cmd_obj, uctx))) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM,
+                            offsetof(struct kite_cmd_obj, uctx));
+    }
+    *obj = ldl_le_p(c->in + offsetof(struct kite_cmd_obj, obj));
+    return true;
+}
+
 /* kite_queue.c: commands */
 void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c);
 void kite_cmd_destroy_eq(KiteState *s, KiteCmdCtx *c);

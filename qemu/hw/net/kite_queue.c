@@ -184,13 +184,7 @@ void kite_cmd_destroy_eq(KiteState *s, KiteCmdCtx *c)
     uint32_t eqn, i;
     KiteEQ *eq;
 
-    if (c->in_len < sizeof(struct kite_cmd_obj)) {
-        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
-        return;
-    }
-    eqn = ldl_le_p(c->in);
-    if (ldl_le_p(c->in + 4)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
+    if (!kite_cmd_obj_in(c, &eqn, false)) {
         return;
     }
     eq = kite_eq_lookup(s, eqn);
@@ -554,16 +548,12 @@ void kite_cmd_create_cq(KiteState *s, KiteCmdCtx *c)
 static KiteCQ *kite_cmd_cq(KiteState *s, KiteCmdCtx *c)
 {
     KiteCQ *cq;
+    uint32_t cqn;
 
-    if (c->in_len < sizeof(struct kite_cmd_obj)) {
-        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    if (!kite_cmd_obj_in(c, &cqn, false)) {
         return NULL;
     }
-    if (ldl_le_p(c->in + 4)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
-        return NULL;
-    }
-    cq = kite_cq_lookup(s, ldl_le_p(c->in));
+    cq = kite_cq_lookup(s, cqn);
     if (!cq) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
     }
@@ -1231,15 +1221,9 @@ static KiteQP *kite_cmd_qp(KiteState *s, KiteCmdCtx *c, uint32_t *qpn)
 {
     KiteQP *qp;
 
-    if (c->in_len < sizeof(struct kite_cmd_obj)) {
-        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    if (!kite_cmd_obj_in(c, qpn, false)) {
         return NULL;
     }
-    if (ldl_le_p(c->in + 4)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
-        return NULL;
-    }
-    *qpn = ldl_le_p(c->in);
     qp = kite_qp_lookup(s, *qpn);
     if (!qp) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);

@@ -193,20 +193,6 @@ static void kite_cmd_alloc_uctx(KiteState *s, KiteCmdCtx *c)
     kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
 }
 
-/* struct kite_cmd_obj input; uctx must be zero unless @uctx_ok. */
-static bool kite_cmd_obj_in(KiteCmdCtx *c, uint32_t *obj, bool uctx_ok)
-{
-    if (!kite_cmd_in(c, sizeof(struct kite_cmd_obj))) {
-        return false;
-    }
-    if (!uctx_ok && in32(c, offsetof(struct kite_cmd_obj, uctx))) {
-        return kite_cmd_err(c, KITE_CMD_E_PARAM,
-                            offsetof(struct kite_cmd_obj, uctx));
-    }
-    *obj = in32(c, offsetof(struct kite_cmd_obj, obj));
-    return true;
-}
-
 static bool kite_mr_uses(KiteState *s, bool pd, uint32_t n)
 {
     uint32_t i;

@@ -132,16 +132,12 @@ void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
 static KiteSRQ *kite_cmd_srq(KiteState *s, KiteCmdCtx *c)
 {
     KiteSRQ *srq;
+    uint32_t srqn;
 
-    if (c->in_len < sizeof(struct kite_cmd_obj)) {
-        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    if (!kite_cmd_obj_in(c, &srqn, false)) {
         return NULL;
     }
-    if (ldl_le_p(c->in + 4)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_obj, uctx));
-        return NULL;
-    }
-    srq = kite_srq_lookup(s, ldl_le_p(c->in));
+    srq = kite_srq_lookup(s, srqn);
     if (!srq) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
     }
