@@ -80,6 +80,15 @@ static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,
 	return 0;
 }
 
+static void kite_ib_srq_free(struct kite_ib_dev *dev, struct kite_ib_srq *srq)
+{
+	bitmap_free(srq->busy);
+	kfree(srq->free);
+	kfree(srq->len);
+	kfree(srq->wr_id);
+	kite_ib_hwq_free(dev, &srq->hwq);
+}
+
 /* A kernel SRQ's ring and tag table, for @depth WQEs of @stride bytes. */
 static int kite_ib_srq_alloc_kernel(struct kite_ib_dev *dev,
 				    struct kite_ib_srq *srq, u32 depth,
@@ -95,30 +104,15 @@ static int kite_ib_srq_alloc_kernel(struct kite_ib_dev *dev,
 	srq->len = kcalloc(depth, sizeof(*srq->len), GFP_KERNEL);
 	srq->free = kcalloc(depth, sizeof(*srq->free), GFP_KERNEL);
 	srq->busy = bitmap_zalloc(depth, GFP_KERNEL);
-	if (!srq->wr_id || !srq->len || !srq->free || !srq->busy)
-		goto err_free;
+	if (!srq->wr_id || !srq->len || !srq->free || !srq->busy) {
+		kite_ib_srq_free(dev, srq);
+		return -ENOMEM;
+	}
 	/* Tag 0 on top. */
 	for (i = 0; i < depth; i++)
 		srq->free[i] = depth - 1 - i;
 	srq->nfree = depth;
 	return 0;
-
-err_free:
-	bitmap_free(srq->busy);
-	kfree(srq->free);
-	kfree(srq->len);
-	kfree(srq->wr_id);
-	kite_ib_hwq_free(dev, &srq->hwq);
-	return -ENOMEM;
-}
-
-static void kite_ib_srq_free(struct kite_ib_dev *dev, struct kite_ib_srq *srq)
-{
-	bitmap_free(srq->busy);
-	kfree(srq->free);
-	kfree(srq->len);
-	kfree(srq->wr_id);
-	kite_ib_hwq_free(dev, &srq->hwq);
 }
 
 /* A user SRQ's ring, in the library's buffer (kite_ib_create_srq_req). */
