@@ -74,21 +74,17 @@ static void kite_en_link_work(struct work_struct *work)
 
 /*
  * The health poll: a device that failed without raising its interrupt (or
- * whose interrupt was lost) is found within KITE_EN_HEALTH_POLL_MS;
- * link_work, which the interrupt schedules too, handles it.
+ * whose interrupt was lost) is found within KITE_EN_HEALTH_POLL_MS. The
+ * value read is the one judged: a STATUS that made no sense once is not
+ * read again in the hope that it looks better (the next read may well).
  */
 static void kite_en_health_work(struct work_struct *work)
 {
 	struct kite_en_dev *en = container_of(to_delayed_work(work),
 					      struct kite_en_dev, health_work);
-	u32 status;
 
-	if (!READ_ONCE(en->resetting) && !test_bit(0, &en->fatal_seen)) {
-		status = kite_en_rd(en, KITE_REG_STATUS);
-		if ((status & KITE_STATUS_FATAL) ||
-		    kite_en_status_bogus(status))
-			queue_work(system_dfl_wq, &en->link_work);
-	}
+	if (!READ_ONCE(en->resetting) && !test_bit(0, &en->fatal_seen))
+		kite_en_check_fatal(en, kite_en_rd(en, KITE_REG_STATUS));
 	if (!READ_ONCE(en->removing))
 		queue_delayed_work(system_dfl_wq, &en->health_work,
 				   msecs_to_jiffies(KITE_EN_HEALTH_POLL_MS));
