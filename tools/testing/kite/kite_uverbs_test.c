@@ -1850,18 +1850,18 @@ static void test_limits(struct ibv_context *ctx,
 		lk_qp_bad(pd, cq, unsupported[i].type, &cap,
 			  unsupported[i].name, EOPNOTSUPP);
 	{
-		/* An SRQ is accepted; one beyond max_srq_wr is not. */
+		/* SRQs at the advertised limits, and one beyond. */
 		struct ibv_device_attr da = {};
 		struct ibv_srq_init_attr sa = {};
 		struct ibv_srq *srq;
 
 		ibv_query_device(pd->context, &da);
-		sa.attr.max_wr = 4;
-		sa.attr.max_sge = 1;
+		sa.attr.max_wr = da.max_srq_wr;
+		sa.attr.max_sge = da.max_srq_sge;
 		srq = ibv_create_srq(pd, &sa);
 		report(!!srq,
-		       "libkite: create SRQ of 4 WRs, 1 SGE: %s",
-		       srq ? "accepted" : strerror(errno));
+		       "libkite: create SRQ of max_srq_wr (%d) WRs, max_srq_sge (%d) SGEs: %s",
+		       da.max_srq_wr, da.max_srq_sge, srq ? "accepted" : strerror(errno));
 		if (srq)
 			ibv_destroy_srq(srq);
 		sa.attr.max_wr = da.max_srq_wr + 1;
