@@ -22,6 +22,7 @@ frame of each stack).
 
 usage: check-splats.py [--known FILE] [--quiet-known] [--injected] [LOG...]
        (no LOG: standard input)
+       check-splats.py --selftest (TAP)
 """
 import argparse
 import configparser
@@ -37,6 +38,8 @@ PREFIX = re.compile(r"^(?:<\d+>)?(?:\[[ \d.]+\]\s?)?(?:\[\s*[TC]\d+\]\s?)?")
 # Lines that start a report wherever they appear.
 INJECTED = re.compile(r"^FAULT_INJECTION: forcing a failure")
 ALLOC_FAILURE = re.compile(r": page allocation failure: ")
+# LOOSE lines that belong to an injection's stack dump (verbose=2).
+INJECTED_STACK = re.compile(r"^Call Trace:$")
 KITE_FRAME = re.compile(r"^\s*(?:\? )?([\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ \[(kite_\w+)\]")
 START = re.compile(
     r"^FAULT_INJECTION: forcing a failure"
@@ -88,6 +91,12 @@ def reports(lines):
                 yield cur
                 cur = [line]
                 continue
+            # A splat line that is not part of a stack dump ends the
+            # injection's report: it is a report of its own.
+            if LOOSE.search(line) and not INJECTED_STACK.search(line):
+                yield cur
+                cur = [line]
+                continue
             cur.append(line)
             continue
         if START.search(line):
@@ -127,13 +136,97 @@ def classify(rep, known):
     return None
 
 
+INJ_KITE = """\
+[   66.9] FAULT_INJECTION: forcing a failure.
+name failslab, interval 1, probability 0, space 0, times -1
+[   66.9] CPU: 0 UID: 0 PID: 303 Comm: bash Not tainted 7.2.13-kite-debug
+[   66.9] Call Trace:
+[   66.9]  <TASK>
+[   66.9]  dump_stack_lvl+0x5d/0x80
+[   66.9]  should_fail_ex+0x1c4/0x1e0
+[   66.9]  kite_en_probe+0x1a2/0x9c0 [kite_en]
+[   66.9]  </TASK>
+[   66.9] kite_en 0000:00:03.0: probe with driver kite_en failed with error -12
+"""
+INJ_OTHER = """\
+[   70.1] FAULT_INJECTION: forcing a failure.
+name failslab, interval 1, probability 0, space 0, times -1
+[   70.1] Call Trace:
+[   70.1]  <TASK>
+[   70.1]  dump_stack_lvl+0x5d/0x80
+[   70.1]  kmem_cache_alloc_noprof+0x3b8/0x4a0
+[   70.1]  </TASK>
+"""
+LEAK_LINE = "[ 1017.8] kmemleak: 4 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"
+WARN = """\
+[   80.0] ------------[ cut here ]------------
+[   80.0] WARNING: drivers/infiniband/hw/kite/kite_ib_qp.c:100 at kite_ib_x+0x1/0x2 [kite_ib]
+[   80.0] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def selftest():
+    """TAP self-test of the report splitter (make check, prm step)."""
+    cases = [
+        ("an injection with a Kite frame is no splat, counted at its site",
+         INJ_KITE, 0, {"kite_en:kite_en_probe": 1}),
+        ("an injection without a Kite frame is counted outside Kite",
+         INJ_OTHER, 0, {"outside Kite": 1}),
+        ("a kmemleak line right after an injection is a splat",
+         INJ_KITE + LEAK_LINE, 1, {"kite_en:kite_en_probe": 1}),
+        ("a WARN right after an injection is a splat",
+         INJ_OTHER + WARN, 1, {"outside Kite": 1}),
+        ("two injections in a row are two",
+         INJ_KITE + INJ_OTHER, 0, {"kite_en:kite_en_probe": 1,
+                                   "outside Kite": 1}),
+    ]
+    print(f"1..{len(cases)}")
+    failed = 0
+    for i, (name, text, want_bad, want_sites) in enumerate(cases, 1):
+        bad, sites = scan(text.splitlines(True), [])
+        ok = bad == want_bad and sites == want_sites
+        failed += not ok
+        print(f"{'ok' if ok else 'not ok'} {i} - check-splats: {name}"
+              + ("" if ok else f" (splats {bad}, sites {sites})"))
+    return 1 if failed else 0
+
+
+def scan(lines, known, quiet_known=True, out=None):
+    """Count the splats of @lines (printing them to @out) and the
+    injections by call site. Return: (splats, {site: count})."""
+    bad = 0
+    sites = {}
+    for rep in reports(lines):
+        if INJECTED.search(rep[0]):
+            site = next((f"{m.group(2)}:{m.group(1)}" for m in
+                         map(KITE_FRAME.match, rep) if m), "outside Kite")
+            sites[site] = sites.get(site, 0) + 1
+            continue
+        name = classify(rep, known)
+        first = next((l for l in rep if l.strip() and "cut here" not in l
+                      and not l.startswith("====")), rep[0]).strip()
+        if name:
+            if out and not quiet_known:
+                print(f"# known upstream issue {name}: {first}", file=out)
+            continue
+        bad += 1
+        if out:
+            print(f"SPLAT {bad}: {first}", file=out)
+            for l in rep:
+                print(f"    {l}", file=out)
+    return bad, sites
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--known", default=KNOWN)
     ap.add_argument("--quiet-known", action="store_true")
     ap.add_argument("--injected", action="store_true")
+    ap.add_argument("--selftest", action="store_true")
     ap.add_argument("logs", nargs="*")
     args = ap.parse_args()
+    if args.selftest:
+        return selftest()
     try:
         known = load_known(args.known)
     except (ValueError, re.error, configparser.Error) as e:
@@ -146,27 +239,8 @@ def main():
                 lines.extend(f)
     else:
         lines = sys.stdin.readlines()
-    bad = 0
-    sites = {}
-    injected = 0
-    for rep in reports(lines):
-        if INJECTED.search(rep[0]):
-            injected += 1
-            site = next((f"{m.group(2)}:{m.group(1)}" for m in
-                         map(KITE_FRAME.match, rep) if m), "outside Kite")
-            sites[site] = sites.get(site, 0) + 1
-            continue
-        name = classify(rep, known)
-        first = next((l for l in rep if l.strip() and "cut here" not in l
-                      and not l.startswith("====")), rep[0]).strip()
-        if name:
-            if not args.quiet_known:
-                print(f"# known upstream issue {name}: {first}")
-            continue
-        bad += 1
-        print(f"SPLAT {bad}: {first}")
-        for l in rep:
-            print(f"    {l}")
+    bad, sites = scan(lines, known, args.quiet_known, sys.stdout)
+    injected = sum(sites.values())
     if args.injected:
         print(f"# injected {injected} allocation failures at {len(sites)} "
               "call sites:")

@@ -118,6 +118,10 @@ step_prm() {
 	run prm python3 "$KITE_ROOT/scripts/check-prm-layout.py"
 	tap_import "$LOGS/prm.log" ""
 	grep -q '^1\.\.' "$LOGS/prm.log" || tap_not_ok "prm: layout checker ran"
+	# The splat scanner every VM test relies on.
+	run splats python3 "$KITE_ROOT/scripts/check-splats.py" --selftest
+	tap_import "$LOGS/splats.log" ""
+	grep -q '^1\.\.' "$LOGS/splats.log" || tap_not_ok "check-splats: self-test ran"
 }
 
 step_upstream() {

@@ -45,7 +45,8 @@ fi_restrict() {
 	for a in failslab fail_page_alloc; do
 		echo 0 >"$DBG/$a/probability"
 		echo -1 >"$DBG/$a/times"
-		echo 1 >"$DBG/$a/verbose"
+		# 2: with the stack, which names the call site.
+		echo 2 >"$DBG/$a/verbose"
 		echo N >"$DBG/$a/task-filter"
 		echo 32 >"$DBG/$a/stacktrace-depth"
 		echo "0x$first" >"$DBG/$a/require-start"
@@ -54,6 +55,23 @@ fi_restrict() {
 	done
 	echo N >"$DBG/fail_page_alloc/ignore-gfp-highmem"
 	echo 0 >"$DBG/fail_page_alloc/min-order"
+}
+
+# no_new_leaks: kmemleak finds no object unreferenced since the last
+# call (two scans: an object is reported once it has been unreferenced
+# for a while); what it finds is printed and then cleared, so that each
+# call reports only its own. True without kmemleak.
+no_new_leaks() {
+	local f=/sys/kernel/debug/kmemleak out
+	[ -w "$f" ] || return 0
+	echo scan >"$f"
+	sleep 6
+	echo scan >"$f"
+	out=$(cat "$f")
+	echo clear >"$f"
+	[ -z "$out" ] && return 0
+	echo "$out" | head -n 60
+	return 1
 }
 
 fi_off() {
@@ -129,6 +147,7 @@ en_probe() {
 check "failinject: kite_en probe: every failed allocation unwinds, then probe succeeds" en_probe
 fi_off
 check "failinject: kite_en bound after the sweep" test -d "$aux"
+check "failinject: kite_en probe sweep: no leak" no_new_leaks
 
 # --- kite_ib probe -----------------------------------------------------
 check "failinject: kite_ib loads and binds" bash -c "insmod $KITE_IB_KO && sleep 0 && [ -e $aux/driver ]"
@@ -143,6 +162,7 @@ ib_probe() {
 check "failinject: kite_ib probe: every failed allocation unwinds, then probe succeeds" ib_probe
 fi_off
 check "failinject: kite_ib bound after the sweep" bound_to_kite_ib
+check "failinject: kite_ib probe sweep: no leak" no_new_leaks
 
 # --- user verbs ----------------------------------------------------------
 nic=$(kite_netdev)
@@ -154,12 +174,18 @@ for f in /sys/class/infiniband/kite0/ports/1/gids/*; do
 	grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' "$f" && gidx=$(basename "$f")
 done
 before=$(res_summary)
-fi_restrict kite_ib
-out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_failnth" kite0 "${gidx:-0}" 2>&1)
-fi_off
+# One process a verb, each checked for leaks once it has exited.
+out=
+while IFS= read -r verb; do
+	fi_restrict kite_ib
+	o=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_failnth" kite0 "${gidx:-0}" "$verb" 2>&1)
+	fi_off
+	out+="$o"$'\n'
+	echo "$o"
+	check "failinject: $verb: no leak once the process has exited" no_new_leaks
+done < <("$KITE_TOOLS/kite_failnth" --list)
 echo "$out" | grep -E '^(not )?ok - ' >>"$KITE_RESULTS"
 echo "$out" | grep -q '^not ok' && kite_failed=1
-echo "$out"
 check "failinject: kite_failnth ran every verb" bash -c "test \$(grep -c '^ok - failnth: .*then it succeeds' <<<'$out') -ge 10"
 check "failinject: rdma res back to its counts after the verb sweeps" \
 	bash -c "test \"\$(rdma res show | sed -n 's/^[0-9]*: \\(kite0: .*\\)\$/\\1/p')\" = '$before'"
@@ -180,6 +206,7 @@ check "failinject: kite_en open: every failed allocation unwinds, then the link 
 fi_off
 check "failinject: port ACTIVE again after the open sweep" \
 	wait_for 10 bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
+check "failinject: kite_en open sweep: no leak" no_new_leaks
 
 # --- the figures -----------------------------------------------------------
 echo "--- allocation-failure sweeps:"

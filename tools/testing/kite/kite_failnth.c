@@ -16,7 +16,11 @@
  * number of failures injected; the exit status is the number of failed
  * checks.
  *
- * usage: kite_failnth [DEVICE [GID_INDEX]]     (default: kite0, 0)
+ * usage: kite_failnth [DEVICE [GID_INDEX [VERB]]]   (default: kite0, 0, all)
+ *        kite_failnth --list                        (the verbs, one a line)
+ * VERB sweeps only the verb of that name, so that the caller can check for
+ * leaks verb by verb (a leaked reference to the process shows only once
+ * it has exited).
  *
  * Copyright (c) 2026 Kite
  */
@@ -342,10 +346,23 @@ static void sweep(struct env *e, const struct verb *v)
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "kite0";
+	const char *only = argc > 3 ? argv[3] : NULL;
 	struct ibv_device **list;
 	struct env e = { .gid_index = argc > 2 ? atoi(argv[2]) : 0 };
 	unsigned int i;
 
+	if (argc > 1 && !strcmp(argv[1], "--list")) {
+		for (i = 0; i < ARRAY_SIZE(verbs); i++)
+			printf("%s\n", verbs[i].name);
+		return 0;
+	}
+	for (i = 0; only && i < ARRAY_SIZE(verbs); i++)
+		if (!strcmp(verbs[i].name, only))
+			break;
+	if (only && i == ARRAY_SIZE(verbs)) {
+		fprintf(stderr, "kite_failnth: no verb '%s' (--list)\n", only);
+		return 100;
+	}
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (nth_fd < 0) {
 		perror("/proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)");
@@ -374,7 +391,8 @@ int main(int argc, char **argv)
 		return 100;
 	}
 	for (i = 0; i < ARRAY_SIZE(verbs); i++)
-		sweep(&e, &verbs[i]);
+		if (!only || !strcmp(verbs[i].name, only))
+			sweep(&e, &verbs[i]);
 	ibv_destroy_qp(e.qp);
 	ibv_destroy_cq(e.cq);
 	ibv_dealloc_pd(e.pd);
