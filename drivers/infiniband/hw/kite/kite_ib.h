@@ -586,6 +586,8 @@ enum kite_ib_bad {
  *	device failure request a reset
  * @fatal: the device failed; IB_EVENT_DEVICE_FATAL was dispatched
  * @isolate_work: moves the QPs marked for isolation to the error state
+ * @dead_work: on a dead device, gives every kernel CQ a completion event so
+ *	that its consumer polls the flushed work requests (kite_ib_dead_kick())
  * @bad: bad device data seen, by class (drv_bad_* counters)
  * @qps_isolated: QPs isolated because of bad device data
  * @cqs_isolated: CQs reported in error because of bad device data
@@ -612,6 +614,7 @@ struct kite_ib_dev {
 	bool running;
 	bool fatal;
 	struct work_struct isolate_work;
+	struct work_struct dead_work;
 	atomic64_t bad[KITE_IB_BAD_COUNT];
 	atomic64_t qps_isolated;
 	atomic64_t cqs_isolated;
@@ -632,6 +635,18 @@ static inline struct kite_ib_cq *to_kcq(struct ib_cq *ibcq)
 static inline struct kite_ib_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_ib_qp, ibqp);
+}
+
+/*
+ * The device completes nothing more: it failed (or its command channel is
+ * gone). Kernel work requests are then flushed by the driver itself
+ * (kite_ib_poll_cq()), and QPs go to ERR and RESET without a command.
+ */
+static inline bool kite_ib_dead(struct kite_ib_dev *dev)
+{
+	enum kite_ib_cmdq_state state = READ_ONCE(dev->cmdq.state);
+
+	return state == KITE_CMDQ_FATAL || state == KITE_CMDQ_DOWN;
 }
 
 /* A CQ by number, with a reference dropped by kite_ib_cq_put(); or NULL. */
@@ -828,6 +843,7 @@ bool kite_ib_syndrome_known(u8 syndrome);
 void kite_ib_qp_isolate(struct kite_ib_dev *dev, u32 qpn);
 void kite_ib_cq_isolate(struct kite_ib_dev *dev, struct kite_ib_cq *cq);
 void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq);
+void kite_ib_dead_kick(struct kite_ib_dev *dev);
 void kite_ib_guard_init(struct kite_ib_dev *dev);
 void kite_ib_guard_stop(struct kite_ib_dev *dev);
 

@@ -929,6 +929,65 @@ static bool kite_ib_cqe_skipped(struct kite_ib_cq *cq, u32 ci,
 				  log_depth);
 }
 
+/*
+ * Flush @wq's outstanding work requests into @wc (at most @num), in order,
+ * as the device flushes a QP in the error state: every WQE, signalled or
+ * not, completes with IB_WC_WR_FLUSH_ERR. Returns the number written.
+ */
+static int kite_ib_wq_flush(struct kite_ib_qp *qp, struct kite_ib_wq *wq,
+			    struct ib_wc *wc, int num)
+{
+	u32 mask = wq->hwq.depth - 1;
+	int n = 0;
+
+	spin_lock(&wq->lock);
+	while (n < num && wq->ci != wq->pi) {
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = wq->wr_id[wq->ci & mask];
+		wc[n].status = IB_WC_WR_FLUSH_ERR;
+		wc[n].opcode = wq == &qp->sq ? wq->opcode[wq->ci & mask] :
+					       IB_WC_RECV;
+		wc[n].qp = &qp->ibqp;
+		WRITE_ONCE(wq->ci, wq->ci + 1);
+		n++;
+	}
+	spin_unlock(&wq->lock);
+	return n;
+}
+
+/*
+ * The device is dead (kite_ib_dead()): no CQE will come for the work
+ * requests still outstanding on the kernel QPs completing on @cq. Flush
+ * them here, into @wc (at most @num). Called with &kite_ib_cq.lock held.
+ * Returns the number written.
+ */
+static int kite_ib_cq_flush_dead(struct kite_ib_dev *dev,
+				 struct kite_ib_cq *cq, struct ib_wc *wc,
+				 int num)
+{
+	struct kite_ib_ref *ref;
+	struct kite_ib_qp *qp;
+	unsigned long index;
+	int n = 0;
+
+	/* Published QPs are alive while the table's lock is held. */
+	xa_lock(&dev->qp_xa);
+	xa_for_each(&dev->qp_xa, index, ref) {
+		qp = container_of(ref, struct kite_ib_qp, ref);
+		if (qp->uctx)
+			continue;
+		if (qp->ibqp.send_cq == &cq->ibcq)
+			n += kite_ib_wq_flush(qp, &qp->sq, wc + n, num - n);
+		/* An SRQ's receives are not the QP's to flush. */
+		if (qp->ibqp.recv_cq == &cq->ibcq && !qp->ibqp.srq)
+			n += kite_ib_wq_flush(qp, &qp->rq, wc + n, num - n);
+		if (n == num)
+			break;
+	}
+	xa_unlock(&dev->qp_xa);
+	return n;
+}
+
 /**
  * kite_ib_poll_cq() - poll a kernel CQ for work completions
  * @ibcq: the CQ
@@ -941,7 +1000,9 @@ static bool kite_ib_cqe_skipped(struct kite_ib_cq *cq, u32 ci,
  * opcode) are consumed and skipped, a slot the owner rule skipped likewise;
  * unknown syndromes and receives longer than their buffers become error
  * completions. Each is counted and logged, and its QP or the CQ isolated.
- * Polling stops at a RESIZE CQE, which a kernel CQ never asks for.
+ * Polling stops at a RESIZE CQE, which a kernel CQ never asks for. On a
+ * dead device (kite_ib_dead()) the work requests still outstanding on the
+ * CQ's kernel QPs follow, flushed (IB_WC_WR_FLUSH_ERR).
  *
  * Context: any context.
  * Return: the number of work completions written.
@@ -1003,6 +1064,8 @@ int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		WRITE_ONCE(cq->dbrec->ci,
 			   cpu_to_le32(cq->ci & KITE_CQ_DB_CI));
 	}
+	if (unlikely(kite_ib_dead(dev)) && n < num_entries)
+		n += kite_ib_cq_flush_dead(dev, cq, wc + n, num_entries - n);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

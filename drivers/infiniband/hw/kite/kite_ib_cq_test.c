@@ -397,6 +397,7 @@ struct kite_cq_test {
 	struct kite_cq_dbrec dbrec;
 	struct kite_ib_cq other;
 	u64 sq_wr_id[4];
+	u8 sq_opcode[4];
 	u64 rq_wr_id[4];
 	u32 rq_len[4];
 };
@@ -413,6 +414,8 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 	xa_init_flags(&t->dev.qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&t->dev.cq_xa, XA_FLAGS_LOCK_IRQ);
 	kite_ib_guard_init(&t->dev);
+	/* A device that works (kite_ib_dead() is false). */
+	t->dev.cmdq.state = KITE_CMDQ_EVENTS;
 	/* QPNs below 64 are the device's; beyond, a CQE is corrupt. */
 	t->dev.caps.max_qp = 64;
 	t->cq.ibcq.device = &t->dev.ibdev;
@@ -436,6 +439,7 @@ static struct kite_cq_test *kite_cq_fixture(struct kunit *test)
 	spin_lock_init(&t->qp.rq.lock);
 	t->qp.sq.hwq.depth = 4;
 	t->qp.sq.wr_id = t->sq_wr_id;
+	t->qp.sq.opcode = t->sq_opcode;
 	t->qp.rq.hwq.depth = 4;
 	t->qp.rq.wr_id = t->rq_wr_id;
 	t->qp.rq.len = t->rq_len;
@@ -728,6 +732,71 @@ static void kite_ib_test_notify(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, db, 0x0000000203000042ull);
 }
 
+/*
+ * On a dead device the work requests outstanding on the CQ's kernel QPs
+ * are flushed by poll_cq, in order, each once, signalled or not, after the
+ * valid CQEs; a user QP's are not the driver's to flush.
+ */
+static void kite_ib_test_poll_dead(struct kunit *test)
+{
+	struct kite_cq_test *t = kite_cq_fixture(test);
+	struct kite_ib_qp user = {};
+	struct ib_wc wc[8];
+
+	t->qp.sq.pi = 0x10001;
+	t->qp.sq.ci = 0xfffe;
+	t->sq_wr_id[0xfffe & 3] = 100;
+	t->sq_wr_id[0xffff & 3] = 101;
+	t->sq_wr_id[0x10000 & 3] = 102;
+	t->sq_opcode[0xfffe & 3] = IB_WC_SEND;
+	t->sq_opcode[0xffff & 3] = IB_WC_RDMA_WRITE;
+	t->sq_opcode[0x10000 & 3] = IB_WC_RDMA_READ;
+	t->qp.rq.pi = 2;
+	t->rq_wr_id[0] = 200;
+	t->rq_wr_id[1] = 201;
+	/* A user QP on the same CQ, with WQEs outstanding in its rings. */
+	user.qpn = 10;
+	user.uctx = 3;
+	user.ibqp.send_cq = &t->cq.ibcq;
+	user.ibqp.recv_cq = &t->cq.ibcq;
+	user.sq.pi = 5;
+	spin_lock_init(&user.sq.lock);
+	spin_lock_init(&user.rq.lock);
+	KUNIT_ASSERT_EQ(test, xa_insert(&t->dev.qp_xa, 10, &user.ref,
+					GFP_KERNEL), 0);
+
+	/* One valid CQE first: the receive of WQE 0. */
+	fake_cqe(t, 0, 9, KITE_CQE_OP_RESP_SEND, 0);
+	t->dev.cmdq.state = KITE_CMDQ_FATAL;
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 2, wc), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 200ull);
+	KUNIT_EXPECT_EQ(test, wc[1].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 100ull);
+	KUNIT_EXPECT_EQ(test, wc[1].opcode, IB_WC_SEND);
+	KUNIT_EXPECT_PTR_EQ(test, wc[1].qp, &t->qp.ibqp);
+
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 3);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 101ull);
+	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RDMA_WRITE);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 102ull);
+	KUNIT_EXPECT_EQ(test, wc[1].opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(test, wc[2].wr_id, 201ull);
+	KUNIT_EXPECT_EQ(test, wc[2].opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc[2].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, t->qp.sq.ci, 0x10001u);
+	KUNIT_EXPECT_EQ(test, t->qp.rq.ci, 2u);
+	KUNIT_EXPECT_EQ(test, user.sq.ci, 0u);
+
+	/* Each once: nothing more until something is posted. */
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 0);
+	t->sq_wr_id[0x10001 & 3] = 103;
+	t->qp.sq.pi++;
+	KUNIT_ASSERT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 8, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 103ull);
+	xa_erase(&t->dev.qp_xa, 10);
+}
+
 static struct kunit_case kite_ib_cq_test_cases[] = {
 	KUNIT_CASE(kite_ib_test_cqe_owner),
 	KUNIT_CASE(kite_ib_test_arm_word),
@@ -740,6 +809,7 @@ static struct kunit_case kite_ib_cq_test_cases[] = {
 	KUNIT_CASE(kite_ib_test_wc_unknown),
 	KUNIT_CASE(kite_ib_test_poll),
 	KUNIT_CASE(kite_ib_test_poll_corrupt),
+	KUNIT_CASE(kite_ib_test_poll_dead),
 	KUNIT_CASE(kite_ib_test_check_wc),
 	KUNIT_CASE(kite_ib_test_recv_wr_len),
 	KUNIT_CASE(kite_ib_test_notify),

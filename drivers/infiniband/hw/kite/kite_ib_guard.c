@@ -27,6 +27,12 @@
  * checks run in poll_cq and in the EQ tasklets: QPs to isolate are marked in
  * the QP table (KITE_IB_XA_ISOLATE) and a work item does the rest.
  *
+ * A device that is dead (kite_ib_dead()) completes nothing: kernel work
+ * requests outstanding or posted afterwards are flushed by poll_cq, and
+ * kite_ib_dead_kick() gives the kernel CQs the events the device no longer
+ * raises, so that consumers tearing down (ib_drain_qp()) are not left
+ * waiting.
+ *
  * Copyright (c) 2026 Kite
  */
 #include <linux/workqueue.h>
@@ -261,6 +267,58 @@ void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
 	}
 }
 
+/*
+ * A dead device raises no completion event: give every kernel CQ one, so
+ * that its consumer polls what kite_ib_poll_cq() flushes. Called from a
+ * work item, as the consumers' handlers expect no lock of ours held; with
+ * bottom halves off, as from the EQ tasklet. A spurious event is harmless.
+ */
+static void kite_ib_dead_work(struct work_struct *work)
+{
+	struct kite_ib_dev *dev = container_of(work, struct kite_ib_dev,
+					       dead_work);
+	struct kite_ib_ref *ref;
+	struct kite_ib_cq *cq;
+	unsigned long index = 1;
+
+	for (;;) {
+		rcu_read_lock();
+		ref = xa_find(&dev->cq_xa, &index, KITE_OBJ_MASK, XA_PRESENT);
+		rcu_read_unlock();
+		if (!ref)
+			return;
+		cq = kite_ib_cq_get(dev, index);
+		if (cq) {
+			/* User CQs: their contexts are disassociated. */
+			if (!cq->ibcq.uobject && cq->ibcq.comp_handler) {
+				local_bh_disable();
+				cq->ibcq.comp_handler(&cq->ibcq,
+						      cq->ibcq.cq_context);
+				local_bh_enable();
+			}
+			kite_ib_cq_put(cq);
+		}
+		if (index++ >= KITE_OBJ_MASK)
+			return;
+	}
+}
+
+/**
+ * kite_ib_dead_kick() - have kernel consumers poll a dead device's CQs
+ * @dev: the device, dead (kite_ib_dead())
+ *
+ * Called when the device dies with work requests outstanding and whenever
+ * one is posted to it afterwards (ib_drain_qp() posts one and waits for
+ * its completion): kernel CQs get a completion event from a work item, and
+ * their poll returns the flushed work requests.
+ *
+ * Context: any context.
+ */
+void kite_ib_dead_kick(struct kite_ib_dev *dev)
+{
+	queue_work(system_dfl_wq, &dev->dead_work);
+}
+
 /**
  * kite_ib_guard_init() - set up the isolation work of a new device
  * @dev: the device
@@ -268,6 +326,7 @@ void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
 void kite_ib_guard_init(struct kite_ib_dev *dev)
 {
 	INIT_WORK(&dev->isolate_work, kite_ib_isolate_work);
+	INIT_WORK(&dev->dead_work, kite_ib_dead_work);
 }
 
 /**
@@ -279,4 +338,5 @@ void kite_ib_guard_init(struct kite_ib_dev *dev)
 void kite_ib_guard_stop(struct kite_ib_dev *dev)
 {
 	cancel_work_sync(&dev->isolate_work);
+	cancel_work_sync(&dev->dead_work);
 }

@@ -396,6 +396,8 @@ void kite_ib_dispatch_fatal(struct kite_ib_dev *dev)
 	WRITE_ONCE(dev->fatal, true);
 	kite_ib_status_set_dead(dev);
 	kite_ib_event_dispatch(dev, IB_EVENT_DEVICE_FATAL);
+	/* Work requests in flight now complete as flushed (poll_cq). */
+	kite_ib_dead_kick(dev);
 }
 
 static int kite_ib_probe(struct auxiliary_device *adev,

@@ -585,7 +585,9 @@ void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state)
  * The transition and its attributes are checked with ib_modify_qp_is_ok()
  * and then by the device. To RESET, the software counters go back to 0
  * and the rings are zeroed; to ERR the state is only recorded (flushing is
- * the data engine's job). Callers serialise modify_qp on a QP.
+ * the data engine's job). On a dead device (kite_ib_dead()) these two
+ * transitions take no command and succeed, and poll_cq flushes. Callers
+ * serialise modify_qp on a QP.
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a transition or attributes the IB rules do not
@@ -640,6 +642,18 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = kite_ib_qp_attr_to_cmd(attr, attr_mask, &in);
 	if (err)
 		return err;
+	if (kite_ib_dead(dev) && (attr_mask & IB_QP_STATE) &&
+	    (next == IB_QPS_ERR || next == IB_QPS_RESET)) {
+		/*
+		 * The device is gone with the QP's context: the QP is in
+		 * error whatever it was, and its work requests are flushed
+		 * by poll_cq. Consumers tearing down (ib_drain_qp()) go on.
+		 */
+		kite_ib_qp_set_state(qp, next);
+		if (!qp->uctx)
+			kite_ib_dead_kick(dev);
+		return 0;
+	}
 	in.qpn = cpu_to_le32(qp->qpn);
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
@@ -938,6 +952,9 @@ int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		dma_wmb();
 		kite_ib_ring_db(dev, kite_ib_qp_db(qp->qpn, KITE_DB_TYPE_SQ,
 						   sq->pi));
+		/* A dead device completes nothing: poll_cq flushes them. */
+		if (unlikely(kite_ib_dead(dev)))
+			kite_ib_dead_kick(dev);
 	}
 out:
 	spin_unlock_irqrestore(&sq->lock, flags);
@@ -1001,6 +1018,8 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		dma_wmb();
 		kite_ib_ring_db(dev, kite_ib_qp_db(qp->qpn, KITE_DB_TYPE_RQ,
 						   rq->pi));
+		if (unlikely(kite_ib_dead(dev)))
+			kite_ib_dead_kick(dev);
 	}
 out:
 	spin_unlock_irqrestore(&rq->lock, flags);

@@ -46,9 +46,12 @@ static void kite_state_test_fatal_clears_status(struct kunit *test)
 	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, dev);
 	KUNIT_ASSERT_EQ(test, kite_ib_status_alloc(dev), 0);
+	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	kite_ib_guard_init(dev);
 	kite_ib_dispatch_fatal(dev);
 	KUNIT_EXPECT_TRUE(test, dev->fatal);
 	KUNIT_EXPECT_EQ(test, dev->status->state, 0);
+	kite_ib_guard_stop(dev);
 	kite_ib_status_free(dev);
 }
 
