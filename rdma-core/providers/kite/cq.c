@@ -683,3 +683,14 @@ void kite_cq_event(struct ibv_cq *ibcq)
 	cq->arm_sn = (cq->arm_sn + 1) & 3;
 	pthread_spin_unlock(&cq->lock);
 }
+
+/*
+ * Event moderation (IBV_CQ_ATTR_MODERATE): the kernel checks the values
+ * against the device's limits (query_device_ex's cq_mod_caps).
+ */
+int kite_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}

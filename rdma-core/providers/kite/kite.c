@@ -166,6 +166,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.destroy_qp = kite_destroy_qp,
 	.destroy_srq = kite_destroy_srq,
 	.free_context = kite_free_context,
+	.modify_cq = kite_modify_cq,
 	.modify_qp = kite_modify_qp,
 	.modify_srq = kite_modify_srq,
 	.poll_cq = kite_poll_cq,

@@ -222,6 +222,7 @@ struct ibv_cq_ex *kite_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int kite_destroy_cq(struct ibv_cq *ibcq);
 int kite_resize_cq(struct ibv_cq *ibcq, int cqe);
+int kite_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void kite_cq_event(struct ibv_cq *ibcq);

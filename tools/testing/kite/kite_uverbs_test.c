@@ -1529,6 +1529,67 @@ static void test_cq_ex(struct ibv_context *ctx, int data)
 }
 
 /*
+ * ibv_modify_cq (IBV_CQ_ATTR_MODERATE) through libkite: values within the
+ * device's cq_mod_caps are taken, values beyond them and an empty or
+ * unknown attribute mask are refused.
+ */
+static void test_modify_cq(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex dax = {};
+	struct ibv_modify_cq_attr ma = {};
+	struct ibv_cq *cq;
+	int ret;
+
+	ret = ibv_query_device_ex(ctx, NULL, &dax);
+	report(!ret && dax.cq_mod_caps.max_cq_count &&
+	       dax.cq_mod_caps.max_cq_period,
+	       "modify_cq: the device reports moderation limits (%u CQEs, %u us): %s",
+	       dax.cq_mod_caps.max_cq_count, dax.cq_mod_caps.max_cq_period,
+	       strerror(ret));
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	report(!!cq, "modify_cq: create CQ: %s", cq ? "ok" : strerror(errno));
+	if (!cq)
+		return;
+	ma.attr_mask = IBV_CQ_ATTR_MODERATE;
+	ma.moderate.cq_count = 4;
+	ma.moderate.cq_period = 10;
+	ret = ibv_modify_cq(cq, &ma);
+	report(!ret, "modify_cq: 4 CQEs / 10 us: %s", strerror(ret));
+	ma.moderate.cq_count = dax.cq_mod_caps.max_cq_count;
+	ma.moderate.cq_period = dax.cq_mod_caps.max_cq_period;
+	ret = ibv_modify_cq(cq, &ma);
+	report(!ret, "modify_cq: at the device's limits: %s", strerror(ret));
+	ma.moderate.cq_period = 0;
+	ma.moderate.cq_count = 0;
+	ret = ibv_modify_cq(cq, &ma);
+	report(!ret, "modify_cq: moderation off (0, 0): %s", strerror(ret));
+	if (dax.cq_mod_caps.max_cq_count < UINT16_MAX) {
+		ma.moderate.cq_count = dax.cq_mod_caps.max_cq_count + 1;
+		ret = ibv_modify_cq(cq, &ma);
+		report(ret == EINVAL, "modify_cq: max_cq_count + 1 CQEs: %s (want %s)",
+		       strerror(ret), strerror(EINVAL));
+		ma.moderate.cq_count = 0;
+	}
+	if (dax.cq_mod_caps.max_cq_period < UINT16_MAX) {
+		ma.moderate.cq_period = dax.cq_mod_caps.max_cq_period + 1;
+		ret = ibv_modify_cq(cq, &ma);
+		report(ret == EINVAL, "modify_cq: max_cq_period + 1 us: %s (want %s)",
+		       strerror(ret), strerror(EINVAL));
+		ma.moderate.cq_period = 0;
+	}
+	ma.attr_mask = 0;
+	ret = ibv_modify_cq(cq, &ma);
+	report(ret == EINVAL, "modify_cq: empty attribute mask: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	ma.attr_mask = IBV_CQ_ATTR_MODERATE << 1;
+	ret = ibv_modify_cq(cq, &ma);
+	report(ret == EINVAL || ret == EOPNOTSUPP,
+	       "modify_cq: unknown attribute mask bit: %s (want an error)",
+	       strerror(ret));
+	report(!ibv_destroy_cq(cq), "modify_cq: destroy CQ");
+}
+
+/*
  * Isolation between contexts: a context's mmap offsets reach only its own
  * doorbell page, and a doorbell written to one context's page for another
  * context's QP is ignored by the device (the guest script checks that the
@@ -1991,6 +2052,7 @@ int main(int argc, char **argv)
 	test_srqs(ctx, &da);
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
+	test_modify_cq(ctx);
 	if (data) {
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);
