@@ -198,8 +198,11 @@ def scan(lines, known, quiet_known=True, out=None):
     sites = {}
     for rep in reports(lines):
         if INJECTED.search(rep[0]):
-            site = next((f"{m.group(2)}:{m.group(1)}" for m in
-                         map(KITE_FRAME.match, rep) if m), "outside Kite")
+            # The innermost reliable Kite frame ("? " frames are guesses).
+            frames = [m for m in map(KITE_FRAME.match, rep) if m]
+            m = next((f for f in frames if not f.group(0).lstrip()
+                      .startswith("?")), frames[0] if frames else None)
+            site = f"{m.group(2)}:{m.group(1)}" if m else "outside Kite"
             sites[site] = sites.get(site, 0) + 1
             continue
         name = classify(rep, known)

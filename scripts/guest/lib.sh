@@ -18,9 +18,10 @@ esac
 # kite_scale N: N scaled for this lane.
 kite_scale() { echo $(($1 * KITE_SCALE)); }
 
-# check NAME COMMAND...: run COMMAND, record whether it succeeded. A
-# kernel error report (splat) that appears while COMMAND runs fails the
-# check too, unless it is a known upstream issue (.known-kernel-issues).
+# check NAME COMMAND...: run COMMAND, record whether it succeeded (and
+# return that). A kernel error report (splat) that appears while COMMAND
+# runs fails the check too, unless it is a known upstream issue
+# (.known-kernel-issues).
 check() {
 	local name=$1 out splats rc=0
 	shift
@@ -37,12 +38,14 @@ check() {
 		[ -z "$splats" ] || echo "    kernel error report during this check:"
 	fi
 	[ -z "$splats" ] || echo "$splats" | sed 's/^/    /'
+	return "$rc"
 }
 
 # Kernel log lines that may start a driver bug's report (not a user-space
-# program's trap, "traps: prog[pid] general protection fault ip:...");
-# scripts/check-splats.py decides.
-KITE_SPLAT_RE='WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak: .*suspected memory leak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
+# program's trap, "traps: prog[pid] general protection fault ip:..."), or
+# an injected failure's, whose stack dump is not one; scripts/check-splats.py
+# decides.
+KITE_SPLAT_RE='FAULT_INJECTION: forcing a failure|WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak: .*suspected memory leak|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|possible recursive locking|circular locking|INFO: task .* blocked|Call Trace'
 KITE_SPLATS_PY=$KITE_ROOT/scripts/check-splats.py
 
 # kite_new_splats: print the kernel error reports logged since the last

@@ -74,6 +74,28 @@ no_new_leaks() {
 	return 1
 }
 
+# pin_leak VERB COUNT: a sweep of VERB leaked: fail its allocations 1 ..
+# COUNT one at a time, a process each, and print the first whose failure
+# leaks, with the injection's stack (the call site) and kmemleak's report.
+pin_leak() {
+	local verb=$1 count=${2:-0} n leak
+	[ "$count" -gt 0 ] || return 0
+	for n in $(seq 1 "$count"); do
+		kite_mark "pin-leak-$n"
+		fi_restrict kite_ib
+		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_failnth" kite0 "${gidx:-0}" "$verb" "$n"
+		fi_off
+		if ! leak=$(no_new_leaks); then
+			echo "--- $verb: failing allocation $n leaks; the injected failure:"
+			kernel_log_since "pin-leak-$n" | sed -n '/FAULT_INJECTION/,/<\/TASK>/p' | head -n 60
+			echo "--- kmemleak:"
+			echo "$leak" | head -n 40
+			return 0
+		fi
+	done
+	echo "--- $verb: no single failed allocation of 1..$count leaks"
+}
+
 fi_off() {
 	local a
 	for a in failslab fail_page_alloc; do
@@ -182,7 +204,9 @@ while IFS= read -r verb; do
 	fi_off
 	out+="$o"$'\n'
 	echo "$o"
-	check "failinject: $verb: no leak once the process has exited" no_new_leaks
+	if ! check "failinject: $verb: no leak once the process has exited" no_new_leaks; then
+		pin_leak "$verb" "$(sed -n 's/.*: \([0-9]*\) allocations failed in turn.*/\1/p' <<<"$o" | head -n 1)"
+	fi
 done < <("$KITE_TOOLS/kite_failnth" --list)
 echo "$out" | grep -E '^(not )?ok - ' >>"$KITE_RESULTS"
 echo "$out" | grep -q '^not ok' && kite_failed=1
@@ -212,7 +236,7 @@ check "failinject: kite_en open sweep: no leak" no_new_leaks
 echo "--- allocation-failure sweeps:"
 cat /tmp/failinject-figures
 echo "$out" | grep 'failnth:'
-echo "--- allocation failures injected, by call site:"
+echo "--- allocation failures injected, by call site (the innermost Kite frame; a __GFP_NOWARN allocation fails without a report and is not counted):"
 kernel_log_since failinject | python3 "$KITE_SPLATS_PY" --injected --quiet-known | grep '^#'
 check "failinject: unload both drivers" bash -c "rmmod kite_ib && rmmod kite_en"
 check "dmesg: no warning, bug, oops or leak report" dmesg_clean

@@ -16,11 +16,12 @@
  * number of failures injected; the exit status is the number of failed
  * checks.
  *
- * usage: kite_failnth [DEVICE [GID_INDEX [VERB]]]   (default: kite0, 0, all)
- *        kite_failnth --list                        (the verbs, one a line)
+ * usage: kite_failnth [DEVICE [GID_INDEX [VERB [N]]]] (default: kite0, 0, all)
+ *        kite_failnth --list                          (the verbs, one a line)
  * VERB sweeps only the verb of that name, so that the caller can check for
  * leaks verb by verb (a leaked reference to the process shows only once
- * it has exited).
+ * it has exited); with N, only its Nth allocation is failed, once, so that
+ * a leak can be pinned to one failed allocation.
  *
  * Copyright (c) 2026 Kite
  */
@@ -343,10 +344,28 @@ static void sweep(struct env *e, const struct verb *v)
 	report(0, v->name, "more than %d allocations", MAX_NTH);
 }
 
+/* Fail only allocation @n of @v, once; print what happened. */
+static void fail_one(struct env *e, const struct verb *v, int n)
+{
+	void *obj;
+	int err, fired;
+
+	nth_arm(n);
+	err = v->make(e, &obj);
+	fired = nth_fired();
+	if (!err)
+		v->undo(e, obj);
+	/* A diagnostic, not a check: the sweep checks the outcome. */
+	printf("# failnth: %s: allocation %d %s; the verb %s (errno %d)\n",
+	       v->name, n, fired ? "failed" : "not reached",
+	       err ? "failed" : "succeeded", err);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "kite0";
 	const char *only = argc > 3 ? argv[3] : NULL;
+	int one = argc > 4 ? atoi(argv[4]) : 0;
 	struct ibv_device **list;
 	struct env e = { .gid_index = argc > 2 ? atoi(argv[2]) : 0 };
 	unsigned int i;
@@ -390,9 +409,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kite_failnth: set-up QP failed\n");
 		return 100;
 	}
-	for (i = 0; i < ARRAY_SIZE(verbs); i++)
-		if (!only || !strcmp(verbs[i].name, only))
+	for (i = 0; i < ARRAY_SIZE(verbs); i++) {
+		if (only && strcmp(verbs[i].name, only))
+			continue;
+		if (one > 0)
+			fail_one(&e, &verbs[i], one);
+		else
 			sweep(&e, &verbs[i]);
+	}
 	ibv_destroy_qp(e.qp);
 	ibv_destroy_cq(e.cq);
 	ibv_dealloc_pd(e.pd);
