@@ -233,14 +233,10 @@ void kite_ib_cq_isolate(struct kite_ib_dev *dev, struct kite_ib_cq *cq)
 	}
 }
 
-/**
- * kite_ib_eq_kick_cqs() - give every CQ of an EQ a completion event
- * @dev: the device
- * @eq: the EQ whose event may have been lost
- *
- * Context: softirq (the EQ's tasklet).
- */
-void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
+/* Call @fn(cq, @arg) for every CQ of @dev, each with a reference held. */
+static void kite_ib_cqs_each(struct kite_ib_dev *dev,
+			     void (*fn)(struct kite_ib_cq *cq, void *arg),
+			     void *arg)
 {
 	struct kite_ib_ref *ref;
 	struct kite_ib_cq *cq;
@@ -254,17 +250,43 @@ void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
 			return;
 		cq = kite_ib_cq_get(dev, index);
 		if (cq) {
-			if (cq->eq == eq) {
-				kite_ib_cq_event(cq);
-				if (cq->ibcq.comp_handler)
-					cq->ibcq.comp_handler(&cq->ibcq,
-							      cq->ibcq.cq_context);
-			}
+			fn(cq, arg);
 			kite_ib_cq_put(cq);
 		}
 		if (index++ >= KITE_OBJ_MASK)
 			return;
 	}
+}
+
+static void kite_ib_eq_kick_cq(struct kite_ib_cq *cq, void *eq)
+{
+	if (cq->eq != eq)
+		return;
+	kite_ib_cq_event(cq);
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/**
+ * kite_ib_eq_kick_cqs() - give every CQ of an EQ a completion event
+ * @dev: the device
+ * @eq: the EQ whose event may have been lost
+ *
+ * Context: softirq (the EQ's tasklet).
+ */
+void kite_ib_eq_kick_cqs(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
+{
+	kite_ib_cqs_each(dev, kite_ib_eq_kick_cq, eq);
+}
+
+/* User CQs are left alone: their contexts are disassociated. */
+static void kite_ib_dead_kick_cq(struct kite_ib_cq *cq, void *unused)
+{
+	if (cq->ibcq.uobject || !cq->ibcq.comp_handler)
+		return;
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
 }
 
 /*
@@ -277,30 +299,8 @@ static void kite_ib_dead_work(struct work_struct *work)
 {
 	struct kite_ib_dev *dev = container_of(work, struct kite_ib_dev,
 					       dead_work);
-	struct kite_ib_ref *ref;
-	struct kite_ib_cq *cq;
-	unsigned long index = 1;
 
-	for (;;) {
-		rcu_read_lock();
-		ref = xa_find(&dev->cq_xa, &index, KITE_OBJ_MASK, XA_PRESENT);
-		rcu_read_unlock();
-		if (!ref)
-			return;
-		cq = kite_ib_cq_get(dev, index);
-		if (cq) {
-			/* User CQs: their contexts are disassociated. */
-			if (!cq->ibcq.uobject && cq->ibcq.comp_handler) {
-				local_bh_disable();
-				cq->ibcq.comp_handler(&cq->ibcq,
-						      cq->ibcq.cq_context);
-				local_bh_enable();
-			}
-			kite_ib_cq_put(cq);
-		}
-		if (index++ >= KITE_OBJ_MASK)
-			return;
-	}
+	kite_ib_cqs_each(dev, kite_ib_dead_kick_cq, NULL);
 }
 
 /**
