@@ -374,7 +374,6 @@ struct kite_ib_cq {
  * @ci: WQEs completed
  * @wr_id: kernel QPs: the wr_id of each posted WQE
  * @opcode: kernel SQs: the ib_wc_opcode of each posted WQE
- * @signaled: kernel SQs: whether each posted WQE asked for a completion
  * @len: kernel RQs: the bytes each posted WQE can take
  * @max_sge: SGEs a WQE can hold
  * @lock: serialises posting on a kernel QP
@@ -385,7 +384,6 @@ struct kite_ib_wq {
 	u32 ci;
 	u64 *wr_id;
 	u8 *opcode;
-	unsigned long *signaled;
 	u32 *len;
 	u32 max_sge;
 	spinlock_t lock;	/* see @lock above */

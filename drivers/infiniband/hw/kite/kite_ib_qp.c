@@ -12,7 +12,6 @@
  * Copyright (c) 2026 Kite
  */
 #include <linux/bitfield.h>
-#include <linux/bitmap.h>
 #include <linux/device.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
@@ -192,14 +191,8 @@ static int kite_ib_wq_alloc(struct kite_ib_dev *dev, struct kite_ib_wq *wq,
 	wq->opcode = kcalloc(depth, sizeof(*wq->opcode), GFP_KERNEL);
 	if (!wq->opcode)
 		goto err_free_wr_id;
-	wq->signaled = bitmap_zalloc(depth, GFP_KERNEL);
-	if (!wq->signaled)
-		goto err_free_opcode;
 	return 0;
 
-err_free_opcode:
-	kfree(wq->opcode);
-	wq->opcode = NULL;
 err_free_wr_id:
 	kfree(wq->wr_id);
 	wq->wr_id = NULL;
@@ -210,7 +203,6 @@ err_free_hwq:
 
 static void kite_ib_wq_free(struct kite_ib_dev *dev, struct kite_ib_wq *wq)
 {
-	bitmap_free(wq->signaled);
 	kfree(wq->opcode);
 	kfree(wq->len);
 	kfree(wq->wr_id);
@@ -540,8 +532,7 @@ static void kite_ib_hwq_zero(struct kite_ib_hwq *q)
  * @state: the new state
  *
  * To RESET (from ERROR too, to reuse the QP) the queues start over: the
- * software counters go back to 0 and a kernel QP's rings and signalled
- * bits are zeroed, as the device forgot them (a user QP's library resets
+ * software counters go back to 0 and a kernel QP's rings are zeroed, as the device forgot them (a user QP's library resets
  * its own rings). The send and receive queue locks are taken so that a
  * post_send or post_recv sees either the old state with the old counters
  * or the new state with the new ones.
@@ -571,7 +562,6 @@ void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RESET && !qp->uctx) {
 		kite_ib_hwq_zero(&qp->sq.hwq);
 		kite_ib_hwq_zero(&qp->rq.hwq);
-		bitmap_zero(qp->sq.signaled, qp->sq.hwq.depth);
 	}
 }
 
@@ -941,9 +931,6 @@ int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		sq->wr_id[slot] = wr->wr_id;
 		sq->opcode[slot] = opcode;
-		__assign_bit(slot, sq->signaled,
-			     qp->sq_sig_all ||
-			     (wr->send_flags & IB_SEND_SIGNALED));
 		sq->pi++;
 		posted++;
 	}

@@ -93,10 +93,6 @@ static struct kite_ib_qp *kite_state_test_qp(struct kunit *test, u32 uctx)
 		wq[i]->pi = 70 + i;
 		wq[i]->ci = 65 + i;
 	}
-	qp->sq.signaled = kunit_kzalloc(test, BITS_TO_LONGS(64) * sizeof(long),
-					GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, qp->sq.signaled);
-	bitmap_fill(qp->sq.signaled, 64);
 	qp->uctx = uctx;
 	qp->state = IB_QPS_ERR;
 	return qp;
@@ -107,7 +103,7 @@ static bool kite_state_test_zero(const void *p, size_t len)
 	return !memchr_inv(p, 0, len);
 }
 
-/* ERROR -> RESET: counters to 0, rings and signalled bits zeroed. */
+/* ERROR -> RESET: counters to 0, rings zeroed. */
 static void kite_state_test_qp_reset(struct kunit *test)
 {
 	struct kite_ib_qp *qp = kite_state_test_qp(test, 0);
@@ -122,7 +118,6 @@ static void kite_state_test_qp_reset(struct kunit *test)
 						     KITE_PBL_PAGE_SIZE));
 	KUNIT_EXPECT_TRUE(test, kite_state_test_zero(qp->rq.hwq.pages[0].va,
 						     KITE_PBL_PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, bitmap_empty(qp->sq.signaled, 64));
 }
 
 /* Other states keep the queues as they are (ERROR is flushed by the device). */
@@ -136,7 +131,6 @@ static void kite_state_test_qp_err_keeps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->sq.pi, 70);
 	KUNIT_EXPECT_EQ(test, qp->rq.ci, 66);
 	KUNIT_EXPECT_EQ(test, *(u8 *)qp->sq.hwq.pages[0].va, 0xa5);
-	KUNIT_EXPECT_TRUE(test, bitmap_full(qp->sq.signaled, 64));
 	kite_ib_qp_set_state(qp, IB_QPS_INIT);
 	KUNIT_EXPECT_EQ(test, qp->sq.pi, 70);
 }
