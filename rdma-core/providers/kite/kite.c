@@ -158,6 +158,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.create_cq = kite_create_cq,
 	.create_cq_ex = kite_create_cq_ex,
 	.create_qp = kite_create_qp,
+	.create_qp_ex = kite_create_qp_ex,
 	.create_srq = kite_create_srq,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,
