@@ -14,10 +14,12 @@
  * MRs, and creates CQs (cq.c), QPs and address handles (qp.c) whose queues
  * live in this process's memory, in the formats of the Kite Programmer's
  * Reference (include/linux/kite/kite_hw.h, through kite_hw_user.h): WQEs
- * are written into the rings and announced through the doorbell page, CQEs
- * are polled with the owner rule, through ibv_poll_cq() or the extended CQ
- * API of ibv_create_cq_ex() (cq.c says which fields and flags; the table is
- * in Documentation/infiniband/kite.rst).
+ * are written into the rings and announced through the doorbell page, by
+ * ibv_post_send() or the extended QP API of ibv_create_qp_ex() (send.c, one
+ * WQE builder for both), CQEs are polled with the owner rule, through
+ * ibv_poll_cq() or the extended CQ API of ibv_create_cq_ex() (cq.c says
+ * which fields and flags; the tables are in
+ * Documentation/infiniband/kite.rst).
  *
  * Copyright (c) 2026 Kite
  */
@@ -158,6 +160,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.create_cq = kite_create_cq,
 	.create_cq_ex = kite_create_cq_ex,
 	.create_qp = kite_create_qp,
+	.create_qp_ex = kite_create_qp_ex,
 	.create_srq = kite_create_srq,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,

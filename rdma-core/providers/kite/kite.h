@@ -8,6 +8,7 @@
 #ifndef __KITE_H__
 #define __KITE_H__
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -144,6 +145,24 @@ struct kite_srq {
 	pthread_spinlock_t lock;
 };
 
+/*
+ * A send WQE being written into its SQ slot (send.c): by ibv_post_send()
+ * for one work request, or by the ibv_wr_*() calls of the extended QP API
+ * between the call that opens it (ibv_wr_send(), ...) and the next one.
+ */
+struct kite_send_wqe {
+	uint8_t *wqe;		/* the slot; NULL when none is open */
+	uint32_t opcode;	/* the control segment's word, less the data */
+	uint16_t data_off;	/* where SGEs or inline data go; 0: none */
+	uint16_t inline_len;
+	uint8_t op;		/* KITE_WQE_OP_* */
+	uint8_t num_sge;
+	bool inl;		/* the data is inline */
+	bool inline_ok;		/* the opcode can carry inline data */
+	bool ud;		/* a UD send: an address vector at 0x10 */
+	bool av_set;		/* ... and it was written */
+};
+
 struct kite_qp {
 	struct verbs_qp vqp;
 	struct kite_wq sq;
@@ -151,6 +170,15 @@ struct kite_qp {
 	struct kite_srq *srq;
 	uint32_t max_inline;
 	bool sq_sig_all;
+	/*
+	 * The extended QP API, under sq.lock from ibv_wr_start() to
+	 * ibv_wr_complete() or ibv_wr_abort(): the WQE being written, the
+	 * producer index at ibv_wr_start() and the first error met (then
+	 * nothing more is written, and ibv_wr_complete() posts nothing).
+	 */
+	struct kite_send_wqe wr_cur;
+	uint32_t wr_start_pi;
+	int wr_err;
 };
 
 struct kite_ah {
@@ -214,6 +242,34 @@ static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)
 	       ((size_t)(idx & ((1U << ring->log_depth) - 1)) << ring->entry_shift);
 }
 
+/* Work queue indexes: free-running, 16 bits go to the device. */
+#define KITE_WQ_IDX_MASK	0xffffu
+
+static inline bool kite_wq_full(const struct kite_wq *wq)
+{
+	return ((wq->pi - wq->ci) & KITE_WQ_IDX_MASK) >=
+	       1U << wq->ring.log_depth;
+}
+
+static inline uint64_t kite_qp_db(uint32_t qpn, uint32_t type, uint32_t pi)
+{
+	return FIELD_PREP(KITE_DB_OBJ, qpn) | FIELD_PREP(KITE_DB_TYPE, type) |
+	       FIELD_PREP(KITE_DB_PI, pi & KITE_WQ_IDX_MASK);
+}
+
+/* Write @num_sge data segments; the caller checked that they fit. */
+static inline void kite_write_sges(struct kite_wqe_sge *seg,
+				   const struct ibv_sge *sg, size_t num_sge)
+{
+	size_t i;
+
+	for (i = 0; i < num_sge; i++) {
+		seg[i].length = htole32(sg[i].length);
+		seg[i].lkey = htole32(sg[i].lkey);
+		seg[i].addr = htole64(sg[i].addr);
+	}
+}
+
 /* cq.c */
 struct ibv_cq *kite_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
@@ -229,18 +285,24 @@ void kite_cq_event(struct ibv_cq *ibcq);
 
 /* qp.c */
 struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
 int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
 int kite_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int kite_destroy_qp(struct ibv_qp *ibqp);
-int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr);
 int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int kite_destroy_ah(struct ibv_ah *ibah);
 struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn);
+
+/* send.c */
+int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags);
+void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags);
 
 /* srq.c */
 struct ibv_srq *kite_create_srq(struct ibv_pd *pd,

@@ -20,7 +20,6 @@
 #include "kite.h"
 
 #define KITE_SEG_SIZE		16
-#define KITE_WQ_IDX_MASK	0xffffu
 
 /* Send WQE: the control segment, then the largest opcode segments. */
 static uint32_t kite_sq_fixed_size(enum ibv_qp_type type)
@@ -133,22 +132,64 @@ static int kite_qp_table_set(struct kite_context *ctx, uint32_t qpn,
 	return ret;
 }
 
-struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* ibv_qp_init_attr_ex.comp_mask bits verbs defines. */
+#define KITE_QP_INIT_ATTR_DEFINED	(2 * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS - 1)
+/* ... and those Kite takes (create_flags must be 0). */
+#define KITE_QP_INIT_ATTR_SUPPORTED	(IBV_QP_INIT_ATTR_PD | \
+					 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
+					 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+/* ibv_qp_create_flags verbs defines. */
+#define KITE_QP_CREATE_DEFINED	(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB | \
+				 IBV_QP_CREATE_SCATTER_FCS | \
+				 IBV_QP_CREATE_CVLAN_STRIPPING | \
+				 IBV_QP_CREATE_SOURCE_QPN | \
+				 IBV_QP_CREATE_PCI_WRITE_END_PADDING)
+
+/*
+ * What Kite does not implement is unsupported (EOPNOTSUPP), what no
+ * device could take is bad input (EINVAL).
+ */
+static int kite_check_qp_init_attr(struct kite_context *ctx,
+				   const struct ibv_qp_init_attr_ex *attr)
 {
-	struct kite_context *ctx = to_kite_ctx(pd->context);
-	struct ukite_create_qp_resp resp = {};
-	struct ukite_create_qp cmd = {};
-	struct ibv_qp_cap *cap = &attr->cap;
-	uint64_t sq_data, sq_size, rq_size;
-	struct kite_qp *qp;
+	const struct ibv_qp_cap *cap = &attr->cap;
 	int ret;
 
-	/* What Kite does not implement is unsupported, not bad input. */
+	if (attr->comp_mask & ~KITE_QP_INIT_ATTR_DEFINED) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: unknown comp_mask 0x%x\n",
+			    attr->comp_mask);
+		return EINVAL;
+	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
 		verbs_debug(&ctx->ibv_ctx, "create QP: QP type %d not supported\n",
 			    attr->qp_type);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return EOPNOTSUPP;
+	}
+	if (attr->comp_mask & ~KITE_QP_INIT_ATTR_SUPPORTED) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: comp_mask 0x%x not supported\n",
+			    attr->comp_mask);
+		return EOPNOTSUPP;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: no PD\n");
+		return EINVAL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: create_flags 0x%x\n",
+			    attr->create_flags);
+		return attr->create_flags & ~KITE_QP_CREATE_DEFINED ?
+			EINVAL : EOPNOTSUPP;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = kite_check_send_ops(attr->qp_type, attr->send_ops_flags);
+		if (ret) {
+			verbs_debug(&ctx->ibv_ctx,
+				    "create QP: send_ops_flags 0x%llx: %d\n",
+				    (unsigned long long)attr->send_ops_flags,
+				    ret);
+			return ret;
+		}
 	}
 	if (cap->max_send_sge > KITE_MAX_SGE ||
 	    (!attr->srq && cap->max_recv_sge > KITE_MAX_SGE) ||
@@ -157,7 +198,26 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 			    "create QP: SGEs %u/%u or inline %u beyond the device's\n",
 			    cap->max_send_sge, cap->max_recv_sge,
 			    cap->max_inline_data);
-		errno = EINVAL;
+		return EINVAL;
+	}
+	return 0;
+}
+
+struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct kite_context *ctx = to_kite_ctx(ibctx);
+	struct ukite_create_qp_resp resp = {};
+	struct ukite_create_qp cmd = {};
+	struct ibv_qp_init_attr_ex cattr;
+	struct ibv_qp_cap *cap = &attr->cap;
+	uint64_t sq_data, sq_size, rq_size;
+	struct kite_qp *qp;
+	int ret;
+
+	ret = kite_check_qp_init_attr(ctx, attr);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	sq_data = (uint64_t)cap->max_send_sge * KITE_SEG_SIZE;
@@ -194,15 +254,23 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		cmd.rq_log_depth = qp->rq.ring.log_depth;
 		cmd.rq_wqe_shift = qp->rq.ring.entry_shift;
 	}
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	/* The checks above took the (zero) create flags. */
+	cattr = *attr;
+	cattr.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &cattr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_rq;
 	/* The kernel answered with what the queues hold. */
-	qp->sq.max_sge = attr->cap.max_send_sge;
-	qp->rq.max_sge = attr->cap.max_recv_sge;
-	qp->max_inline = attr->cap.max_inline_data;
+	*cap = cattr.cap;
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->rq.max_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
 	qp->sq_sig_all = attr->sq_sig_all;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		kite_set_wr_ops(qp, attr->send_ops_flags);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
 	ret = kite_qp_table_set(ctx, qp->vqp.qp.qp_num, qp);
 	if (ret) {
 		verbs_err(&ctx->ibv_ctx, "cannot track QPN %u: %d\n",
@@ -220,6 +288,27 @@ err_free:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp;
+
+	qp = kite_create_qp_ex(pd->context, &attr_ex);
+	if (qp)
+		attr->cap = attr_ex.cap;
+	return qp;
 }
 
 int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -268,262 +357,6 @@ int kite_destroy_qp(struct ibv_qp *ibqp)
 	kite_wq_free(&qp->sq);
 	free(qp);
 	return 0;
-}
-
-/* The WQE opcode and work completion opcode of a send work request. */
-static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
-			   enum ibv_wc_opcode *wc_op)
-{
-	bool rc = type == IBV_QPT_RC;
-
-	switch (op) {
-	case IBV_WR_SEND:
-		*wc_op = IBV_WC_SEND;
-		return KITE_WQE_OP_SEND;
-	case IBV_WR_SEND_WITH_IMM:
-		*wc_op = IBV_WC_SEND;
-		return KITE_WQE_OP_SEND_IMM;
-	case IBV_WR_SEND_WITH_INV:
-		*wc_op = IBV_WC_SEND;
-		return rc ? KITE_WQE_OP_SEND_INV : -1;
-	case IBV_WR_RDMA_WRITE:
-		*wc_op = IBV_WC_RDMA_WRITE;
-		return rc ? KITE_WQE_OP_RDMA_WRITE : -1;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		*wc_op = IBV_WC_RDMA_WRITE;
-		return rc ? KITE_WQE_OP_RDMA_WRITE_IMM : -1;
-	case IBV_WR_RDMA_READ:
-		*wc_op = IBV_WC_RDMA_READ;
-		return rc ? KITE_WQE_OP_RDMA_READ : -1;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		*wc_op = IBV_WC_COMP_SWAP;
-		return rc ? KITE_WQE_OP_ATOMIC_CS : -1;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		*wc_op = IBV_WC_FETCH_ADD;
-		return rc ? KITE_WQE_OP_ATOMIC_FA : -1;
-	case IBV_WR_LOCAL_INV:
-		*wc_op = IBV_WC_LOCAL_INV;
-		return rc ? KITE_WQE_OP_LOCAL_INV : -1;
-	default:
-		return -1;
-	}
-}
-
-/* Write @num_sge data segments; the caller checked that they fit. */
-static void kite_write_sges(struct kite_wqe_sge *seg, const struct ibv_sge *sg,
-			    int num_sge)
-{
-	int i;
-
-	for (i = 0; i < num_sge; i++) {
-		seg[i].length = htole32(sg[i].length);
-		seg[i].lkey = htole32(sg[i].lkey);
-		seg[i].addr = htole64(sg[i].addr);
-	}
-}
-
-/* SGEs, or with IBV_SEND_INLINE the bytes they point to, at @off. */
-static int kite_send_data(uint8_t *wqe, size_t wqe_size, size_t off,
-			  const struct ibv_send_wr *wr, uint32_t max_inline,
-			  bool inline_ok, uint32_t *opcode,
-			  struct kite_wqe_ctrl *ctrl)
-{
-	struct kite_wqe_sge *seg = (struct kite_wqe_sge *)(wqe + off);
-	size_t total = 0;
-	int i;
-
-	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
-		return EINVAL;
-	if (!(wr->send_flags & IBV_SEND_INLINE)) {
-		if (wr->num_sge > KITE_MAX_SGE ||
-		    (size_t)wr->num_sge > (wqe_size - off) / KITE_SEG_SIZE)
-			return EINVAL;
-		kite_write_sges(seg, wr->sg_list, wr->num_sge);
-		*opcode |= FIELD_PREP(KITE_WQE_NUM_SGE, wr->num_sge);
-		return 0;
-	}
-	if (!inline_ok)
-		return EINVAL;
-	for (i = 0; i < wr->num_sge; i++) {
-		total += wr->sg_list[i].length;
-		if (total > max_inline || total > KITE_MAX_INLINE ||
-		    total > wqe_size - off)
-			return EINVAL;
-	}
-	for (i = 0, total = 0; i < wr->num_sge; i++) {
-		memcpy(wqe + off + total,
-		       (void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		total += wr->sg_list[i].length;
-	}
-	*opcode |= KITE_WQE_F_INLINE;
-	ctrl->inline_len = htole16(total);
-	return 0;
-}
-
-/* Build the send WQE of @wr in @wqe (zeroed, @wqe_size bytes). */
-static int kite_build_send(struct kite_qp *qp, uint8_t *wqe, size_t wqe_size,
-			   const struct ibv_send_wr *wr, uint16_t idx,
-			   enum ibv_wc_opcode *wc_op)
-{
-	struct kite_wqe_ctrl *ctrl = (struct kite_wqe_ctrl *)wqe;
-	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	size_t off = sizeof(*ctrl);
-	bool data = true, inline_ok = true;
-	uint32_t opcode;
-	int op;
-
-	op = kite_wqe_opcode(wr->opcode, type, wc_op);
-	if (op < 0)
-		return EINVAL;
-	opcode = FIELD_PREP(KITE_WQE_OPCODE, op);
-	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
-		opcode |= KITE_WQE_F_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		opcode |= KITE_WQE_F_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		opcode |= KITE_WQE_F_FENCE;
-	ctrl->wqe_idx = htole16(idx);
-
-	switch (op) {
-	case KITE_WQE_OP_SEND_IMM:
-	case KITE_WQE_OP_RDMA_WRITE_IMM:
-		ctrl->imm_data = wr->imm_data;
-		break;
-	case KITE_WQE_OP_SEND_INV:
-	case KITE_WQE_OP_LOCAL_INV:
-		ctrl->inv_key = htole32(wr->invalidate_rkey);
-		break;
-	}
-
-	switch (op) {
-	case KITE_WQE_OP_SEND:
-	case KITE_WQE_OP_SEND_IMM:
-		if (type == IBV_QPT_UD) {
-			struct kite_wqe_ud *av = (struct kite_wqe_ud *)(wqe + off);
-
-			if (!wr->wr.ud.ah)
-				return EINVAL;
-			*av = to_kite_ah(wr->wr.ud.ah)->av;
-			av->remote_qpn = htole32(wr->wr.ud.remote_qpn);
-			av->qkey = htole32(wr->wr.ud.remote_qkey);
-			off += sizeof(*av);
-		}
-		break;
-	case KITE_WQE_OP_RDMA_WRITE:
-	case KITE_WQE_OP_RDMA_WRITE_IMM:
-	case KITE_WQE_OP_RDMA_READ: {
-		struct kite_wqe_raddr *raddr =
-			(struct kite_wqe_raddr *)(wqe + off);
-
-		raddr->remote_addr = htole64(wr->wr.rdma.remote_addr);
-		raddr->rkey = htole32(wr->wr.rdma.rkey);
-		off += sizeof(*raddr);
-		inline_ok = op != KITE_WQE_OP_RDMA_READ;
-		break;
-	}
-	case KITE_WQE_OP_ATOMIC_CS:
-	case KITE_WQE_OP_ATOMIC_FA: {
-		struct kite_wqe_raddr *raddr =
-			(struct kite_wqe_raddr *)(wqe + off);
-		struct kite_wqe_atomic *aseg =
-			(struct kite_wqe_atomic *)(wqe + off + sizeof(*raddr));
-
-		if (wr->wr.atomic.remote_addr & 7 || wr->num_sge != 1 ||
-		    !wr->sg_list || wr->sg_list[0].length != 8 ||
-		    (wr->send_flags & IBV_SEND_INLINE))
-			return EINVAL;
-		raddr->remote_addr = htole64(wr->wr.atomic.remote_addr);
-		raddr->rkey = htole32(wr->wr.atomic.rkey);
-		if (op == KITE_WQE_OP_ATOMIC_CS) {
-			aseg->swap_add = htole64(wr->wr.atomic.swap);
-			aseg->compare = htole64(wr->wr.atomic.compare_add);
-		} else {
-			aseg->swap_add = htole64(wr->wr.atomic.compare_add);
-		}
-		off += sizeof(*raddr) + sizeof(*aseg);
-		inline_ok = false;
-		break;
-	}
-	case KITE_WQE_OP_LOCAL_INV:
-		data = false;
-		break;
-	}
-
-	if (data) {
-		int ret = kite_send_data(wqe, wqe_size, off, wr, qp->max_inline,
-					 inline_ok, &opcode, ctrl);
-
-		if (ret)
-			return ret;
-	}
-	ctrl->opcode = htole32(opcode);
-	return 0;
-}
-
-static uint64_t kite_qp_db(uint32_t qpn, uint32_t type, uint32_t pi)
-{
-	return FIELD_PREP(KITE_DB_OBJ, qpn) | FIELD_PREP(KITE_DB_TYPE, type) |
-	       FIELD_PREP(KITE_DB_PI, pi & KITE_WQ_IDX_MASK);
-}
-
-static bool kite_wq_full(const struct kite_wq *wq)
-{
-	return ((wq->pi - wq->ci) & KITE_WQ_IDX_MASK) >=
-	       1U << wq->ring.log_depth;
-}
-
-int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
-{
-	struct kite_context *ctx = to_kite_ctx(ibqp->context);
-	struct kite_qp *qp = to_kite_qp(ibqp);
-	size_t wqe_size = 1U << qp->sq.ring.entry_shift;
-	uint32_t start;
-	int ret = 0;
-
-	/* Nothing posted now would ever complete. */
-	if (kite_dev_dead(ctx)) {
-		*bad_wr = wr;
-		return EIO;
-	}
-	pthread_spin_lock(&qp->sq.lock);
-	start = qp->sq.pi;
-	for (; wr; wr = wr->next) {
-		uint32_t slot = qp->sq.pi & ((1U << qp->sq.ring.log_depth) - 1);
-		uint8_t *wqe = kite_ring_entry(&qp->sq.ring, qp->sq.pi);
-		enum ibv_wc_opcode wc_op;
-
-		if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-		    ibqp->state == IBV_QPS_RTR) {
-			ret = EINVAL;
-			break;
-		}
-		if (kite_wq_full(&qp->sq)) {
-			ret = ENOMEM;
-			break;
-		}
-		memset(wqe, 0, wqe_size);
-		ret = kite_build_send(qp, wqe, wqe_size, wr,
-				      (uint16_t)qp->sq.pi, &wc_op);
-		if (ret) {
-			memset(wqe, 0, wqe_size);
-			break;
-		}
-		qp->sq.wr_id[slot] = wr->wr_id;
-		qp->sq.opcode[slot] = wc_op;
-		qp->sq.pi++;
-	}
-	if (qp->sq.pi != start) {
-		/* The WQEs before the doorbell that makes the device read them. */
-		udma_to_device_barrier();
-		kite_ring_db(ctx, kite_qp_db(ibqp->qp_num, KITE_DB_TYPE_SQ,
-					     qp->sq.pi));
-	}
-	pthread_spin_unlock(&qp->sq.lock);
-	if (ret)
-		*bad_wr = wr;
-	return ret;
 }
 
 int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -15,8 +15,9 @@
  * usage: kite_uverbs_test [DEVICE [--data]]    (default: kite0)
  *   --data: also check that a UD send to the QP itself arrives (the
  *           device's loopback), with its GRH and payload, polled with
- *           ibv_poll_cq() and with the extended CQ API, and that an armed
- *           extended CQ raises a completion event
+ *           ibv_poll_cq() and with the extended CQ API, that an armed
+ *           extended CQ raises a completion event, and every operation of
+ *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back
  *
  * Copyright (c) 2026 Kite
  */
@@ -927,7 +928,10 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 	return got;
 }
 
-/* Move an RC QP from RESET to RTS, connected to itself through GID 0. */
+/*
+ * Move an RC QP from RESET to RTS, connected to itself through GID 0,
+ * open to remote writes, reads and atomics.
+ */
 static int rc_self_connect(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {};
@@ -939,7 +943,8 @@ static int rc_self_connect(struct ibv_qp *qp)
 		return ret;
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
@@ -1107,17 +1112,12 @@ static void ud_loop_free(struct ud_loop *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* Returns 0 or an errno; on failure nothing is left allocated. */
-static int ud_loop_init(struct ibv_context *ctx, struct ibv_cq *cq,
-			struct ud_loop *u)
+/*
+ * Move the UD QP @qp to RTS (Q_Key UD_LOOP_QKEY) and create in @pd an
+ * address handle to its own GID 0; 0 or an errno.
+ */
+static int ud_up(struct ibv_qp *qp, struct ibv_pd *pd, struct ibv_ah **ah)
 {
-	struct ibv_qp_init_attr qpia = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
@@ -1130,30 +1130,40 @@ static int ud_loop_init(struct ibv_context *ctx, struct ibv_cq *cq,
 	};
 	int ret;
 
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ret ?: ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	ret = ret ?: ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	ret = ret ?: ibv_query_gid(qp->context, 1, 0, &aha.grh.dgid);
+	if (ret)
+		return ret;
+	*ah = ibv_create_ah(pd, &aha);
+	return *ah ? 0 : (errno ? errno : EIO);
+}
+
+/* Returns 0 or an errno; on failure nothing is left allocated. */
+static int ud_loop_init(struct ibv_context *ctx, struct ibv_cq *cq,
+			struct ud_loop *u)
+{
+	struct ibv_qp_init_attr qpia = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int ret;
+
 	memset(u, 0, sizeof(*u));
 	u->pd = ibv_alloc_pd(ctx);
 	u->mr = u->pd ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
 				   IBV_ACCESS_LOCAL_WRITE) : NULL;
 	u->qp = u->mr ? ibv_create_qp(u->pd, &qpia) : NULL;
-	if (!u->qp)
-		goto err;
-	ret = ibv_modify_qp(u->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_QKEY);
-	attr.qp_state = IBV_QPS_RTR;
-	ret = ret ?: ibv_modify_qp(u->qp, &attr, IBV_QP_STATE);
-	attr.qp_state = IBV_QPS_RTS;
-	ret = ret ?: ibv_modify_qp(u->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-	ret = ret ?: ibv_query_gid(ctx, 1, 0, &aha.grh.dgid);
-	if (ret) {
+	ret = u->qp ? ud_up(u->qp, u->pd, &u->ah) : (errno ? errno : EIO);
+	if (ret)
 		ud_loop_free(u);
-		return ret;
-	}
-	u->ah = ibv_create_ah(u->pd, &aha);
-	if (u->ah)
-		return 0;
-err:
-	ret = errno ? errno : EIO;
-	ud_loop_free(u);
 	return ret;
 }
 
@@ -1587,6 +1597,642 @@ static void test_modify_cq(struct ibv_context *ctx)
 	       "modify_cq: unknown attribute mask bit: %s (want an error)",
 	       strerror(ret));
 	report(!ibv_destroy_cq(cq), "modify_cq: destroy CQ");
+}
+
+/*
+ * The extended QP API: ibv_create_qp_ex() with send_ops_flags and the
+ * ibv_wr_*() calls. What create_qp_ex refuses and with which errno; then,
+ * with --data, every operation Kite has over an RC QP connected to itself
+ * and UD sends to a UD QP itself, data compared, and batches that fail or
+ * are aborted, which must leave nothing posted.
+ */
+#define QPX_RC_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			 IBV_QP_EX_WITH_SEND_WITH_INV | \
+			 IBV_QP_EX_WITH_RDMA_WRITE | \
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_RDMA_READ | \
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			 IBV_QP_EX_WITH_LOCAL_INV)
+#define QPX_UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define QPX_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+#define QPX_MAX_SGE	8	/* prm_wqe.rst: KITE_MAX_SGE */
+
+/* ibv_create_qp_ex() of a @type QP on @pd and @cq; NULL with errno. */
+static struct ibv_qp *qpx_create(struct ibv_pd *pd, struct ibv_cq *cq,
+				 enum ibv_qp_type type, uint32_t comp_mask,
+				 uint32_t create_flags, uint64_t ops,
+				 struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.comp_mask = comp_mask,
+		.pd = pd,
+		.create_flags = create_flags,
+		.send_ops_flags = ops,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(pd->context, &a);
+
+	if (qp && cap)
+		*cap = a.cap;
+	return qp;
+}
+
+/* ibv_create_qp_ex() fails with @want and creates nothing, or succeeds. */
+static void qpx_bad(struct ibv_pd *pd, struct ibv_cq *cq, const char *what,
+		    enum ibv_qp_type type, uint32_t comp_mask,
+		    uint32_t create_flags, uint64_t ops, int want)
+{
+	struct ibv_qp *qp;
+	int err;
+
+	errno = 0;
+	qp = qpx_create(pd, cq, type, comp_mask, create_flags, ops, NULL);
+	err = qp ? 0 : errno;
+	if (qp && want)
+		err = -1;
+	report(err == want, "qp_ex: %s: %s (want %s)", what,
+	       err < 0 ? "created" : strerror(err), strerror(want));
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+static void test_qp_ex_create(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp;
+
+	report(!!cq, "qp_ex: PD and CQ: %s", cq ? "ok" : strerror(errno));
+	if (!cq)
+		goto out;
+	qpx_bad(pd, cq, "RC with every operation Kite has", IBV_QPT_RC,
+		QPX_MASK, 0, QPX_RC_OPS, 0);
+	qpx_bad(pd, cq, "UD with send and send with immediate", IBV_QPT_UD,
+		QPX_MASK, 0, QPX_UD_OPS, 0);
+	qpx_bad(pd, cq, "RC, create flags 0", IBV_QPT_RC,
+		QPX_MASK | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0,
+		IBV_QP_EX_WITH_SEND, 0);
+	qpx_bad(pd, cq, "RC with bind_mw (no memory windows)", IBV_QPT_RC,
+		QPX_MASK, 0, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW,
+		EOPNOTSUPP);
+	qpx_bad(pd, cq, "RC with TSO", IBV_QPT_RC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_TSO, EOPNOTSUPP);
+	qpx_bad(pd, cq, "RC with flush", IBV_QPT_RC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP);
+	qpx_bad(pd, cq, "RC with atomic write", IBV_QPT_RC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UD with RDMA write", IBV_QPT_UD, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UD with local invalidate", IBV_QPT_UD, QPX_MASK, 0,
+		IBV_QP_EX_WITH_LOCAL_INV, EOPNOTSUPP);
+	qpx_bad(pd, cq, "an undefined send_ops_flags bit", IBV_QPT_RC,
+		QPX_MASK, 0, IBV_QP_EX_WITH_SEND | (1ULL << 40), EINVAL);
+	qpx_bad(pd, cq, "an undefined comp_mask bit", IBV_QPT_RC,
+		QPX_MASK | (1U << 20), 0, IBV_QP_EX_WITH_SEND, EINVAL);
+	qpx_bad(pd, cq, "no PD", IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		0, IBV_QP_EX_WITH_SEND, EINVAL);
+	qpx_bad(pd, cq, "create flag SCATTER_FCS", IBV_QPT_RC,
+		QPX_MASK | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		IBV_QP_CREATE_SCATTER_FCS, IBV_QP_EX_WITH_SEND, EOPNOTSUPP);
+	qpx_bad(pd, cq, "an undefined create flag", IBV_QPT_RC,
+		QPX_MASK | IBV_QP_INIT_ATTR_CREATE_FLAGS, 1U << 30,
+		IBV_QP_EX_WITH_SEND, EINVAL);
+	qpx_bad(pd, cq, "max TSO header", IBV_QPT_RC,
+		QPX_MASK | IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 0,
+		IBV_QP_EX_WITH_SEND, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UC QP", IBV_QPT_UC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND, EOPNOTSUPP);
+
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qpia);
+	report(qp && !ibv_qp_to_qp_ex(qp),
+	       "qp_ex: a QP of ibv_create_qp() has no ibv_qp_ex");
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = qpx_create(pd, cq, IBV_QPT_RC, QPX_MASK, 0, IBV_QP_EX_WITH_SEND,
+			NULL);
+	report(qp && ibv_qp_to_qp_ex(qp) &&
+	       ibv_qp_to_qp_ex(qp)->wr_send && !ibv_qp_to_qp_ex(qp)->wr_rdma_write,
+	       "qp_ex: an ibv_qp_ex with the operations asked for");
+	if (qp)
+		ibv_destroy_qp(qp);
+out:
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
+/*
+ * Poll @cq until the completions of the @n work requests @ids have come
+ * (into @wc, in the order of @ids), waiting at most 2 s for each. Returns
+ * how many came, or -1 if a completion of another work request came.
+ */
+static int poll_ids(struct ibv_cq *cq, const uint64_t *ids,
+		    struct ibv_wc *wc, int n)
+{
+	struct ibv_wc w;
+	int got = 0, i;
+
+	while (got < n && poll_one(cq, &w) == 1) {
+		for (i = 0; i < n && ids[i] != w.wr_id; i++)
+			;
+		if (i == n)
+			return -1;
+		wc[i] = w;
+		got++;
+	}
+	return got;
+}
+
+static int wc_is(const struct ibv_wc *wc, enum ibv_wc_opcode op)
+{
+	return wc->status == IBV_WC_SUCCESS && wc->opcode == op;
+}
+
+static void fill(char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (char)(i * 7 + seed);
+}
+
+/* A QP of the extended API on its own PD, CQ and MR. */
+struct qpx_loop {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;		/* UD: to our own GID */
+	struct ibv_qp_cap cap;
+	uint32_t lkey, rkey;
+	char *buf;			/* 16 KiB */
+	char *rcv;			/* where receives land: 2 KiB */
+};
+
+static void qpx_loop_free(struct qpx_loop *l)
+{
+	if (l->ah)
+		ibv_destroy_ah(l->ah);
+	if (l->mr)
+		ibv_dereg_mr(l->mr);
+	if (l->qp)
+		ibv_destroy_qp(l->qp);
+	if (l->cq)
+		ibv_destroy_cq(l->cq);
+	if (l->pd)
+		ibv_dealloc_pd(l->pd);
+}
+
+/*
+ * PD, CQ, a @type QP with the operations @ops, and an MR over @buf with
+ * @access; 0 or an errno (the caller frees what was made).
+ */
+static int qpx_loop_init(struct ibv_context *ctx, struct qpx_loop *l,
+			 enum ibv_qp_type type, uint64_t ops, char *buf,
+			 size_t len, int access)
+{
+	l->buf = buf;
+	l->rcv = buf + 8192;
+	l->pd = ibv_alloc_pd(ctx);
+	l->cq = l->pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	l->qp = l->cq ? qpx_create(l->pd, l->cq, type, QPX_MASK, 0, ops,
+				   &l->cap) : NULL;
+	l->mr = l->qp ? ibv_reg_mr(l->pd, buf, len, access) : NULL;
+	if (!l->mr)
+		return errno;
+	l->qpx = ibv_qp_to_qp_ex(l->qp);
+	l->lkey = l->mr->lkey;
+	l->rkey = l->mr->rkey;
+	return l->qpx ? 0 : EPROTO;
+}
+
+/* A receive of 2 KiB into l->rcv, zeroed first (wr_id @id). */
+static int qpx_recv(struct qpx_loop *l, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)l->rcv, .length = 2048,
+			       .lkey = l->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	memset(l->rcv, 0, 2048);
+	return ibv_post_recv(l->qp, &wr, &bad);
+}
+
+/* Start a batch whose first work request is @id, signaled. */
+static void qpx_start(struct ibv_qp_ex *qpx, uint64_t id)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+}
+
+/*
+ * Complete the batch the caller built, whose last work request is @id;
+ * with @recv, a receive (wr_id @id + 100) is posted first. Returns how
+ * many of the completions of @id and the receive came (into @wc), and
+ * the errno of posting in @err.
+ */
+static int qpx_go(struct qpx_loop *l, uint64_t id, bool recv,
+		  struct ibv_wc *wc, int *err)
+{
+	uint64_t ids[2] = { id, id + 100 };
+
+	*err = recv ? qpx_recv(l, id + 100) : 0;
+	if (*err) {
+		ibv_wr_abort(l->qpx);
+		return 0;
+	}
+	*err = ibv_wr_complete(l->qpx);
+	return *err ? 0 : poll_ids(l->cq, ids, wc, recv ? 2 : 1);
+}
+
+/*
+ * One send of 32 bytes (wr_id @id) gets through, and its completions are
+ * the first the CQ has: what failed or was aborted before it left nothing
+ * posted.
+ */
+static void qpx_nothing_posted(struct qpx_loop *l, uint64_t id,
+			       const char *what)
+{
+	struct ibv_wc wc[2];
+	int ret, n;
+
+	qpx_start(l->qpx, id);
+	ibv_wr_send(l->qpx);
+	if (l->ah)
+		ibv_wr_set_ud_addr(l->qpx, l->ah, l->qp->qp_num, UD_LOOP_QKEY);
+	ibv_wr_set_sge(l->qpx, l->lkey, (uintptr_t)l->buf, 32);
+	n = qpx_go(l, id, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) &&
+	       wc_is(&wc[1], IBV_WC_RECV),
+	       "qp_ex: %s: nothing was posted, the next send is the first completion (%s, %d)",
+	       what, strerror(ret), n);
+}
+
+/* ibv_wr_complete() of a batch built by the caller fails with @want. */
+static void qpx_fails(struct qpx_loop *l, int want, const char *what)
+{
+	int ret = ibv_wr_complete(l->qpx);
+
+	report(ret == want, "qp_ex: %s: wr_complete %s (want %s)", what,
+	       strerror(ret), strerror(want));
+}
+
+/* The RC operations, each with its data compared. */
+static void qpx_rc_ops(struct qpx_loop *l)
+{
+	struct ibv_qp_ex *qpx = l->qpx;
+	char *src = l->buf, *dst = l->buf + 4096, *rcv = l->rcv;
+	uint64_t *word = (uint64_t *)(l->buf + 12288), *res = word + 1;
+	struct ibv_data_buf bufs[2] = {
+		{ .addr = src + 100, .length = 10 },
+		{ .addr = src + 300, .length = 20 },
+	};
+	struct ibv_sge sgl[2] = {
+		{ .addr = (uintptr_t)src, .length = 128, .lkey = l->lkey },
+		{ .addr = (uintptr_t)src + 512, .length = 128, .lkey = l->lkey },
+	};
+	struct ibv_send_wr swr = {}, *bad_swr;
+	uint64_t ids[3] = { 20, 21, 22 };
+	struct ibv_wc wc[3];
+	struct ibv_sge sge;
+	int ret, n;
+
+	fill(src, 4096, 1);
+	qpx_start(qpx, 1);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)src, 256);
+	n = qpx_go(l, 1, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) &&
+	       wc_is(&wc[1], IBV_WC_RECV) && wc[1].byte_len == 256 &&
+	       !memcmp(src, rcv, 256),
+	       "qp_ex RC: wr_send + wr_set_sge: 256 bytes arrive (%s, %d)",
+	       strerror(ret), n);
+
+	qpx_start(qpx, 2);
+	ibv_wr_send_imm(qpx, htobe32(0x12345678));
+	ibv_wr_set_inline_data_list(qpx, 2, bufs);
+	n = qpx_go(l, 2, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) &&
+	       wc_is(&wc[1], IBV_WC_RECV) && wc[1].byte_len == 30 &&
+	       (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+	       be32toh(wc[1].imm_data) == 0x12345678 &&
+	       !memcmp(rcv, src + 100, 10) && !memcmp(rcv + 10, src + 300, 20),
+	       "qp_ex RC: wr_send_imm + wr_set_inline_data_list: 30 bytes and the immediate arrive (%s, %d)",
+	       strerror(ret), n);
+
+	memset(dst, 0, 4096);
+	qpx_start(qpx, 3);
+	ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)dst);
+	ibv_wr_set_sge_list(qpx, 2, sgl);
+	n = qpx_go(l, 3, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(dst, src, 128) && !memcmp(dst + 128, src + 512, 128),
+	       "qp_ex RC: wr_rdma_write + wr_set_sge_list: 2 SGEs written (%s, %d)",
+	       strerror(ret), n);
+
+	memset(dst, 0, 4096);
+	qpx_start(qpx, 4);
+	ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)dst + 8);
+	ibv_wr_set_inline_data(qpx, src + 1000, 40);
+	n = qpx_go(l, 4, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(dst + 8, src + 1000, 40) && !dst[0] && !dst[48],
+	       "qp_ex RC: wr_rdma_write + wr_set_inline_data: 40 bytes written (%s, %d)",
+	       strerror(ret), n);
+
+	memset(dst, 0, 4096);
+	qpx_start(qpx, 5);
+	ibv_wr_rdma_write_imm(qpx, l->rkey, (uintptr_t)dst, htobe32(0xabcd));
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)src + 64, 64);
+	n = qpx_go(l, 5, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       wc_is(&wc[1], IBV_WC_RECV_RDMA_WITH_IMM) &&
+	       (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+	       be32toh(wc[1].imm_data) == 0xabcd && !memcmp(dst, src + 64, 64),
+	       "qp_ex RC: wr_rdma_write_imm: data written, the immediate delivered (%s, %d)",
+	       strerror(ret), n);
+
+	fill(dst + 1024, 512, 9);
+	memset(rcv, 0, 2048);
+	qpx_start(qpx, 6);
+	ibv_wr_rdma_read(qpx, l->rkey, (uintptr_t)dst + 1024);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)rcv, 512);
+	n = qpx_go(l, 6, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_READ) &&
+	       !memcmp(rcv, dst + 1024, 512),
+	       "qp_ex RC: wr_rdma_read: 512 bytes read (%s, %d)",
+	       strerror(ret), n);
+
+	*word = 5;
+	*res = 0;
+	qpx_start(qpx, 7);
+	ibv_wr_atomic_cmp_swp(qpx, l->rkey, (uintptr_t)word, 5, 9);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)res, 8);
+	n = qpx_go(l, 7, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_COMP_SWAP) && *res == 5 &&
+	       *word == 9,
+	       "qp_ex RC: wr_atomic_cmp_swp: 5 -> 9, the old value returned (%s, %d, %llu, %llu)",
+	       strerror(ret), n, (unsigned long long)*res,
+	       (unsigned long long)*word);
+	qpx_start(qpx, 8);
+	ibv_wr_atomic_fetch_add(qpx, l->rkey, (uintptr_t)word, 3);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)res, 8);
+	n = qpx_go(l, 8, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_FETCH_ADD) && *res == 9 &&
+	       *word == 12,
+	       "qp_ex RC: wr_atomic_fetch_add: 9 + 3, the old value returned (%s, %d, %llu, %llu)",
+	       strerror(ret), n, (unsigned long long)*res,
+	       (unsigned long long)*word);
+
+	/* Three work requests in one batch, completed in order. */
+	memset(dst, 0, 4096);
+	memset(rcv, 0, 2048);
+	qpx_start(qpx, 20);
+	ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)dst);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)src, 100);
+	qpx->wr_id = 21;
+	ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)dst + 100);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)src + 100, 100);
+	qpx->wr_id = 22;
+	ibv_wr_rdma_read(qpx, l->rkey, (uintptr_t)dst);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)rcv, 200);
+	ret = ibv_wr_complete(qpx);
+	n = ret ? 0 : poll_ids(l->cq, ids, wc, 3);
+	report(n == 3 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       wc_is(&wc[1], IBV_WC_RDMA_WRITE) &&
+	       wc_is(&wc[2], IBV_WC_RDMA_READ) && !memcmp(rcv, src, 200),
+	       "qp_ex RC: a batch of write, write, read: one doorbell, in order (%s, %d)",
+	       strerror(ret), n);
+
+	/* ibv_post_send() on the same QP: the same WQE builder. */
+	memset(dst, 0, 4096);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)src, .length = 48,
+				.lkey = l->lkey };
+	swr.wr_id = 23;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = l->rkey;
+	ret = ibv_post_send(l->qp, &swr, &bad_swr);
+	n = ret ? 0 : poll_ids(l->cq, &swr.wr_id, wc, 1);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(dst, src, 48),
+	       "qp_ex RC: ibv_post_send() on the QP still works (%s, %d)",
+	       strerror(ret), n);
+}
+
+/* Batches that must fail, or are aborted: nothing of them is posted. */
+static void qpx_rc_bad(struct qpx_loop *l)
+{
+	struct ibv_qp_ex *qpx = l->qpx;
+	uint64_t word = (uintptr_t)l->buf + 12288;
+	struct ibv_sge sgl[QPX_MAX_SGE + 1];
+	static char big[1024];
+	unsigned int i;
+
+	for (i = 0; i < QPX_MAX_SGE + 1; i++)
+		sgl[i] = (struct ibv_sge){ .addr = (uintptr_t)l->buf + 64 * i,
+					   .length = 8, .lkey = l->lkey };
+
+	qpx_start(qpx, 30);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 32);
+	ibv_wr_abort(qpx);
+	qpx_nothing_posted(l, 31, "RC: wr_abort");
+
+	qpx_start(qpx, 32);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, l->cap.max_send_sge + 1, sgl);
+	qpx_fails(l, EINVAL, "max_send_sge + 1 SGEs");
+
+	qpx_start(qpx, 33);
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, big, l->cap.max_inline_data + 1);
+	qpx_fails(l, EINVAL, "max_inline_data + 1 bytes inline");
+
+	qpx_start(qpx, 34);
+	ibv_wr_rdma_read(qpx, l->rkey, (uintptr_t)l->buf + 4096);
+	ibv_wr_set_inline_data(qpx, big, 8);
+	qpx_fails(l, EINVAL, "RDMA READ with inline data");
+
+	qpx_start(qpx, 35);
+	ibv_wr_atomic_fetch_add(qpx, l->rkey, word, 1);
+	ibv_wr_set_sge(qpx, l->lkey, word + 8, 4);
+	qpx_fails(l, EINVAL, "an atomic with a 4-byte SGE");
+
+	qpx_start(qpx, 36);
+	ibv_wr_atomic_cmp_swp(qpx, l->rkey, word + 4, 0, 1);
+	ibv_wr_set_sge(qpx, l->lkey, word + 8, 8);
+	qpx_fails(l, EINVAL, "an atomic on a misaligned word");
+
+	qpx_start(qpx, 37);
+	ibv_wr_atomic_fetch_add(qpx, l->rkey, word, 1);
+	qpx_fails(l, EINVAL, "an atomic without its SGE");
+
+	qpx_start(qpx, 38);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 32);
+	qpx_fails(l, EINVAL, "an SGE before any work request");
+
+	qpx_start(qpx, 39);
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, NULL, 1, 1);
+	qpx_fails(l, EINVAL, "a UD address on an RC QP");
+
+	/* A good request, then a bad one: neither is posted. */
+	qpx_start(qpx, 40);
+	ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)l->buf + 4096);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 32);
+	qpx->wr_id = 41;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, l->cap.max_send_sge + 1, sgl);
+	qpx_fails(l, EINVAL, "a good write, then a send with too many SGEs");
+	qpx_nothing_posted(l, 42, "RC: after the failed batches");
+
+	/* More work requests than the SQ holds (it is empty now). */
+	qpx_start(qpx, 43);
+	for (i = 0; i <= l->cap.max_send_wr; i++) {
+		ibv_wr_rdma_write(qpx, l->rkey, (uintptr_t)l->buf + 4096);
+		ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 8);
+	}
+	qpx_fails(l, ENOMEM, "max_send_wr + 1 work requests in a batch");
+	qpx_nothing_posted(l, 44, "RC: after the SQ overflow");
+}
+
+/*
+ * Invalidation from user space can only fail (no fast-registration MRs
+ * here), but the failure shows the opcode and key reached the device:
+ * SEND with invalidate of a plain MR's rkey is refused by the responder,
+ * LOCAL_INV of a plain MR's lkey is a local protection error.
+ */
+static void qpx_rc_inv(struct qpx_loop *l)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_ex *qpx = l->qpx;
+	struct ibv_wc wc[2];
+	int ret, n;
+
+	qpx_start(qpx, 50);
+	ibv_wr_send_inv(qpx, l->rkey);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 16);
+	n = qpx_go(l, 50, true, wc, &ret);
+	report(n >= 1 && wc[0].status == IBV_WC_REM_INV_REQ_ERR,
+	       "qp_ex RC: wr_send_inv of a plain MR's rkey: remote invalid request (%s, %d, %s)",
+	       strerror(ret), n,
+	       n >= 1 ? ibv_wc_status_str(wc[0].status) : "-");
+
+	ret = ibv_modify_qp(l->qp, &attr, IBV_QP_STATE);
+	ret = ret ?: rc_self_connect(l->qp);
+	report(!ret, "qp_ex RC: ERROR -> RESET -> RTS: %s", strerror(ret));
+	if (ret)
+		return;
+	qpx_start(qpx, 51);
+	ibv_wr_local_inv(qpx, l->lkey);
+	n = qpx_go(l, 51, false, wc, &ret);
+	report(n == 1 && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	       "qp_ex RC: wr_local_inv of a plain MR's lkey: local protection error (%s, %d, %s)",
+	       strerror(ret), n,
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : "-");
+
+	/* A QP in RESET takes no work request. */
+	ibv_modify_qp(l->qp, &attr, IBV_QP_STATE);
+	qpx_start(qpx, 52);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 16);
+	qpx_fails(l, EINVAL, "a QP in RESET");
+}
+
+static void test_qp_ex_rc(struct ibv_context *ctx)
+{
+	static char buf[16384];
+	struct qpx_loop l = {};
+	int ret;
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, QPX_RC_OPS, buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ret = ret ?: rc_self_connect(l.qp);
+	report(!ret, "qp_ex RC: QP with every operation, MR, connected to itself: %s",
+	       strerror(ret));
+	if (!ret) {
+		qpx_rc_ops(&l);
+		qpx_rc_bad(&l);
+		qpx_rc_inv(&l);
+	}
+	qpx_loop_free(&l);
+}
+
+/* UD sends to the QP itself: the address, SGEs or inline data. */
+static void test_qp_ex_ud(struct ibv_context *ctx)
+{
+	static char buf[16384];
+	struct qpx_loop l = {};
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[2];
+	int ret, n;
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_UD, QPX_UD_OPS, buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE);
+	ret = ret ?: ud_up(l.qp, l.pd, &l.ah);
+	report(!ret, "qp_ex UD: QP in RTS, MR, AH to our GID: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+	qpx = l.qpx;
+
+	fill(buf, 4096, 3);
+	qpx_start(qpx, 1);
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, l.ah, l.qp->qp_num, UD_LOOP_QKEY);
+	ibv_wr_set_sge(qpx, l.lkey, (uintptr_t)buf, 64);
+	n = qpx_go(&l, 1, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) &&
+	       wc_is(&wc[1], IBV_WC_RECV) && wc[1].byte_len == 40 + 64 &&
+	       wc[1].src_qp == l.qp->qp_num && !memcmp(l.rcv + 40, buf, 64),
+	       "qp_ex UD: wr_send + wr_set_ud_addr + wr_set_sge: 64 bytes after the GRH (%s, %d)",
+	       strerror(ret), n);
+
+	qpx_start(qpx, 2);
+	ibv_wr_send_imm(qpx, htobe32(0x5150));
+	ibv_wr_set_inline_data(qpx, buf + 200, 32);
+	ibv_wr_set_ud_addr(qpx, l.ah, l.qp->qp_num, UD_LOOP_QKEY);
+	n = qpx_go(&l, 2, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) &&
+	       wc_is(&wc[1], IBV_WC_RECV) && wc[1].byte_len == 40 + 32 &&
+	       (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+	       be32toh(wc[1].imm_data) == 0x5150 &&
+	       !memcmp(l.rcv + 40, buf + 200, 32),
+	       "qp_ex UD: wr_send_imm + inline data + wr_set_ud_addr: 32 bytes and the immediate (%s, %d)",
+	       strerror(ret), n);
+
+	qpx_start(qpx, 3);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, l.lkey, (uintptr_t)buf, 64);
+	qpx_fails(&l, EINVAL, "UD send without wr_set_ud_addr");
+	qpx_start(qpx, 4);
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, NULL, l.qp->qp_num, UD_LOOP_QKEY);
+	qpx_fails(&l, EINVAL, "UD send with no AH");
+	qpx_nothing_posted(&l, 5, "UD: after the refused sends");
+out:
+	qpx_loop_free(&l);
 }
 
 /*
@@ -2053,9 +2699,12 @@ int main(int argc, char **argv)
 	test_provider(ctx, data);
 	test_cq_ex(ctx, data);
 	test_modify_cq(ctx);
+	test_qp_ex_create(ctx);
 	if (data) {
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);
+		test_qp_ex_rc(ctx);
+		test_qp_ex_ud(ctx);
 	}
 	test_isolation(dev);
 	test_number_reuse(dev);

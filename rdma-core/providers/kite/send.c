@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libkite send work requests: one WQE builder (prm_wqe.rst) for
+ * ibv_post_send() and for the extended QP API (ibv_create_qp_ex() with
+ * send_ops_flags, ibv_wr_start(), ibv_wr_*(), ibv_wr_complete() and
+ * ibv_wr_abort()).
+ *
+ * A WQE is opened for an operation (kite_send_begin(): the control
+ * segment, the slot's wr_id and completion opcode), given its segments
+ * (remote address, atomic operands, UD address vector, SGEs or inline
+ * data) and closed (kite_send_finish(): the checks that need the whole
+ * WQE, the opcode word, the producer index advanced). ibv_post_send()
+ * does the three steps for each ibv_send_wr; the ibv_wr_*() calls do one
+ * step each, keep the first error and leave every WQE of the batch
+ * unannounced until ibv_wr_complete() rings the doorbell once, or
+ * forgets them all on an error or ibv_wr_abort().
+ *
+ * Copyright (c) 2026 Kite
+ */
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include <ccan/array_size.h>
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
+
+#include "kite.h"
+
+#define KITE_SEG_SIZE		16
+
+/* The WQE opcode and work completion opcode of a send work request. */
+static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
+			   enum ibv_wc_opcode *wc_op)
+{
+	bool rc = type == IBV_QPT_RC;
+
+	switch (op) {
+	case IBV_WR_SEND:
+		*wc_op = IBV_WC_SEND;
+		return KITE_WQE_OP_SEND;
+	case IBV_WR_SEND_WITH_IMM:
+		*wc_op = IBV_WC_SEND;
+		return KITE_WQE_OP_SEND_IMM;
+	case IBV_WR_SEND_WITH_INV:
+		*wc_op = IBV_WC_SEND;
+		return rc ? KITE_WQE_OP_SEND_INV : -1;
+	case IBV_WR_RDMA_WRITE:
+		*wc_op = IBV_WC_RDMA_WRITE;
+		return rc ? KITE_WQE_OP_RDMA_WRITE : -1;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		*wc_op = IBV_WC_RDMA_WRITE;
+		return rc ? KITE_WQE_OP_RDMA_WRITE_IMM : -1;
+	case IBV_WR_RDMA_READ:
+		*wc_op = IBV_WC_RDMA_READ;
+		return rc ? KITE_WQE_OP_RDMA_READ : -1;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		*wc_op = IBV_WC_COMP_SWAP;
+		return rc ? KITE_WQE_OP_ATOMIC_CS : -1;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		*wc_op = IBV_WC_FETCH_ADD;
+		return rc ? KITE_WQE_OP_ATOMIC_FA : -1;
+	case IBV_WR_LOCAL_INV:
+		*wc_op = IBV_WC_LOCAL_INV;
+		return rc ? KITE_WQE_OP_LOCAL_INV : -1;
+	default:
+		/* BIND_MW (no memory windows yet), TSO, FLUSH, ATOMIC_WRITE. */
+		return -1;
+	}
+}
+
+/* The work request opcode of each IBV_QP_EX_WITH_* flag, by bit. */
+static const enum ibv_wr_opcode kite_send_ops[] = {
+	[0] = IBV_WR_RDMA_WRITE,		/* IBV_QP_EX_WITH_RDMA_WRITE */
+	[1] = IBV_WR_RDMA_WRITE_WITH_IMM,
+	[2] = IBV_WR_SEND,
+	[3] = IBV_WR_SEND_WITH_IMM,
+	[4] = IBV_WR_RDMA_READ,
+	[5] = IBV_WR_ATOMIC_CMP_AND_SWP,
+	[6] = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	[7] = IBV_WR_LOCAL_INV,
+	[8] = IBV_WR_BIND_MW,
+	[9] = IBV_WR_SEND_WITH_INV,
+	[10] = IBV_WR_TSO,
+	[11] = IBV_WR_FLUSH,
+	[12] = IBV_WR_ATOMIC_WRITE,		/* IBV_QP_EX_WITH_ATOMIC_WRITE */
+};
+
+/*
+ * ibv_qp_init_attr_ex.send_ops_flags for a QP of @type: 0; EINVAL for a
+ * bit verbs does not define; EOPNOTSUPP for an operation the QP type or
+ * Kite does not have (the same table as ibv_post_send()).
+ */
+int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
+{
+	enum ibv_wc_opcode wc_op;
+	unsigned int bit;
+
+	if (send_ops_flags >> ARRAY_SIZE(kite_send_ops))
+		return EINVAL;
+	for (bit = 0; bit < ARRAY_SIZE(kite_send_ops); bit++)
+		if ((send_ops_flags & (1ULL << bit)) &&
+		    kite_wqe_opcode(kite_send_ops[bit], type, &wc_op) < 0)
+			return EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * Open the WQE at the SQ's producer index for @wr_op: the slot zeroed,
+ * the control segment's flags and index, the slot's wr_id and completion
+ * opcode. Returns 0, or EINVAL (QP state, an operation the QP type does
+ * not have) or ENOMEM (the SQ is full).
+ */
+static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
+			   enum ibv_wr_opcode wr_op, unsigned int send_flags,
+			   uint64_t wr_id)
+{
+	uint32_t slot = qp->sq.pi & ((1U << qp->sq.ring.log_depth) - 1);
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	struct kite_wqe_ctrl *ctrl;
+	enum ibv_wc_opcode wc_op;
+	int op;
+
+	b->wqe = NULL;
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR)
+		return EINVAL;
+	if (kite_wq_full(&qp->sq))
+		return ENOMEM;
+	op = kite_wqe_opcode(wr_op, ibqp->qp_type, &wc_op);
+	if (op < 0)
+		return EINVAL;
+
+	b->wqe = kite_ring_entry(&qp->sq.ring, qp->sq.pi);
+	memset(b->wqe, 0, 1U << qp->sq.ring.entry_shift);
+	b->op = op;
+	b->opcode = FIELD_PREP(KITE_WQE_OPCODE, op);
+	if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		b->opcode |= KITE_WQE_F_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		b->opcode |= KITE_WQE_F_SOLICITED;
+	if (send_flags & IBV_SEND_FENCE)
+		b->opcode |= KITE_WQE_F_FENCE;
+	b->num_sge = 0;
+	b->inline_len = 0;
+	b->inl = false;
+	b->inline_ok = true;
+	b->ud = false;
+	b->av_set = false;
+
+	switch (op) {
+	case KITE_WQE_OP_SEND:
+	case KITE_WQE_OP_SEND_IMM:
+	case KITE_WQE_OP_SEND_INV:
+		b->ud = ibqp->qp_type == IBV_QPT_UD;
+		b->data_off = sizeof(*ctrl) +
+			      (b->ud ? sizeof(struct kite_wqe_ud) : 0);
+		break;
+	case KITE_WQE_OP_RDMA_WRITE:
+	case KITE_WQE_OP_RDMA_WRITE_IMM:
+		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr);
+		break;
+	case KITE_WQE_OP_RDMA_READ:
+		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr);
+		b->inline_ok = false;
+		break;
+	case KITE_WQE_OP_ATOMIC_CS:
+	case KITE_WQE_OP_ATOMIC_FA:
+		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr) +
+			      sizeof(struct kite_wqe_atomic);
+		b->inline_ok = false;
+		break;
+	default:
+		/* LOCAL_INV: the control segment only. */
+		b->data_off = 0;
+		break;
+	}
+
+	ctrl = (struct kite_wqe_ctrl *)b->wqe;
+	ctrl->wqe_idx = htole16((uint16_t)qp->sq.pi);
+	qp->sq.wr_id[slot] = wr_id;
+	qp->sq.opcode[slot] = wc_op;
+	return 0;
+}
+
+static struct kite_wqe_ctrl *kite_send_ctrl(struct kite_send_wqe *b)
+{
+	return (struct kite_wqe_ctrl *)b->wqe;
+}
+
+/* SEND_IMM and RDMA_WRITE_IMM: the immediate data, as on the wire. */
+static void kite_send_imm(struct kite_send_wqe *b, __be32 imm)
+{
+	kite_send_ctrl(b)->imm_data = imm;
+}
+
+/* SEND_INV and LOCAL_INV: the key to invalidate. */
+static void kite_send_inv(struct kite_send_wqe *b, uint32_t key)
+{
+	kite_send_ctrl(b)->inv_key = htole32(key);
+}
+
+static void kite_send_raddr(struct kite_send_wqe *b, uint64_t remote_addr,
+			    uint32_t rkey)
+{
+	struct kite_wqe_raddr *raddr =
+		(struct kite_wqe_raddr *)(b->wqe + sizeof(struct kite_wqe_ctrl));
+
+	raddr->remote_addr = htole64(remote_addr);
+	raddr->rkey = htole32(rkey);
+}
+
+/* The remote word must be 8-byte aligned (EINVAL). */
+static int kite_send_atomic(struct kite_send_wqe *b, uint64_t remote_addr,
+			    uint32_t rkey, uint64_t swap_add, uint64_t compare)
+{
+	struct kite_wqe_atomic *aseg =
+		(struct kite_wqe_atomic *)(b->wqe +
+					   sizeof(struct kite_wqe_ctrl) +
+					   sizeof(struct kite_wqe_raddr));
+
+	if (remote_addr & 7)
+		return EINVAL;
+	kite_send_raddr(b, remote_addr, rkey);
+	aseg->swap_add = htole64(swap_add);
+	aseg->compare = htole64(compare);
+	return 0;
+}
+
+/* A UD send's destination: the AH's address vector, QPN and Q_Key. */
+static int kite_send_ud(struct kite_send_wqe *b, struct ibv_ah *ah,
+			uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct kite_wqe_ud *av =
+		(struct kite_wqe_ud *)(b->wqe + sizeof(struct kite_wqe_ctrl));
+
+	if (!b->ud || !ah)
+		return EINVAL;
+	*av = to_kite_ah(ah)->av;
+	av->remote_qpn = htole32(remote_qpn);
+	av->qkey = htole32(remote_qkey);
+	b->av_set = true;
+	return 0;
+}
+
+/* The data as @num_sge SGEs, instead of any given before. */
+static int kite_send_sges(struct kite_qp *qp, struct kite_send_wqe *b,
+			  const struct ibv_sge *sg, size_t num_sge)
+{
+	size_t room = (1U << qp->sq.ring.entry_shift) - b->data_off;
+
+	if (!b->data_off || num_sge > qp->sq.max_sge ||
+	    num_sge > KITE_MAX_SGE || num_sge > room / KITE_SEG_SIZE ||
+	    (num_sge && !sg))
+		return EINVAL;
+	kite_write_sges((struct kite_wqe_sge *)(b->wqe + b->data_off), sg,
+			num_sge);
+	b->num_sge = num_sge;
+	b->inline_len = 0;
+	b->inl = false;
+	return 0;
+}
+
+/* The data inline, instead of any given before: none yet. */
+static int kite_send_inline_start(struct kite_send_wqe *b)
+{
+	if (!b->data_off || !b->inline_ok)
+		return EINVAL;
+	b->num_sge = 0;
+	b->inline_len = 0;
+	b->inl = true;
+	return 0;
+}
+
+/* Append @len bytes to the inline data (EINVAL beyond what fits). */
+static int kite_send_inline_add(struct kite_qp *qp, struct kite_send_wqe *b,
+				const void *addr, size_t len)
+{
+	size_t room = (1U << qp->sq.ring.entry_shift) - b->data_off;
+
+	if (room > qp->max_inline)
+		room = qp->max_inline;
+	if (room > KITE_MAX_INLINE)
+		room = KITE_MAX_INLINE;
+	if (len > room - b->inline_len)
+		return EINVAL;
+	memcpy(b->wqe + b->data_off + b->inline_len, addr, len);
+	b->inline_len += len;
+	return 0;
+}
+
+/*
+ * Close the open WQE: the checks that need all of it (a UD send has its
+ * address, an atomic one SGE of 8 bytes), the opcode word last, and the
+ * producer index past it. EINVAL leaves the index where it was.
+ */
+static int kite_send_finish(struct kite_qp *qp, struct kite_send_wqe *b)
+{
+	struct kite_wqe_ctrl *ctrl = kite_send_ctrl(b);
+	uint32_t opcode = b->opcode;
+
+	b->wqe = NULL;
+	if (b->ud && !b->av_set)
+		return EINVAL;
+	if (b->op == KITE_WQE_OP_ATOMIC_CS || b->op == KITE_WQE_OP_ATOMIC_FA) {
+		const struct kite_wqe_sge *seg =
+			(const struct kite_wqe_sge *)((uint8_t *)ctrl +
+						      b->data_off);
+
+		if (b->num_sge != 1 || le32toh(seg->length) != 8)
+			return EINVAL;
+	}
+	opcode |= FIELD_PREP(KITE_WQE_NUM_SGE, b->num_sge);
+	if (b->inl) {
+		opcode |= KITE_WQE_F_INLINE;
+		ctrl->inline_len = htole16(b->inline_len);
+	}
+	ctrl->opcode = htole32(opcode);
+	qp->sq.pi++;
+	return 0;
+}
+
+/* Announce the WQEs from @start to the producer index, if any. */
+static void kite_send_doorbell(struct kite_qp *qp, uint32_t start)
+{
+	if (qp->sq.pi == start)
+		return;
+	/* The WQEs before the doorbell that makes the device read them. */
+	udma_to_device_barrier();
+	kite_ring_db(to_kite_ctx(qp->vqp.qp.context),
+		     kite_qp_db(qp->vqp.qp.qp_num, KITE_DB_TYPE_SQ, qp->sq.pi));
+}
+
+/* The data of @wr: SGEs, or with IBV_SEND_INLINE the bytes they point to. */
+static int kite_send_wr_data(struct kite_qp *qp, struct kite_send_wqe *b,
+			     const struct ibv_send_wr *wr)
+{
+	int i, ret;
+
+	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return kite_send_sges(qp, b, wr->sg_list, wr->num_sge);
+	ret = kite_send_inline_start(b);
+	for (i = 0; !ret && i < wr->num_sge; i++)
+		ret = kite_send_inline_add(qp, b,
+					   (void *)(uintptr_t)wr->sg_list[i].addr,
+					   wr->sg_list[i].length);
+	return ret;
+}
+
+/* The WQE of @wr, from opening to closing. */
+static int kite_build_send(struct kite_qp *qp, struct kite_send_wqe *b,
+			   const struct ibv_send_wr *wr)
+{
+	int ret;
+
+	ret = kite_send_begin(qp, b, wr->opcode, wr->send_flags, wr->wr_id);
+	if (ret)
+		return ret;
+
+	switch (b->op) {
+	case KITE_WQE_OP_SEND_IMM:
+	case KITE_WQE_OP_RDMA_WRITE_IMM:
+		kite_send_imm(b, wr->imm_data);
+		break;
+	case KITE_WQE_OP_SEND_INV:
+	case KITE_WQE_OP_LOCAL_INV:
+		kite_send_inv(b, wr->invalidate_rkey);
+		break;
+	}
+
+	switch (b->op) {
+	case KITE_WQE_OP_SEND:
+	case KITE_WQE_OP_SEND_IMM:
+		if (b->ud)
+			ret = kite_send_ud(b, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+					   wr->wr.ud.remote_qkey);
+		break;
+	case KITE_WQE_OP_RDMA_WRITE:
+	case KITE_WQE_OP_RDMA_WRITE_IMM:
+	case KITE_WQE_OP_RDMA_READ:
+		kite_send_raddr(b, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		break;
+	case KITE_WQE_OP_ATOMIC_CS:
+		ret = kite_send_atomic(b, wr->wr.atomic.remote_addr,
+				       wr->wr.atomic.rkey, wr->wr.atomic.swap,
+				       wr->wr.atomic.compare_add);
+		break;
+	case KITE_WQE_OP_ATOMIC_FA:
+		ret = kite_send_atomic(b, wr->wr.atomic.remote_addr,
+				       wr->wr.atomic.rkey,
+				       wr->wr.atomic.compare_add, 0);
+		break;
+	}
+
+	if (!ret && b->data_off)
+		ret = kite_send_wr_data(qp, b, wr);
+	if (ret) {
+		b->wqe = NULL;
+		return ret;
+	}
+	return kite_send_finish(qp, b);
+}
+
+int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct kite_qp *qp = to_kite_qp(ibqp);
+	struct kite_send_wqe b;
+	uint32_t start;
+	int ret = 0;
+
+	/* Nothing posted now would ever complete. */
+	if (kite_dev_dead(to_kite_ctx(ibqp->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
+	pthread_spin_lock(&qp->sq.lock);
+	start = qp->sq.pi;
+	for (; wr; wr = wr->next) {
+		ret = kite_build_send(qp, &b, wr);
+		if (ret)
+			break;
+	}
+	kite_send_doorbell(qp, start);
+	pthread_spin_unlock(&qp->sq.lock);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* The extended QP API. */
+
+static struct kite_qp *qpx_to_kite_qp(struct ibv_qp_ex *qpx)
+{
+	return container_of(qpx, struct kite_qp, vqp.qp_ex);
+}
+
+/* Keep the first error of the batch; the open WQE is dropped. */
+static void kite_wr_check(struct kite_qp *qp, int ret)
+{
+	if (!ret)
+		return;
+	if (!qp->wr_err)
+		qp->wr_err = ret;
+	qp->wr_cur.wqe = NULL;
+}
+
+/* Close the open WQE, if any, and open one for @wr_op; NULL on an error. */
+static struct kite_send_wqe *kite_wr_begin(struct ibv_qp_ex *qpx,
+					   enum ibv_wr_opcode wr_op)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+	struct kite_send_wqe *b = &qp->wr_cur;
+
+	if (qp->wr_err)
+		return NULL;
+	if (b->wqe)
+		kite_wr_check(qp, kite_send_finish(qp, b));
+	if (!qp->wr_err)
+		kite_wr_check(qp, kite_send_begin(qp, b, wr_op, qpx->wr_flags,
+						  qpx->wr_id));
+	return qp->wr_err ? NULL : b;
+}
+
+/* The open WQE, for its segments; NULL (and EINVAL) if there is none. */
+static struct kite_send_wqe *kite_wr_cur(struct ibv_qp_ex *qpx)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+
+	if (qp->wr_err)
+		return NULL;
+	if (!qp->wr_cur.wqe) {
+		kite_wr_check(qp, EINVAL);
+		return NULL;
+	}
+	return &qp->wr_cur;
+}
+
+static void kite_wr_send(struct ibv_qp_ex *qpx)
+{
+	kite_wr_begin(qpx, IBV_WR_SEND);
+}
+
+static void kite_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (b)
+		kite_send_imm(b, imm_data);
+}
+
+static void kite_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (b)
+		kite_send_inv(b, invalidate_rkey);
+}
+
+static void kite_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t remote_addr)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_RDMA_WRITE);
+
+	if (b)
+		kite_send_raddr(b, remote_addr, rkey);
+}
+
+static void kite_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t remote_addr, __be32 imm_data)
+{
+	struct kite_send_wqe *b =
+		kite_wr_begin(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+
+	if (b) {
+		kite_send_raddr(b, remote_addr, rkey);
+		kite_send_imm(b, imm_data);
+	}
+}
+
+static void kite_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_RDMA_READ);
+
+	if (b)
+		kite_send_raddr(b, remote_addr, rkey);
+}
+
+static void kite_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t remote_addr, uint64_t compare,
+				   uint64_t swap)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_atomic(b, remote_addr, rkey, swap,
+					       compare));
+}
+
+static void kite_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				     uint64_t remote_addr, uint64_t add)
+{
+	struct kite_send_wqe *b =
+		kite_wr_begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_atomic(b, remote_addr, rkey, add, 0));
+}
+
+static void kite_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_LOCAL_INV);
+
+	if (b)
+		kite_send_inv(b, invalidate_rkey);
+}
+
+static void kite_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+				uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct kite_send_wqe *b = kite_wr_cur(qpx);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_ud(b, ah, remote_qpn, remote_qkey));
+}
+
+static void kite_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+				 const struct ibv_sge *sg_list)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+	struct kite_send_wqe *b = kite_wr_cur(qpx);
+
+	if (b)
+		kite_wr_check(qp, kite_send_sges(qp, b, sg_list, num_sge));
+}
+
+static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+			    uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	kite_wr_set_sge_list(qpx, 1, &sge);
+}
+
+static void kite_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+					 size_t num_buf,
+					 const struct ibv_data_buf *buf_list)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+	struct kite_send_wqe *b = kite_wr_cur(qpx);
+	size_t i;
+	int ret;
+
+	if (!b)
+		return;
+	ret = kite_send_inline_start(b);
+	if (!ret && num_buf && !buf_list)
+		ret = EINVAL;
+	for (i = 0; !ret && i < num_buf; i++)
+		ret = kite_send_inline_add(qp, b, buf_list[i].addr,
+					   buf_list[i].length);
+	kite_wr_check(qp, ret);
+}
+
+static void kite_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				    size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	kite_wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+static void kite_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->wr_start_pi = qp->sq.pi;
+	qp->wr_cur.wqe = NULL;
+	/* Nothing posted now would ever complete. */
+	qp->wr_err = kite_dev_dead(to_kite_ctx(qpx->qp_base.context)) ? EIO : 0;
+}
+
+static int kite_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+	int ret;
+
+	if (!qp->wr_err && qp->wr_cur.wqe)
+		kite_wr_check(qp, kite_send_finish(qp, &qp->wr_cur));
+	ret = qp->wr_err;
+	if (ret)
+		/* All or nothing: the batch's WQEs were never announced. */
+		qp->sq.pi = qp->wr_start_pi;
+	else
+		kite_send_doorbell(qp, qp->wr_start_pi);
+	qp->wr_cur.wqe = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+	return ret;
+}
+
+static void kite_wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+
+	qp->sq.pi = qp->wr_start_pi;
+	qp->wr_cur.wqe = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
+/* The ibv_qp_ex operations of @send_ops_flags (kite_check_send_ops()). */
+void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
+{
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND)
+		qpx->wr_send = kite_wr_send;
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		qpx->wr_send_imm = kite_wr_send_imm;
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = kite_wr_send_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE)
+		qpx->wr_rdma_write = kite_wr_rdma_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		qpx->wr_rdma_write_imm = kite_wr_rdma_write_imm;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_READ)
+		qpx->wr_rdma_read = kite_wr_rdma_read;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		qpx->wr_atomic_cmp_swp = kite_wr_atomic_cmp_swp;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		qpx->wr_atomic_fetch_add = kite_wr_atomic_fetch_add;
+	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
+		qpx->wr_local_inv = kite_wr_local_inv;
+
+	qpx->wr_set_ud_addr = kite_wr_set_ud_addr;
+	qpx->wr_set_sge = kite_wr_set_sge;
+	qpx->wr_set_sge_list = kite_wr_set_sge_list;
+	qpx->wr_set_inline_data = kite_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = kite_wr_set_inline_data_list;
+	qpx->wr_start = kite_wr_start;
+	qpx->wr_complete = kite_wr_complete;
+	qpx->wr_abort = kite_wr_abort;
+}
