@@ -12,8 +12,14 @@
 # - the stream's client fails with an error and both perftest sides exit;
 #   the idle server, once a peer connects, fails to use its QP and exits
 #   with an error: nothing hangs;
-# - afterwards the device is back, a fresh ibv_rc_pingpong pair works and
-#   the RDMA core's resource counts are those of the start.
+# - an NVMe over RDMA host (nvme-rdma, connected to an nvmet-rdma target
+#   in the same VM over Kite) with writes in flight: the RDMA core's
+#   removal of the device deletes the host's controller, its I/O fails
+#   with an error instead of hanging, and the target's listener repairs
+#   itself once the device is back;
+# - afterwards the device is back, a fresh ibv_rc_pingpong pair works, an
+#   NVMe host connects again and its data reads back intact, and the RDMA
+#   core's resource counts are those of the start.
 # The fatal errors also go through devlink health: the fw_fatal reporter
 # counts them, its dump shows the device's state, auto-recovery brings the
 # RDMA link back to ACTIVE; "devlink health recover" resets on request.
@@ -51,6 +57,20 @@ bring_up() {
 }
 check "loss: kite0 up, port ACTIVE, IPv4 GID" bring_up
 
+# The NVMe target stays configured throughout: nvmet-rdma re-listens on
+# its own once the device is back (its port repair work).
+check "loss: NVMe target: subsystem with a null_blk namespace on 10.77.0.1:4420" nvme_target 10.77.0.1
+check "loss: nvme-rdma loads" modprobe nvme-rdma
+
+nvme_dev() { ls /dev/nvme*n1 2>/dev/null | head -n 1; }
+no_nvme() { [ -z "$(nvme_dev)" ]; }
+nvme_ready() { [ -n "$(nvme_dev)" ]; }
+# nvme_writer DEV: 64 KiB O_DIRECT writes until one fails.
+nvme_writer() {
+	while dd if=/dev/urandom of="$1" bs=64k count=16 oflag=direct status=none; do :; done
+}
+export -f nvme_dev no_nvme nvme_ready nvme_io
+
 # The kernel's own objects (ib_mad's QP1, its CQ and PD): the counts of
 # every type must be these again after each loss (the device's index in
 # front changes with each registration).
@@ -58,6 +78,15 @@ res_counts() { rdma res show | grep ' kite0:' | sed 's/^[0-9]*: //'; }
 wait_for 10 res_counts || true
 res0=$(res_counts)
 echo "rdma res at the start: $res0"
+# Module reference counts: the same again after every loss.
+refcnts() {
+	local m
+	for m in kite_en kite_ib ib_core ib_uverbs rdma_cm nvme_rdma nvmet_rdma; do
+		printf '%s=%s ' "$m" "$(cat /sys/module/$m/refcnt 2>/dev/null || echo -)"
+	done
+}
+ref0=$(refcnts)
+echo "module reference counts at the start: $ref0"
 
 # Both perftest QPs connected (its server's stays in RTR).
 stream_running() {
@@ -143,6 +172,12 @@ loss() {
 	sleep 2
 	check "loss $name: the stream and the idle server hold the device" exited_not "$idle" "$srv" "$cli"
 	check "loss $name: rdma res shows their contexts" bash -c "rdma res show | grep ' kite0:' | grep -qv 'ctx 0 '"
+	check "loss $name: an NVMe host connects over Kite" nvme_connect 10.77.0.1
+	wait_for 10 nvme_ready
+	nvme_writer "$(nvme_dev)" >"/kite-out/loss-$name-nvme.log" 2>&1 &
+	nvio=$!
+	sleep 2
+	check "loss $name: NVMe writes in flight" exited_not "$nvio"
 
 	kite_mark "loss-$name"
 	if [ -n "$pre" ]; then
@@ -163,6 +198,21 @@ loss() {
 
 	check "loss $name: the stream's client and server exit within ${limit} s" \
 		wait_for 10 exited "$srv" "$cli"
+	check "loss $name: the NVMe host's controller is deleted with the device" \
+		wait_for 10 no_nvme
+	check "loss $name: the NVMe writes end with an error within ${limit} s" \
+		wait_for 10 exited "$nvio"
+	if exited "$nvio"; then
+		wait "$nvio"
+	else
+		# Never wait for a stuck writer: say what NVMe looks like.
+		echo "loss $name: the NVMe writer is still running:"
+		ls /dev/nvme* 2>&1 | tr '\n' ' '
+		grep -H . /sys/class/nvme/*/state /sys/class/nvme/*/transport 2>&1
+		kernel_log_since "loss-$name" | grep -iE 'nvme|kite_ib.*unbound' | tail -n 30
+		kill -9 "$nvio" 2>/dev/null
+	fi
+	head -n 2 "/kite-out/loss-$name-nvme.log"
 	wait "$cli"
 	st=$?
 	check "loss $name: the stream's client failed with an error (exit $st)" \
@@ -194,8 +244,16 @@ loss() {
 		timeout 60 "$rcpp" -d kite0 -g "$gidx" -p "$pp_port" -n 50 -s 4096 127.0.0.1
 	wait "$srv"
 	check "loss $name: afterwards the pingpong server completes too" test "$?" = 0
+	check "loss $name: afterwards an NVMe host connects again (the target re-listened)" \
+		nvme_connect 10.77.0.1
+	check "loss $name: afterwards 4 MB written over NVMe read back intact" \
+		bash -c 'wait_for 10 nvme_ready && nvme_io "$(nvme_dev)" 4'
+	check "loss $name: afterwards the NVMe host disconnects" \
+		bash -c "nvme disconnect -n kite >/dev/null && wait_for 10 no_nvme"
 	res_back() { test "$(res_counts)" = "$res0"; }
 	check "loss $name: rdma res back to its starting counts" wait_for 20 res_back
+	refs_back() { test "$(refcnts)" = "$ref0"; }
+	check "loss $name: module reference counts back to the start's" wait_for 10 refs_back
 	echo "rdma res after $name: $(res_counts)"
 }
 
@@ -250,6 +308,12 @@ loss rmmod "rmmod kite_ib" "modprobe kite_ib"
 loss remove "echo 1 >/sys/bus/pci/devices/$bdf/remove && echo 1 >/sys/bus/pci/rescan"
 
 echo "loss: completion times (ms): $(tr '\n' ' ' </kite-out/loss-times.txt)"
+cycles=$(wc -l </kite-out/loss-times.txt)
+worst=$(awk 'BEGIN { w = 0 } $2 > w { w = $2; n = $1 } END { print w " ms (" n ")" }' /kite-out/loss-times.txt)
+echo "loss: figures: $cycles losses with applications and NVMe I/O open, worst completion $worst, bound ${limit} s; rdma res and module reference counts back after each"
+check "loss: every kind of loss went through ($cycles of 8)" test "$cycles" = 8
+check "loss: NVMe target torn down" nvme_target_remove
+check "loss: nvme-rdma unloads" modprobe -r nvme-rdma
 check "loss: kite_ib and kite_en unload" modprobe -r kite_ib kite_en
 check "loss: dmesg clean" dmesg_clean
 finish

@@ -532,10 +532,11 @@ static void kite_ib_hwq_zero(struct kite_ib_hwq *q)
  * @state: the new state
  *
  * To RESET (from ERROR too, to reuse the QP) the queues start over: the
- * software counters go back to 0 and a kernel QP's rings are zeroed, as the device forgot them (a user QP's library resets
- * its own rings). The send and receive queue locks are taken so that a
- * post_send or post_recv sees either the old state with the old counters
- * or the new state with the new ones.
+ * software counters go back to 0 and a kernel QP's rings are zeroed, as
+ * the device forgot them (a user QP's library resets its own rings). The
+ * send and receive queue locks are taken so that a post_send or post_recv
+ * sees either the old state with the old counters or the new state with
+ * the new ones.
  *
  * Context: process context; callers serialise modify_qp on a QP.
  */
