@@ -8459,6 +8459,38 @@ static void g_uc(void)
 	    mem_eq(RBUF, want, 20000),
 	    "UC SEND_IMM 20000 bytes at MTU 256: one receive CQE, data byte for byte");
 
+	/* A UC QP on an SRQ, connected to itself: the SRQ WQE's tag, reuse. */
+	{
+		struct tsrq sq;
+		struct tqp u;
+
+		need(srq_create(&sq, fx_pd, 4, 6, 0, &r), &r, "CREATE_SRQ");
+		need(tqp_create_srq(&u, KITE_QPT_UC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn,
+				    sq.srqn, &r), &r, "CREATE_QP UC on the SRQ");
+		uc_rts(&u, u.qpn, MAC, KITE_MTU_1024);
+		fill_pattern(SRC, 2000, 0x71, want);
+		g[0] = sge(4000, E.lkey, RBUF);
+		srq_post(&sq, 0x1234, g, 1);
+		g[0] = sge(2000, E.lkey, SRC);
+		idx = post_rc(&u, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+		tap(req_ok(&P.scq, u.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+		    recv_is(&P.rcq, u.qpn, KITE_CQE_OP_RESP_SEND, 2000, 0x1234) &&
+		    mem_eq(RBUF, want, 2000),
+		    "UC on an SRQ (to itself): SEND 2000 in the SRQ WQE tagged 0x1234, data");
+		g[0] = sge(100, E.lkey, RBUF);
+		srq_post(&sq, 0x2345, g, 1);
+		g[0] = sge(300, E.lkey, SRC);
+		post_rc(&u, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+		fill_pattern(SRC, 90, 0x72, want);
+		g[0] = sge(90, E.lkey, SRC);
+		idx = post_rc(&u, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+		tap(req_ok(&P.scq, u.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+		    recv_is(&P.rcq, u.qpn, KITE_CQE_OP_RESP_SEND, 90, 0x2345) &&
+		    mem_eq(RBUF, want, 90) && qp_state(u.qpn) == KITE_QPS_RTS,
+		    "UC on an SRQ: a SEND too long for the SRQ WQE dropped, the WQE (0x2345) "
+		    "takes the next one");
+	}
+
 	/* SQD: drained at once once the message in progress is sent. */
 	a = attrs_valid(P.a.qpn);
 	d0 = neqlog;
