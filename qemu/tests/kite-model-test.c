@@ -2250,7 +2250,7 @@ static void g_qp_create(void)
 	struct res r;
 	struct qpspec s;
 	struct kite_cmd_create_qp in;
-	uint32_t rc, ud, gsi;
+	uint32_t rc, ud, gsi, v;
 
 	fixture();
 	s = qps(KITE_QPT_RC, fx_pd, fx_cq.cqn, 0);
@@ -2268,9 +2268,14 @@ static void g_qp_create(void)
 	s.type = 0;
 	create_qp(&s, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "QP type 0 -> E_PARAM");
-	s.type = 4;
+	s.type = 5;
 	create_qp(&s, &r);
-	expect(&r, KITE_CMD_E_PARAM, -1, "QP type 4 -> E_PARAM");
+	expect(&r, KITE_CMD_E_PARAM, -1, "QP type 5 -> E_PARAM");
+	s.type = KITE_QPT_UC;
+	v = need(create_qp(&s, &r), &r, "CREATE_QP UC");
+	tap(v >= 2 && v < 1024, "UC QP (type 4) created, QPN %u", v);
+	cmd_obj(KITE_CMD_DESTROY_QP, v, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP UC");
 	s = qps(KITE_QPT_RC, 555, fx_cq.cqn, 0);
 	create_qp(&s, &r);
 	expect(&r, KITE_CMD_E_OBJECT, -1, "nonexistent PD -> E_OBJECT");
@@ -2683,6 +2688,33 @@ static void g_qp_modify(void)
 	    "QUERY_QP (UD in RTS): qkey, sq_psn, mask (mask 0x%x qkey 0x%x)", o.mask, o.qkey);
 	modify_qp(&a, A_ACCESS, 0, &r);
 	expect(&r, KITE_CMD_E_PARAM, OFF(mask), "UD RTS->RTS with ACCESS -> E_PARAM");
+
+	/*
+	 * UC: the IB table. RTR needs AV, PATH_MTU, DEST_QPN, RQ_PSN, not
+	 * MAX_DEST_RD_ATOMIC or MIN_RNR_TIMER; RTS needs SQ_PSN only.
+	 */
+	s = qps(KITE_QPT_UC, fx_pd, fx_cq.cqn, 0);
+	v = need(create_qp(&s, &r), &r, "CREATE_QP UC");
+	a = attrs_valid(v);
+	transition("UC", v, &a, KITE_QPS_RESET, KITE_QPS_INIT, RC_INIT_R, 0);
+	transition("UC", v, &a, KITE_QPS_INIT, KITE_QPS_INIT, 0, RC_INIT_R);
+	modify_qp(&a, S | A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR, KITE_QPS_RTR, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask),
+	       "UC INIT->RTR with RC's MAX_DEST_RD_ATOMIC and MIN_RNR_TIMER -> E_PARAM");
+	transition("UC", v, &a, KITE_QPS_INIT, KITE_QPS_RTR, A_AV | A_MTU | A_DQPN | A_RQPSN,
+		   A_ACCESS | A_PKEY);
+	modify_qp(&a, S | RC_RTS_R, KITE_QPS_RTS, &r);
+	expect(&r, KITE_CMD_E_PARAM, OFF(mask),
+	       "UC RTR->RTS with RC's TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC -> E_PARAM");
+	transition("UC", v, &a, KITE_QPS_RTR, KITE_QPS_RTS, A_SQPSN, A_ACCESS);
+	transition("UC", v, &a, KITE_QPS_RTS, KITE_QPS_RTS, 0, A_ACCESS);
+	transition("UC", v, &a, KITE_QPS_RTS, KITE_QPS_SQD, 0, A_ACCESS);
+	transition("UC", v, &a, KITE_QPS_SQD, KITE_QPS_RTS, 0, A_ACCESS);
+	query_qp(v, &o, &r);
+	tap(o.state == KITE_QPS_RTS && o.dest_qpn == a.dest_qpn && o.rq_psn == a.rq_psn &&
+	    o.sq_psn == a.sq_psn && !(o.mask & (A_QKEY | A_MAXDRD | A_MINRNR | A_TIMEOUT)),
+	    "QUERY_QP (UC in RTS): dest_qpn, PSNs, no RC-only or UD-only attribute (mask 0x%x)",
+	    o.mask);
 
 	/* GSI, like UD. */
 	s = qps(KITE_QPT_GSI, fx_pd, fx_cq.cqn, 0);
@@ -8192,6 +8224,524 @@ static void g_srq_random(void)
 	tap(nop(&r) == KITE_CMD_OK, "the device still answers commands");
 }
 
+/* ------------------------------------------------------------------ */
+/* UC transport                                                        */
+/* ------------------------------------------------------------------ */
+
+#define UC_INIT_MASK	0x0001du	/* STATE, ACCESS, PKEY_INDEX, PORT */
+#define UC_RTR_MASK	0x108c1u	/* STATE, AV, PATH_MTU, RQ_PSN, DEST_QPN */
+#define UC_RTS_MASK	0x04001u	/* STATE, SQ_PSN */
+
+/* Bring UC QP @q to RTS facing @dqpn at @dmac, path MTU @mtu. */
+static void uc_rts(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t mtu)
+{
+	struct kite_cmd_modify_qp a = attrs_valid(q->qpn);
+	struct res r;
+
+	a.dest_qpn = dqpn;
+	memcpy(a.dmac, dmac, 6);
+	a.dgid[15] = 1;
+	a.path_mtu = mtu;
+	a.rq_psn = a.sq_psn = T_RC_PSN;
+	need(modify_qp(&a, UC_INIT_MASK, KITE_QPS_INIT, &r), &r, "UC RESET to INIT");
+	need(modify_qp(&a, UC_RTR_MASK, KITE_QPS_RTR, &r), &r, "UC INIT to RTR");
+	need(modify_qp(&a, UC_RTS_MASK, KITE_QPS_RTS, &r), &r, "UC RTR to RTS");
+}
+
+static void uc_pair(struct rcpair *p, uint8_t mtu)
+{
+	struct res r;
+
+	tcq_make(&p->scq, 6);
+	tcq_make(&p->rcq, 6);
+	need(tqp_create(&p->a, KITE_QPT_UC, fx_pd, p->scq.c.cqn, p->rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UC A");
+	need(tqp_create(&p->b, KITE_QPT_UC, fx_pd, p->scq.c.cqn, p->rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UC B");
+	uc_rts(&p->a, p->b.qpn, MAC, mtu);
+	uc_rts(&p->b, p->a.qpn, MAC, mtu);
+}
+
+/* A receive CQE of @qpn: @op, @len bytes, RQ WQE @idx. */
+static bool recv_is(struct tcq *q, uint32_t qpn, unsigned op, uint32_t len, uint16_t idx)
+{
+	struct kite_cqe c;
+	bool ok = tcq_next(q, &c) && cqe_is(&c, op, qpn, 0) && c.byte_len == len &&
+		  c.wqe_idx == idx;
+
+	if (!ok)
+		cqe_diag("recv", &c);
+	return ok;
+}
+
+/* UC over loopback: every opcode, data compared; the ones UC refuses. */
+static void g_uc(void)
+{
+	static uint8_t want[24000];
+	struct kite_wqe_sge g[3];
+	struct kite_cqe c;
+	struct kite_cmd_modify_qp a, o;
+	struct rcpair P, Q;
+	struct res r;
+	uint64_t d0;
+	uint16_t idx;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	uc_pair(&P, KITE_MTU_1024);
+
+	/* SEND, one packet; 5000 bytes from 3 SGEs into 2 (5 packets). */
+	fill_pattern(SRC, 100, 0x10, want);
+	g[0] = sge(200, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG | KITE_WQE_F_SOLICITED, 0, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0), "UC SEND 100 bytes: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, P.b.qpn, 0) && c.byte_len == 100 &&
+		 c.wqe_idx == 0 && c.flags == KITE_CQE_F_SOLICITED,
+		 "UC receive CQE: RESP_SEND, byte_len 100, SOLICITED"))
+		cqe_diag("recv", &c);
+	tap(mem_eq(RBUF, want, 100), "UC SEND payload byte for byte");
+
+	fill_pattern(SRC, 5000, 0x22, want);
+	g[0] = sge(3000, E.lkey, RBUF);
+	g[1] = sge(3000, E.lkey, RBUF + 4000);
+	post_recv(&P.b, g, 2);
+	g[0] = sge(1000, E.lkey, SRC);
+	g[1] = sge(2500, E.lkey, SRC + 1000);
+	g[2] = sge(1500, E.lkey, SRC + 3500);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 3);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0), "UC SEND 5000 bytes: REQ CQE");
+	tap(recv_is(&P.rcq, P.b.qpn, KITE_CQE_OP_RESP_SEND, 5000, 1) &&
+	    mem_eq(RBUF, want, 3000) && mem_eq(RBUF + 4000, want + 3000, 2000),
+	    "UC 5-packet SEND: one receive CQE, byte_len 5000, data byte for byte");
+	need(query_qp(P.a.qpn, &o, &r), &r, "QUERY_QP A");
+	tap(o.sq_psn == ((T_RC_PSN + 6) & 0xffffff),
+	    "UC SQ PSN advanced by 1 + 5 packets, wrapping at 2^24 (0x%x)", o.sq_psn);
+
+	/* SEND with immediate, two packets. */
+	fill_pattern(SRC, 1500, 0x33, want);
+	g[0] = sge(2048, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(1500, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND_IMM | SIG, 0xdeadbeef, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND_IMM, 0), "UC SEND_IMM: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_IMM, P.b.qpn, 0) && c.byte_len == 1500 &&
+		 c.imm_data == 0xdeadbeef && (c.flags & KITE_CQE_F_IMM) && mem_eq(RBUF, want, 1500),
+		 "UC SEND_IMM (2 packets): RESP_SEND_IMM, byte_len 1500, imm, data"))
+		cqe_diag("recv", &c);
+
+	/* RDMA WRITE: no receive CQE; WRITE with immediate consumes an RQ WQE. */
+	fill_pattern(SRC, 3000, 0x44, want);
+	g[0] = sge(3000, E.lkey, SRC);
+	idx = post_rc(&P.a, WR | SIG, 0, DST, R.rkey, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, WR, 0) && mem_eq(DST, want, 3000) &&
+	    tcq_drain(&P.rcq) == 0,
+	    "UC WRITE 3000: REQ CQE, data at the remote address, no receive CQE");
+	fill_pattern(SRC, 2100, 0x55, want);
+	g[0] = sge(16, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(2100, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE_IMM | SIG, 0x01020304, DST + 100, R.rkey, 0,
+		      0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_RDMA_WRITE_IMM, 0),
+	    "UC WRITE_IMM: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_WRITE_IMM, P.b.qpn, 0) &&
+		 c.byte_len == 2100 && c.imm_data == 0x01020304 && c.wqe_idx == 3 &&
+		 mem_eq(DST + 100, want, 2100),
+		 "UC WRITE_IMM: RESP_WRITE_IMM, byte_len 2100, imm, data"))
+		cqe_diag("recv", &c);
+
+	/* No RQ WQE: the SEND completes at the requester, the responder drops it. */
+	d0 = qom_count("rc-counts", "uc-dropped");
+	fill_pattern(SRC, 64, 0x77, want);
+	g[0] = sge(64, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0) && tcq_drain(&P.rcq) == 0 &&
+	    qp_state(P.a.qpn) == KITE_QPS_RTS && qp_state(P.b.qpn) == KITE_QPS_RTS &&
+	    qom_count("rc-counts", "uc-dropped") == d0 + 1,
+	    "UC SEND without an RQ WQE: REQ CQE at once (no RNR), dropped by B, both RTS");
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(64, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	tcq_drain(&P.scq);
+	tap(recv_is(&P.rcq, P.b.qpn, KITE_CQE_OP_RESP_SEND, 64, 4) && mem_eq(RBUF, want, 64),
+	    "the next SEND lands in the RQ WQE posted since");
+
+	/* WRITE to a bad rkey, or without REMOTE_WRITE: dropped silently. */
+	memset(want, 0xee, 512);
+	memwrite(t_bus(DST), want, 512);
+	g[0] = sge(512, E.lkey, SRC);
+	post_rc(&P.a, WR, 0, DST, R.rkey ^ 0x100, 0, 0, g, 1);
+	post_rc(&P.a, WR, 0, DST, R.rkey_nw, 0, 0, g, 1);
+	idx = post_rc(&P.a, WR | SIG, 0, DST + 1ULL * T_MR_LEN, R.rkey, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, WR, 0) && mem_eq(DST, want, 512) &&
+	    qp_state(P.b.qpn) == KITE_QPS_RTS && tcq_drain(&P.rcq) == 0 &&
+	    qom_count("rc-counts", "uc-dropped") == d0 + 4,
+	    "UC WRITEs to a bad rkey, a key without REMOTE_WRITE, out of bounds: complete at A, "
+	    "memory untouched, B still RTS, no CQE");
+
+	/* A receive WQE too small: the message is dropped, the WQE reused. */
+	fill_pattern(SRC, 300, 0x5a, want);
+	g[0] = sge(100, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(300, E.lkey, SRC);
+	post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+	g[0] = sge(80, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+	    recv_is(&P.rcq, P.b.qpn, KITE_CQE_OP_RESP_SEND, 80, 5) && mem_eq(RBUF, want, 80) &&
+	    qp_state(P.b.qpn) == KITE_QPS_RTS,
+	    "UC SEND of 300 into a 100-byte RQ WQE dropped; the next SEND (80) in the same WQE");
+
+	/* READ, atomics and SEND with invalidate are not UC operations. */
+	{
+		static const struct { unsigned op; const char *name; } bad[] = {
+			{ KITE_WQE_OP_RDMA_READ, "RDMA READ" },
+			{ KITE_WQE_OP_ATOMIC_CS, "CMP_SWAP" },
+			{ KITE_WQE_OP_ATOMIC_FA, "FETCH_ADD" },
+			{ KITE_WQE_OP_SEND_INV, "SEND_INV" },
+		};
+		unsigned i;
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			g[0] = sge(8, E.lkey, RBUF);
+			idx = post_rc(&P.a, bad[i].op, 0, DST, R.rkey, 0, 0, g, 1);
+			post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+			ok = req_err(&P.scq, P.a.qpn, idx, KITE_SYND_LOCAL_QP_OP) &&
+			     req_err(&P.scq, P.a.qpn, (uint16_t)(idx + 1), KITE_SYND_WR_FLUSH) &&
+			     qp_state(P.a.qpn) == KITE_QPS_SQE;
+			tap(ok, "UC %s WQE: REQ_ERR LOCAL_QP_OP, the next flushed, QP in SQE",
+			    bad[i].name);
+			if (i == 0) {
+				/* In SQE the QP still receives (B sends to A). */
+				g[0] = sge(64, E.lkey, RBUF + 8192);
+				post_recv(&P.a, g, 1);
+				g[0] = sge(64, E.lkey, SRC);
+				post_rc(&P.b, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+				tap(recv_is(&P.rcq, P.a.qpn, KITE_CQE_OP_RESP_SEND, 64, 0),
+				    "UC QP in SQE: receives go on");
+			}
+			a = attrs_valid(P.a.qpn);
+			need(modify_qp(&a, KITE_QP_ATTR_STATE, KITE_QPS_RTS, &r), &r,
+			     "UC SQE to RTS");
+		}
+		g[0] = sge(64, E.lkey, RBUF);
+		post_recv(&P.b, g, 1);
+		g[0] = sge(64, E.lkey, SRC);
+		idx = post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+		tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+		    recv_is(&P.rcq, P.b.qpn, KITE_CQE_OP_RESP_SEND, 64, 6),
+		    "UC SQE to RTS: SENDs work again");
+	}
+
+	/* 20000 bytes at MTU 256: 79 packets, beyond RC's 64-PSN window, no ACKs. */
+	uc_pair(&Q, KITE_MTU_256);
+	fill_pattern(SRC, 20000, 0x66, want);
+	g[0] = sge(20000, E.lkey, SRC);
+	idx = post_rc(&Q.a, WR | SIG, 0, RBUF, R.rkey, 0, 0, g, 1);
+	run_for(2000000);
+	tap(req_ok(&Q.scq, Q.a.qpn, idx, WR, 0) && mem_eq(RBUF, want, 20000),
+	    "UC WRITE 20000 bytes at MTU 256 (79 packets): completes, data byte for byte");
+	g[0] = sge(20000, E.lkey, RBUF);
+	post_recv(&Q.b, g, 1);
+	fill_pattern(SRC, 20000, 0x67, want);
+	g[0] = sge(20000, E.lkey, SRC);
+	idx = post_rc(&Q.a, KITE_WQE_OP_SEND_IMM | SIG, 0x0badcafe, 0, 0, 0, 0, g, 1);
+	run_for(2000000);
+	tap(req_ok(&Q.scq, Q.a.qpn, idx, KITE_WQE_OP_SEND_IMM, 0) &&
+	    recv_is(&Q.rcq, Q.b.qpn, KITE_CQE_OP_RESP_SEND_IMM, 20000, 0) &&
+	    mem_eq(RBUF, want, 20000),
+	    "UC SEND_IMM 20000 bytes at MTU 256: one receive CQE, data byte for byte");
+
+	/* A UC QP on an SRQ, connected to itself: the SRQ WQE's tag, reuse. */
+	{
+		struct tsrq sq;
+		struct tqp u;
+
+		need(srq_create(&sq, fx_pd, 4, 6, 0, &r), &r, "CREATE_SRQ");
+		need(tqp_create_srq(&u, KITE_QPT_UC, fx_pd, P.scq.c.cqn, P.rcq.c.cqn,
+				    sq.srqn, &r), &r, "CREATE_QP UC on the SRQ");
+		uc_rts(&u, u.qpn, MAC, KITE_MTU_1024);
+		fill_pattern(SRC, 2000, 0x71, want);
+		g[0] = sge(4000, E.lkey, RBUF);
+		srq_post(&sq, 0x1234, g, 1);
+		g[0] = sge(2000, E.lkey, SRC);
+		idx = post_rc(&u, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+		tap(req_ok(&P.scq, u.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+		    recv_is(&P.rcq, u.qpn, KITE_CQE_OP_RESP_SEND, 2000, 0x1234) &&
+		    mem_eq(RBUF, want, 2000),
+		    "UC on an SRQ (to itself): SEND 2000 in the SRQ WQE tagged 0x1234, data");
+		g[0] = sge(100, E.lkey, RBUF);
+		srq_post(&sq, 0x2345, g, 1);
+		g[0] = sge(300, E.lkey, SRC);
+		post_rc(&u, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+		fill_pattern(SRC, 90, 0x72, want);
+		g[0] = sge(90, E.lkey, SRC);
+		idx = post_rc(&u, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+		tap(req_ok(&P.scq, u.qpn, idx, KITE_WQE_OP_SEND, 0) &&
+		    recv_is(&P.rcq, u.qpn, KITE_CQE_OP_RESP_SEND, 90, 0x2345) &&
+		    mem_eq(RBUF, want, 90) && qp_state(u.qpn) == KITE_QPS_RTS,
+		    "UC on an SRQ: a SEND too long for the SRQ WQE dropped, the WQE (0x2345) "
+		    "takes the next one");
+	}
+
+	/* SQD: drained at once once the message in progress is sent. */
+	a = attrs_valid(P.a.qpn);
+	d0 = neqlog;
+	need(modify_qp(&a, KITE_QP_ATTR_STATE, KITE_QPS_SQD, &r), &r, "UC RTS to SQD");
+	eq_drain(&eq0);
+	tap(eqe_find((unsigned)d0, KITE_EQE_SQ_DRAINED, P.a.qpn) != NULL,
+	    "UC RTS to SQD with nothing outstanding: SQ_DRAINED event");
+}
+
+/* A UC frame from the wire's peer to QP @qpn. */
+static void w_uc(uint32_t qpn, uint8_t op, uint32_t psn, bool ackreq, const uint8_t *ext,
+		 size_t ext_len, const uint8_t *pl, size_t len)
+{
+	static uint8_t f[2048];
+
+	wire_send(f, w_frame(f, op, qpn, psn, ackreq, ext, ext_len, pl, len));
+}
+
+/* RoCE frames QEMU sent since the last call (none expected from a UC responder). */
+static unsigned w_quiet(void)
+{
+	static uint8_t f[2048];
+	unsigned n = 0;
+	ssize_t len;
+
+	wire_settle();
+	while ((len = recv(wire_fd, f, sizeof(f), MSG_DONTWAIT)) > 0)
+		if (len >= 54 && be16(f + 36) == 4791)
+			n++;
+	return n;
+}
+
+/* UC against the test wire: the packets, the receive PSN rule, no answers. */
+static void g_uc_wire(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[4096], f[2048], ext[32];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct tcq scq, rcq;
+	struct tqp a;
+	struct res r;
+	uint32_t psn = T_RC_PSN;
+	uint64_t d0, x = 0x75632d77ULL;
+	uint16_t idx;
+	unsigned i;
+	ssize_t n;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	tcq_make(&scq, 6);
+	tcq_make(&rcq, 6);
+	need(tqp_create(&a, KITE_QPT_UC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP UC");
+	uc_rts(&a, W_PEER_QPN, peer, KITE_MTU_1024);
+
+	/* Requester: SEND 2500 = FIRST, MIDDLE, LAST (0x20-0x22), no AckReq. */
+	fill_pattern(SRC, 2500, 0x5c, want);
+	g[0] = sge(2500, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_SEND_IMM | SIG, 0x11223344, 0, 0, 0, 0, g, 1);
+	for (i = 0; i < 3; i++) {
+		static const uint8_t ops[3] = { 0x20, 0x21, 0x23 };
+		static const size_t lens[3] = { 1024, 1024, 452 };
+		size_t hl = i == 2 ? 4 : 0;
+
+		n = w_next(f, sizeof(f));
+		if (!tap(n == (ssize_t)(54 + hl + lens[i] + 4),
+			 "UC SEND_IMM packet %u on the wire (%zd bytes)", i, n))
+			return;
+		tap(f[42] == ops[i] && be24(f + 47) == W_PEER_QPN &&
+		    be24(f + 51) == ((psn + i) & 0xffffff) && !(f[50] & 0x80) &&
+		    !memcmp(f + 54 + hl, want + 1024 * i, lens[i]) &&
+		    (i < 2 || be32(f + 54) == 0x44332211),
+		    "UC SEND_IMM packet %u: opcode 0x%02x, PSN 0x%x, no AckReq, payload%s", i,
+		    f[42], be24(f + 51), i == 2 ? ", ImmDt" : "");
+	}
+	tap(req_ok(&scq, a.qpn, idx, KITE_WQE_OP_SEND_IMM, 0),
+	    "UC SEND completes once sent, without any ACK");
+	psn += 3;
+	/* WRITE_ONLY with RETH (0x2a). */
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&a, WR | SIG, 0, 0x123456789abcULL, 0xabcd01, 0, 0, g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 16 + 100 + 4 && f[42] == 0x2a && be24(f + 51) == (psn & 0xffffff) &&
+	    !(f[50] & 0x80) && be32(f + 58) == 0x56789abc && be32(f + 62) == 0xabcd01 &&
+	    be32(f + 66) == 100 && req_ok(&scq, a.qpn, idx, WR, 0),
+	    "UC WRITE_ONLY 0x2a: RETH, no AckReq, completes once sent");
+	tap(w_quiet() == 0, "nothing else on the wire");
+
+	/* Responder: FIRST, MIDDLE, LAST at the expected PSNs, AckReq set: no ACK. */
+	psn = T_RC_PSN;
+	fill_pattern(SRC, 3000, 0x21, want);
+	g[0] = sge(4000, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	post_recv(&a, g, 1);
+	post_recv(&a, g, 1);
+	w_uc(a.qpn, 0x20, psn, true, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x21, psn + 1, true, NULL, 0, want + 1024, 1024);
+	w_uc(a.qpn, 0x22, psn + 2, true, NULL, 0, want + 2048, 952);
+	wire_settle();
+	tap(recv_is(&rcq, a.qpn, KITE_CQE_OP_RESP_SEND, 3000, 0) && mem_eq(RBUF, want, 3000),
+	    "UC responder: SEND FIRST/MIDDLE/LAST received, data byte for byte");
+	tap(w_quiet() == 0, "UC responder: no ACK even with AckReq set");
+	psn += 3;
+
+	/* A lost MIDDLE: the LAST is dropped, the next message received. */
+	d0 = qom_count("rc-counts", "uc-dropped");
+	fill_pattern(SRC, 3000, 0x31, want);
+	w_uc(a.qpn, 0x20, psn, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x22, psn + 2, false, NULL, 0, want + 2048, 952);
+	wire_settle();
+	tap(tcq_drain(&rcq) == 0 && qom_count("rc-counts", "uc-dropped") == d0 + 1,
+	    "UC: MIDDLE lost, LAST (PSN gap) dropped, no CQE");
+	w_uc(a.qpn, 0x21, psn + 1, false, NULL, 0, want + 1024, 1024);
+	wire_settle();
+	tap(tcq_drain(&rcq) == 0 && qom_count("rc-counts", "uc-dropped") == d0 + 2,
+	    "UC: the lost MIDDLE arriving late is dropped too (the message is abandoned)");
+	fill_pattern(SRC, 700, 0x32, want);
+	w_uc(a.qpn, 0x04, psn + 3, false, NULL, 0, want, 700);
+	w_uc(a.qpn, 0x24, psn + 3, false, NULL, 0, want, 700);
+	wire_settle();
+	tap(recv_is(&rcq, a.qpn, KITE_CQE_OP_RESP_SEND, 700, 1) && mem_eq(RBUF, want, 700) &&
+	    tcq_drain(&rcq) == 0,
+	    "UC: the next message (SEND_ONLY) is received in the RQ WQE the cut one had; "
+	    "an RC opcode to the UC QP ignored");
+	psn += 4;
+
+	/* A gap before a message's first packet: it starts the message anyway. */
+	fill_pattern(SRC, 1500, 0x33, want);
+	put32(ext, 0xcafef00d);
+	w_uc(a.qpn, 0x20, psn + 10, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x23, psn + 11, false, ext, 4, want + 1024, 476);
+	wire_settle();
+	ok = tcq_next(&rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_IMM, a.qpn, 0) && c.byte_len == 1500 &&
+		 c.imm_data == 0x0df0feca && c.wqe_idx == 2 && mem_eq(RBUF, want, 1500),
+		 "UC: FIRST after a PSN gap of 10 accepted (PSNs resync), SEND_LAST_IMM completes"))
+		cqe_diag("recv", &c);
+	psn += 12;
+
+	/* FIRST, then FIRST again (the LAST lost): the second message wins. */
+	g[0] = sge(4000, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	fill_pattern(SRC, 2000, 0x34, want);
+	w_uc(a.qpn, 0x20, psn, false, NULL, 0, want + 1000, 1024);
+	w_uc(a.qpn, 0x20, psn + 1, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x22, psn + 2, false, NULL, 0, want + 1024, 976);
+	wire_settle();
+	tap(recv_is(&rcq, a.qpn, KITE_CQE_OP_RESP_SEND, 2000, 3) && mem_eq(RBUF, want, 2000),
+	    "UC: a FIRST inside a SEND abandons it; the new message fills the WQE from its start");
+	psn += 3;
+
+	/* Out-of-sequence opcodes and PSNs: MIDDLE/LAST outside a message. */
+	d0 = qom_count("rc-counts", "uc-dropped");
+	w_uc(a.qpn, 0x21, psn, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x22, psn, false, NULL, 0, want, 10);
+	w_uc(a.qpn, 0x27, psn, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x28, psn, false, NULL, 0, want, 10);
+	w_uc(a.qpn, 0x2c, psn, false, ext, 16, NULL, 0);	/* "UC READ": not parsed */
+	wire_settle();
+	tap(tcq_drain(&rcq) == 0 && qom_count("rc-counts", "uc-dropped") == d0 + 4 &&
+	    qp_state(a.qpn) == KITE_QPS_RTS,
+	    "UC: MIDDLE and LAST of SEND and WRITE outside a message dropped, opcode 0x2c "
+	    "ignored, QP RTS");
+	/* A WRITE whose MIDDLE is in a SEND: dropped. */
+	g[0] = sge(4000, E.lkey, RBUF);
+	post_recv(&a, g, 1);
+	w_uc(a.qpn, 0x20, psn, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x27, psn + 1, false, NULL, 0, want, 1024);
+	w_uc(a.qpn, 0x22, psn + 2, false, NULL, 0, want, 10);
+	wire_settle();
+	tap(tcq_drain(&rcq) == 0 && qom_count("rc-counts", "uc-dropped") == d0 + 6,
+	    "UC: WRITE MIDDLE inside a SEND drops the SEND (and its LAST)");
+	psn += 3;
+
+	/* WRITE to a bad rkey: silently dropped, no NAK, QP still RTS. */
+	memset(want, 0xee, 512);
+	memwrite(t_bus(DST), want, 512);
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)DST);
+	put32(ext + 8, R.rkey ^ 0x100);
+	put32(ext + 12, 200);
+	w_uc(a.qpn, 0x2a, psn, true, ext, 16, f, 200);
+	put32(ext + 8, R.rkey_nw);
+	w_uc(a.qpn, 0x2a, psn + 1, true, ext, 16, f, 200);
+	wire_settle();
+	tap(mem_eq(DST, want, 512) && qp_state(a.qpn) == KITE_QPS_RTS && w_quiet() == 0,
+	    "UC WRITE to a bad rkey, to a key without REMOTE_WRITE: dropped, no NAK, QP RTS");
+	/* A good WRITE_ONLY_IMM then. */
+	fill_pattern(SRC, 200, 0x35, want);
+	put32(ext + 8, R.rkey);
+	put32(ext + 16, 0x01020304);
+	w_uc(a.qpn, 0x2b, psn + 2, false, ext, 20, want, 200);
+	wire_settle();
+	ok = tcq_next(&rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_WRITE_IMM, a.qpn, 0) && c.byte_len == 200 &&
+		 c.imm_data == 0x04030201 && c.wqe_idx == 4 && mem_eq(DST, want, 200),
+		 "UC WRITE_ONLY_IMM: RESP_WRITE_IMM, imm, data at the remote address, in the "
+		 "RQ WQE the dropped SEND had taken"))
+		cqe_diag("recv", &c);
+	psn += 3;
+
+	/* Random UC packets: no crash, no answer, the QP goes on. */
+	for (i = 0; i < 300; i++) {
+		uint8_t op;
+		uint32_t len;
+		unsigned j;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i % 30 == 0) {
+			g[0] = sge(3000, E.lkey, RBUF);
+			post_recv(&a, g, 1);
+		}
+		op = (uint8_t)(0x20 + x % 0x10);
+		len = (uint32_t)((x >> 16) % 1100);
+		for (j = 0; j < sizeof(ext); j++)
+			ext[j] = (uint8_t)(x >> (j % 8 * 8)) ^ (uint8_t)j;
+		if (x & (1ULL << 40)) {
+			put32(ext, (uint32_t)(DST >> 32));
+			put32(ext + 4, (uint32_t)DST + (uint32_t)((x >> 41) % 64) * 8);
+			put32(ext + 8, R.rkey);
+			put32(ext + 12, (uint32_t)((x >> 48) % 5000));
+		}
+		w_uc(a.qpn, op, psn + (uint32_t)((x >> 8) % 4), x & (1ULL << 50), ext,
+		     (size_t)((x >> 52) % 21), f, len);
+		if (i % 20 == 19)
+			wire_settle();
+		psn += (uint32_t)((x >> 12) & 1);
+	}
+	tcq_drain(&rcq);
+	tap(w_quiet() == 0 && (qp_state(a.qpn) == KITE_QPS_RTS || qp_state(a.qpn) == KITE_QPS_ERR),
+	    "UC fuzz: 300 random UC packets, nothing sent back, QP %s",
+	    st_name((unsigned)qp_state(a.qpn)));
+	fill_pattern(SRC, 64, 0x36, want);
+	if (qp_state(a.qpn) != KITE_QPS_RTS) {
+		tqp_to(&a, KITE_QPS_RESET);
+		a.spi = a.rpi = 0;
+		uc_rts(&a, W_PEER_QPN, peer, KITE_MTU_1024);
+		psn = T_RC_PSN;
+	}
+	g[0] = sge(64, E.lkey, SRC);
+	idx = post_rc(&a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 64 + 4 && f[42] == 0x24 && req_ok(&scq, a.qpn, idx, KITE_WQE_OP_SEND, 0),
+	    "UC after the fuzz: a SEND_ONLY goes out and completes");
+}
+
 static const struct group {
 	const char *name;
 	void (*fn)(void);
@@ -8225,6 +8775,8 @@ static const struct group {
 	{ "rc_wire", g_rc_wire },
 	{ "rc_pipe", g_rc_pipe },
 	{ "rc_loss", g_rc_loss },
+	{ "uc", g_uc },
+	{ "uc_wire", g_uc_wire },
 	{ "srq", g_srq },
 	{ "srq_engine", g_srq_engine },
 	{ "srq_random", g_srq_random },
@@ -8243,7 +8795,7 @@ static void run_group(const struct group *g)
 	stats_buf = 0;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
 	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire ||
-	     g->fn == g_rc_pipe || g->fn == g_rc_loss) &&
+	     g->fn == g_rc_pipe || g->fn == g_rc_loss || g->fn == g_uc_wire) &&
 	    !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {

@@ -171,6 +171,10 @@ pt_pair() {
 rb=$KITE_RDMA_CORE/bin
 rc_pair rcpp "rc: ibv_rc_pingpong $rdev<->$prdev: 300 x 8000 bytes, data checked" \
 	"$rb/ibv_rc_pingpong" -d "$rdev" -g "$gidx" -c -n 300 -s 8000
+# UC between the VMs: nothing is retransmitted, so a frame lost on the
+# wire stalls the exchange (timeout); the wire is not lossy here.
+rc_pair ucpp "uc: ibv_uc_pingpong $rdev<->$prdev: 300 x 4096 bytes, data checked" \
+	"$rb/ibv_uc_pingpong" -d "$rdev" -g "$gidx" -c -n 300 -s 4096
 if [ "$KITE_ROLE" = receive ]; then
 	rc_pair rping "rc: rping -v $rdev<->$prdev, 50 pings, data verified" "$rb/rping" -s -v -V -C 50 -a "$KITE_SELF_IP"
 	rc_pair ucmatose "rc: ucmatose $rdev<->$prdev (rdma_cm, RC)" "$rb/ucmatose" -b "$KITE_SELF_IP"

@@ -143,6 +143,11 @@ pair rcpp-e "ibv_rc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$rcp
 pair rcpp-t "ibv_rc_pingpong -t: 100 x 4096 bytes, extended CQ with completion timestamps" "$rcpp" -d kite0 -g "$gidx" -c -t -n 100 -s 4096
 check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zero" \
 	grep -qE 'Average receive completion clock cycles = [0-9]*[1-9]' /kite-out/rcpp-t-client.log
+# UC through the device's loopback: rdma-core's ibv_uc_pingpong (SEND on a
+# UC QP; data checked with -c), polling and with events, multi-packet.
+ucpp=$KITE_RDMA_CORE/bin/ibv_uc_pingpong
+pair ucpp "ibv_uc_pingpong: 500 x 4096 bytes, data checked" "$ucpp" -d kite0 -g "$gidx" -c -n 500 -s 4096
+pair ucpp-e "ibv_uc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$ucpp" -d kite0 -g "$gidx" -c -e -n 100 -s 20000
 # A shared receive queue: 16 RC QPs receiving from one SRQ (libkite's
 # ibv_create_srq and ibv_post_srq_recv), data checked; perftest's RC send
 # bandwidth with --use-srq.

@@ -510,6 +510,7 @@ struct kite_cmd_create_qp {
 #define KITE_QPT_RC			1
 #define KITE_QPT_UD			2
 #define KITE_QPT_GSI			3	/* QPN 1 */
+#define KITE_QPT_UC			4
 #define KITE_QP_F_SQ_SIG_ALL		BIT(0)
 #define KITE_QP_F_SRQ			BIT(1)	/* receives from srqn */
 /* CREATE_QP input without srqn and rsvd (no KITE_QP_F_SRQ) */

@@ -60,6 +60,7 @@
 /* BTH opcodes (IBA 9.2): UD SEND only, and with immediate. */
 #define KITE_BTH_UD_SEND_ONLY           0x64
 #define KITE_BTH_UD_SEND_ONLY_IMM       0x65
+#define KITE_BTH_UC_LAST                0x2b    /* RDMA WRITE Only with Imm */
 
 /* WQE segment offsets. */
 #define KITE_WQE_UD_OFF         sizeof(struct kite_wqe_ctrl)
@@ -699,7 +700,7 @@ static bool kite_sq_process(KiteState *s, uint32_t qpn, int *budget)
 {
     KiteQP *qp = &s->rdma.qp[qpn];
 
-    if (qp->valid && qp->type == KITE_QPT_RC) {
+    if (qp->valid && kite_qp_connected(qp)) {
         return kite_rc_sq_process(s, qpn, qp, budget);
     }
     while (qp->valid && qp->sq.ci != qp->sq.pi) {
@@ -730,7 +731,7 @@ static bool kite_rq_process(KiteState *s, uint32_t qpn, int *budget)
 {
     KiteQP *qp = &s->rdma.qp[qpn];
 
-    if (qp->valid && qp->type == KITE_QPT_RC && qp->state != KITE_QPS_ERR) {
+    if (qp->valid && kite_qp_connected(qp) && qp->state != KITE_QPS_ERR) {
         return kite_rc_rq_process(s, qpn, qp, budget);
     }
     while (qp->valid && qp->state == KITE_QPS_ERR && qp->rq.ci != qp->rq.pi) {
@@ -898,9 +899,22 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
     p->dqpn = ldl_be_p(buf + ib + 4) & KITE_OBJ_MASK;
     p->psn = ldl_be_p(buf + ib + 8) & KITE_PSN_MASK;
     p->ackreq = buf[ib + 8] & 0x80;
-    if (p->opcode < 0x20) {
-        int ext = kite_rc_ext_len(p->opcode);
+    if (p->opcode < 0x40) {
+        /*
+         * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
+         * opcodes + 0x20): UC is parsed as its RC equivalent.
+         */
+        int ext;
 
+        if (p->opcode >= 0x20) {
+            if (p->opcode > KITE_BTH_UC_LAST) {
+                return "UC BTH opcode not supported";
+            }
+            p->uc = true;
+            p->opcode -= 0x20;
+            p->ackreq = false;          /* ignored on UC (IBA 9.2) */
+        }
+        ext = kite_rc_ext_len(p->opcode);
         if (ext < 0) {
             return "RC BTH opcode not supported";
         }
@@ -1038,8 +1052,10 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     }
     qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
     if (p.rc) {
-        if (!qp || !qp->valid || qp->type != KITE_QPT_RC) {
-            kite_rx_drop(s, "no RC QP with the destination QPN");
+        if (!qp || !qp->valid ||
+            qp->type != (p.uc ? KITE_QPT_UC : KITE_QPT_RC)) {
+            kite_rx_drop(s, p.uc ? "no UC QP with the destination QPN" :
+                                   "no RC QP with the destination QPN");
             return;
         }
         kite_rc_receive(s, p.dqpn, qp, &p);

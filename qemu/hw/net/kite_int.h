@@ -245,6 +245,7 @@ typedef struct KiteRcState {
     bool nak_sent;              /* sequence NAK sent for epsn */
     bool in_send;               /* inside a SEND: RQ WQE at rq.ci */
     bool in_write;              /* inside a WRITE */
+    bool uc_drop;               /* UC: dropping until a message's first packet */
     uint32_t send_off;          /* bytes of the message so far */
     uint64_t wr_va;
     uint32_t wr_key;
@@ -423,6 +424,7 @@ typedef struct KiteRcCounts {
     uint64_t dup_requests;      /* duplicate requests received */
     uint64_t dup_replays;       /* READ/atomic answered from the history */
     uint64_t dup_dropped;       /* duplicate READ/atomic not in the history */
+    uint64_t uc_dropped;        /* UC packets dropped (PSN, message, errors) */
 } KiteRcCounts;
 
 struct KiteState {
@@ -626,7 +628,8 @@ typedef struct KiteRoceRx {
     uint32_t sqpn;
     bool has_imm;
     uint32_t imm;               /* raw, as on the wire */
-    bool rc;
+    bool rc;                    /* RC or UC: ext[] follows the BTH */
+    bool uc;                    /* UC; opcode is the RC equivalent */
     const uint8_t *ext;         /* RC: headers after the BTH */
     const uint8_t *payload;
     uint32_t len;
@@ -700,7 +703,12 @@ void kite_loss_exit(KiteState *s);
 /* A frame on path @dir: dropped, held back, delivered once or twice. */
 void kite_loss_frame(KiteState *s, KiteLossDir dir, uint8_t *f, size_t len);
 
-/* kite_rc.c: the RC transport */
+/* kite_rc.c: the RC transport, and UC which shares it */
+static inline bool kite_qp_connected(const KiteQP *qp)
+{
+    return qp->type == KITE_QPT_RC || qp->type == KITE_QPT_UC;
+}
+
 void kite_rc_instance_init(KiteState *s);
 void kite_rc_init(KiteState *s);
 void kite_rc_reset(KiteState *s);

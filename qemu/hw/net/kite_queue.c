@@ -850,7 +850,8 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
     sq_cfg = le32_to_cpu(in.sq_cfg);
     rq_cfg = le32_to_cpu(in.rq_cfg);
 
-    if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI) {
+    if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI &&
+        type != KITE_QPT_UC) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
         return;
     }
@@ -996,7 +997,7 @@ static const struct {
 static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
                                uint32_t *req, uint32_t *opt)
 {
-    bool rc = type == KITE_QPT_RC;
+    bool rc = type == KITE_QPT_RC, uc = type == KITE_QPT_UC;
 
     *req = 0;
     *opt = 0;
@@ -1004,7 +1005,7 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
         return true;
     }
     if (cur == KITE_QPS_RESET && next == KITE_QPS_INIT) {
-        if (rc) {
+        if (rc || uc) {
             *req = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
                    KITE_QP_ATTR_ACCESS;
         } else if (type == KITE_QPT_UD) {
@@ -1018,15 +1019,17 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
     }
     if (cur == KITE_QPS_INIT && next == KITE_QPS_INIT) {
         *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT |
-               (rc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY);
+               (rc || uc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY);
         return true;
     }
     if (cur == KITE_QPS_INIT && next == KITE_QPS_RTR) {
-        if (rc) {
+        if (rc || uc) {
             *req = KITE_QP_ATTR_AV | KITE_QP_ATTR_PATH_MTU |
-                   KITE_QP_ATTR_DEST_QPN | KITE_QP_ATTR_RQ_PSN |
-                   KITE_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                   KITE_QP_ATTR_MIN_RNR_TIMER;
+                   KITE_QP_ATTR_DEST_QPN | KITE_QP_ATTR_RQ_PSN;
+            if (rc) {
+                *req |= KITE_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                        KITE_QP_ATTR_MIN_RNR_TIMER;
+            }
             *opt = KITE_QP_ATTR_ACCESS | KITE_QP_ATTR_PKEY_INDEX;
         } else {
             *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_QKEY;
@@ -1041,7 +1044,7 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
             *opt = KITE_QP_ATTR_RTS_RC;
         } else {
             *req = KITE_QP_ATTR_SQ_PSN;
-            *opt = KITE_QP_ATTR_QKEY;
+            *opt = uc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY;
         }
         return true;
     }
@@ -1050,7 +1053,8 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
         (cur == KITE_QPS_SQD && next == KITE_QPS_SQD) ||
         (cur == KITE_QPS_SQD && next == KITE_QPS_RTS) ||
         (cur == KITE_QPS_SQE && next == KITE_QPS_RTS)) {
-        *opt = rc ? KITE_QP_ATTR_RTS_RC : KITE_QP_ATTR_QKEY;
+        *opt = rc ? KITE_QP_ATTR_RTS_RC :
+               uc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY;
         return true;
     }
     return false;

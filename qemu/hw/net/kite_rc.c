@@ -1,5 +1,5 @@
 /*
- * Kite NIC: the RC transport of the RDMA data engine.
+ * Kite NIC: the RC and UC transports of the RDMA data engine.
  *
  * Requester: WQEs start in SQ order and several are outstanding at once
  * (started, not yet completed): at most KITE_RC_SQ_WINDOW WQEs, no
@@ -38,6 +38,11 @@
  * and ACKs and NAKs. Every request with AckReq is acknowledged, but
  * ACKs are coalesced: an ACK waiting at the tail of the queue is
  * replaced by a later one, which acknowledges both.
+ *
+ * UC shares the requester's segmentation and the responder's SEND and
+ * WRITE execution, without acknowledgements: a UC WQE completes once its
+ * last packet is sent, and the UC responder (kite_uc_resp_receive())
+ * drops what it cannot execute instead of answering.
  *
  * Copyright (c) 2026 Kite
  *
@@ -93,6 +98,9 @@
 #define RC_NAK_INV_REQ          1
 #define RC_NAK_REM_ACCESS       2
 #define RC_NAK_REM_OP           3
+
+/* A UC opcode is the RC one + 0x20 (SEND and RDMA WRITE only). */
+#define KITE_UC_OPCODE          0x20
 
 #define KITE_WQE_CTRL_RSVD      (GENMASK(15, 12) | GENMASK(31, 20))
 #define KITE_RC_MAX_MSG         (1ULL << 31)
@@ -401,6 +409,12 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     default:
         return bad;
     }
+    /* UC: SEND (with immediate) and RDMA WRITE (with immediate) only. */
+    if (qp->type == KITE_QPT_UC &&
+        (w->op == KITE_WQE_OP_SEND_INV || w->data_off == 48 ||
+         w->op == KITE_WQE_OP_RDMA_READ)) {
+        return bad;
+    }
     if (w->data_off > stride) {
         return bad;
     }
@@ -653,6 +667,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     uint64_t off = (uint64_t)k * mtu;
     bool first = k == 0, last = k + 1 == e->npsn;
     bool sol = w->opw & KITE_WQE_F_SOLICITED;
+    bool uc = qp->type == KITE_QPT_UC;
     KiteRoceTx t;
     size_t flen;
 
@@ -704,8 +719,12 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
         t.solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
         /* Acknowledged at the end, and often enough to keep the window open. */
-        t.ackreq = last ||
-                   k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1;
+        t.ackreq = !uc &&
+                   (last ||
+                    k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
+        if (uc) {
+            t.opcode += KITE_UC_OPCODE;         /* UC: no acknowledgements */
+        }
         break;
     }
     case KITE_WQE_OP_RDMA_READ:
@@ -740,10 +759,14 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     } else {
         rc->tx_pkt++;
     }
-    if (!rc->deadline && !rc->rnr_wait) {
+    if (!uc && !rc->deadline && !rc->rnr_wait) {
         kite_rc_arm_ack(s, qp);
     }
     kite_engine_xmit(s, s->rdma.engine_frame, flen);
+    if (uc && last) {
+        /* UC: complete once sent (the answer never comes). */
+        kite_rc_req_done(s, qpn, qp, 0);
+    }
     return 0;
 }
 
@@ -873,7 +896,7 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
              (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
             break;                      /* waiting for acknowledgements */
         }
-        if (rc->tx < rc->nout) {
+        if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
             e = kite_rc_swqe(qp, rc->tx);
             if (!kite_rc_is_rd(e->op) &&
                 ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
@@ -1256,6 +1279,52 @@ static void kite_rc_queue_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
 }
 
 /*
+ * UC: abandon the message being received. Its RQ WQE (if a SEND had
+ * taken one) stays at the head and receives the next SEND from its
+ * start (IBA 9.9.3.1.3, as rdma_rxe does).
+ */
+static void kite_uc_abandon(KiteQP *qp)
+{
+    qp->rc.in_send = qp->rc.in_write = false;
+}
+
+/* UC: drop this packet and the rest of its message, without an answer. */
+static void kite_uc_drop(KiteState *s, KiteQP *qp)
+{
+    kite_uc_abandon(qp);
+    qp->rc.uc_drop = true;
+    s->rc_counts.uc_dropped++;
+    s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+}
+
+/*
+ * A UC responder error. UC sends no NAK: a request the responder cannot
+ * execute (opcode out of sequence, lengths, R_Key, no receive WQE) drops
+ * its message silently (class D); a local failure (@nak remote
+ * operational error: the DMA to host memory, a malformed receive WQE)
+ * completes the receive WQE in error if a SEND had taken one and moves
+ * the QP to ERR, without an asynchronous event.
+ */
+static void kite_uc_resp_error(KiteState *s, uint32_t qpn, KiteQP *qp,
+                               uint8_t nak, uint32_t synd, const char *why)
+{
+    KiteRcState *rc = &qp->rc;
+
+    if (nak != RC_NAK_REM_OP ||
+        FIELD_GET(KITE_CQE_SYNDROME, synd) == KITE_SYND_LOCAL_LENGTH) {
+        kite_uc_drop(s, qp);
+        return;
+    }
+    kite_guest_error(s, "UC QP %u responder error: %s", qpn, why);
+    if (rc->in_send && kite_recv_busy(qp)) {
+        kite_resp_err_cqe(s, qpn, qp, kite_recv_idx(qp), synd);
+        kite_recv_done(qp);
+    }
+    kite_uc_abandon(qp);
+    kite_engine_qp_fail(s, qpn, qp, false);
+}
+
+/*
  * A fatal responder error: NAK @nak for @psn, a receive error CQE when a
  * SEND had consumed an RQ WQE, the QP to ERR.
  */
@@ -1265,6 +1334,10 @@ static void kite_rc_resp_fatal(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     KiteRcState *rc = &qp->rc;
 
+    if (qp->type == KITE_QPT_UC) {
+        kite_uc_resp_error(s, qpn, qp, nak, synd, why);
+        return;
+    }
     kite_guest_error(s, "RC QP %u responder error: %s", qpn, why);
     /* At once: the responses still owed are never sent. */
     rc->rsp_n = rc->rsp_rd = 0;
@@ -1651,6 +1724,10 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         synd = kite_recv_empty(s, qp) ? KITE_RECV_NONE :
                                         kite_recv_take(s, qp);
         if (synd == KITE_RECV_NONE) {
+            if (qp->type == KITE_QPT_UC) {
+                kite_uc_drop(s, qp);    /* no RNR NAK: dropped */
+                return;
+            }
             kite_rc_queue_ack(s, qpn, qp, p->psn,
                               RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
             return;
@@ -1731,6 +1808,10 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     if (imm && kite_recv_empty(s, qp)) {
+        if (qp->type == KITE_QPT_UC) {
+            kite_uc_drop(s, qp);
+            return;
+        }
         kite_rc_queue_ack(s, qpn, qp, p->psn,
                           RC_AETH_RNR | (qp->attr.min_rnr_timer & 0x1f));
         return;
@@ -1810,6 +1891,52 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 }
 
+/*
+ * The UC responder (IBA 9.4, 9.9.3.1.3): a packet is executed if it has
+ * the expected PSN, or if it starts a message (FIRST or ONLY), whatever
+ * its PSN: the expected PSN then follows it. Any other packet is dropped
+ * and so is the rest of its message, up to the first packet of a new
+ * one. A message cut short (its LAST lost) is abandoned when the next
+ * one starts. No acknowledgements, no NAKs.
+ */
+static void kite_uc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 const KiteRoceRx *p, uint32_t mtu)
+{
+    KiteRcState *rc = &qp->rc;
+    uint8_t op = p->opcode;
+    bool first = op == RC_SEND_FIRST || op == RC_SEND_ONLY ||
+                 op == RC_SEND_ONLY_IMM || op == RC_WRITE_FIRST ||
+                 op == RC_WRITE_ONLY || op == RC_WRITE_ONLY_IMM;
+
+    if (!first && (rc->uc_drop || p->psn != rc->epsn)) {
+        kite_uc_drop(s, qp);
+        return;
+    }
+    if (first) {
+        kite_uc_abandon(qp);
+        rc->uc_drop = false;
+        rc->epsn = p->psn;
+    }
+    switch (op) {
+    case RC_SEND_FIRST:
+    case RC_SEND_MIDDLE:
+    case RC_SEND_LAST:
+    case RC_SEND_LAST_IMM:
+    case RC_SEND_ONLY:
+    case RC_SEND_ONLY_IMM:
+        if (rc->in_write) {
+            kite_uc_drop(s, qp);
+            return;
+        }
+        kite_rc_send(s, qpn, qp, p, mtu);
+        return;
+    default:
+        /* kite_roce_parse() let only SEND and WRITE opcodes through. */
+        kite_rc_write(s, qpn, qp, p, mtu);
+        return;
+    }
+}
+
 static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  const KiteRoceRx *p)
 {
@@ -1817,14 +1944,20 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     uint32_t mtu = kite_rc_mtu(s, qp);
     int32_t d;
 
+    /* A UC QP in SQE receives as UD and GSI do: the send queue failed. */
     if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
-        qp->state != KITE_QPS_SQD) {
+        qp->state != KITE_QPS_SQD &&
+        !(qp->state == KITE_QPS_SQE && qp->type == KITE_QPT_UC)) {
         kite_rx_drop(s, "RC QP not ready to receive");
         return;
     }
     if (qp->state == KITE_QPS_RTR && !rc->comm_est) {
         rc->comm_est = true;
         kite_async_event(s, KITE_EQE_QP_COMM_EST, qpn, 0);
+    }
+    if (qp->type == KITE_QPT_UC) {
+        kite_uc_resp_receive(s, qpn, qp, p, mtu);
+        return;
     }
     d = kite_psn_diff(p->psn, rc->epsn);
     if (d > 0) {
@@ -2039,8 +2172,9 @@ static void kite_rc_get_counts(Object *obj, Visitor *v, const char *name,
     char *value = g_strdup_printf(
         "retries=%" PRIu64 " early-retries=%" PRIu64 " timeouts=%" PRIu64
         " stale=%" PRIu64 " dup-requests=%" PRIu64 " dup-replays=%" PRIu64
-        " dup-dropped=%" PRIu64, c->retries, c->early_retries, c->timeouts,
-        c->stale, c->dup_requests, c->dup_replays, c->dup_dropped);
+        " dup-dropped=%" PRIu64 " uc-dropped=%" PRIu64, c->retries,
+        c->early_retries, c->timeouts, c->stale, c->dup_requests,
+        c->dup_replays, c->dup_dropped, c->uc_dropped);
 
     visit_type_str(v, name, &value, errp);
     g_free(value);

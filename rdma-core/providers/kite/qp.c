@@ -29,8 +29,10 @@ static uint32_t kite_sq_fixed_size(enum ibv_qp_type type)
 
 	if (rc < sizeof(struct kite_wqe_reg_mr))
 		rc = sizeof(struct kite_wqe_reg_mr);
+	/* UC is sized as RC, as the kernel sizes it. */
 	return sizeof(struct kite_wqe_ctrl) +
-	       (type == IBV_QPT_RC ? rc : sizeof(struct kite_wqe_ud));
+	       (type == IBV_QPT_RC || type == IBV_QPT_UC ?
+			rc : sizeof(struct kite_wqe_ud));
 }
 
 /* The smallest WQE size (a power of two, 64 .. 1024) holding @size bytes. */
@@ -160,7 +162,8 @@ static int kite_check_qp_init_attr(struct kite_context *ctx,
 			    attr->comp_mask);
 		return EINVAL;
 	}
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		verbs_debug(&ctx->ibv_ctx, "create QP: QP type %d not supported\n",
 			    attr->qp_type);
 		return EOPNOTSUPP;

@@ -37,6 +37,8 @@ static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
 			   enum ibv_wc_opcode *wc_op)
 {
 	bool rc = type == IBV_QPT_RC;
+	/* UC: SEND and RDMA WRITE, with or without immediate data. */
+	bool conn = rc || type == IBV_QPT_UC;
 
 	switch (op) {
 	case IBV_WR_SEND:
@@ -50,10 +52,10 @@ static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
 		return rc ? KITE_WQE_OP_SEND_INV : -1;
 	case IBV_WR_RDMA_WRITE:
 		*wc_op = IBV_WC_RDMA_WRITE;
-		return rc ? KITE_WQE_OP_RDMA_WRITE : -1;
+		return conn ? KITE_WQE_OP_RDMA_WRITE : -1;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		*wc_op = IBV_WC_RDMA_WRITE;
-		return rc ? KITE_WQE_OP_RDMA_WRITE_IMM : -1;
+		return conn ? KITE_WQE_OP_RDMA_WRITE_IMM : -1;
 	case IBV_WR_RDMA_READ:
 		*wc_op = IBV_WC_RDMA_READ;
 		return rc ? KITE_WQE_OP_RDMA_READ : -1;

@@ -472,13 +472,13 @@ static void test_qps(struct ibv_context *ctx, const struct ibv_device_attr *da)
 		ibv_cmd_destroy_qp(&q.qp);
 	qp_free(&q);
 
-	/* QP types Kite does not implement: unsupported, not bad input. */
 	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_UC, &cap, &good);
-	report(ret == EOPNOTSUPP, "create UC QP: %s (want %s)",
-	       ret ? strerror(ret) : "accepted", strerror(EOPNOTSUPP));
+	report(!ret, "create UC QP: %s", strerror(ret));
 	if (!ret)
 		ibv_cmd_destroy_qp(&q.qp);
 	qp_free(&q);
+
+	/* QP types Kite does not implement: unsupported, not bad input. */
 	ret = -qp_create(&pd, &c.cq, &q, IBV_QPT_RAW_PACKET, &cap, &good);
 	report(ret == EOPNOTSUPP || ret == EPERM,
 	       "create RAW_PACKET QP: %s (want %s, or EPERM from the core)",
@@ -975,6 +975,215 @@ static int rc_self_connect(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * UC through libkite: the IB attribute table of modify_qp (RTR needs AV,
+ * PATH_MTU, DEST_QPN and RQ_PSN and refuses RC's MAX_DEST_RD_ATOMIC and
+ * MIN_RNR_TIMER; RTS needs SQ_PSN and refuses RC's TIMEOUT, RETRY_CNT,
+ * RNR_RETRY and MAX_QP_RD_ATOMIC), work requests UC does not have refused
+ * with EINVAL, and with @data a QP connected to itself: SEND, SEND with
+ * immediate, RDMA WRITE with immediate, data compared, and a SEND with
+ * no receive posted dropped without an error on either side.
+ */
+static void test_uc(struct ibv_context *ctx, int data)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		const char *name;
+	} refused[] = {
+		{ IBV_WR_RDMA_READ, "RDMA READ" },
+		{ IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
+		{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV" },
+		{ IBV_WR_LOCAL_INV, "LOCAL_INV" },
+		{ 0, NULL },
+	};
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	const int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a = {};
+	struct ibv_sge ssge, rsge;
+	struct ibv_wc wc[2];
+	union ibv_gid gid;
+	struct ibv_qp *qp = NULL;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	static char buf[16384];
+	unsigned int i, bad = 0;
+	int ret, got;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	report(!!qp, "UC: create a UC QP: %s", qp ? "ok" : strerror(errno));
+	mr = qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!mr || ibv_query_gid(ctx, 1, 0, &gid))
+		goto out;
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
+	report(!ret && ia.qp_type == IBV_QPT_UC && a.qp_state == IBV_QPS_RESET,
+	       "UC: query_qp: type UC, RESET");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	report(ret == EINVAL, "UC: RESET -> INIT with QKEY instead of ACCESS_FLAGS: %s",
+	       strerror(ret));
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	report(!ret, "UC: RESET -> INIT (PKEY_INDEX, PORT, ACCESS_FLAGS): %s",
+	       strerror(ret));
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.rq_psn = 0xfffff0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, rtr_mask | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	report(ret == EINVAL,
+	       "UC: INIT -> RTR with RC's MAX_DEST_RD_ATOMIC and MIN_RNR_TIMER: %s",
+	       strerror(ret));
+	ret = ibv_modify_qp(qp, &a, rtr_mask & ~IBV_QP_RQ_PSN);
+	report(ret == EINVAL, "UC: INIT -> RTR without RQ_PSN: %s", strerror(ret));
+	ret = ibv_modify_qp(qp, &a, rtr_mask & ~IBV_QP_AV);
+	report(ret == EINVAL, "UC: INIT -> RTR without AV: %s", strerror(ret));
+	ret = ibv_modify_qp(qp, &a, rtr_mask);
+	report(!ret, "UC: INIT -> RTR (AV, PATH_MTU, DEST_QPN, RQ_PSN): %s",
+	       strerror(ret));
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0xfffff0;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	report(ret == EINVAL,
+	       "UC: RTR -> RTS with RC's TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC: %s",
+	       strerror(ret));
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	report(ret == EINVAL, "UC: RTR -> RTS without SQ_PSN: %s", strerror(ret));
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	report(!ret, "UC: RTR -> RTS (SQ_PSN): %s", strerror(ret));
+	if (ret)
+		goto out;
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_DEST_QPN |
+			   IBV_QP_RQ_PSN | IBV_QP_SQ_PSN, &ia);
+	report(!ret && a.qp_state == IBV_QPS_RTS && a.dest_qp_num == qp->qp_num &&
+	       a.rq_psn == 0xfffff0 && a.sq_psn == 0xfffff0,
+	       "UC: query_qp: RTS, dest_qp_num, rq_psn, sq_psn as set");
+
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
+				 .lkey = mr->lkey };
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + 8192;
+	swr.wr.rdma.rkey = mr->rkey;
+	for (i = 0; refused[i].name; i++) {
+		swr.opcode = refused[i].op;
+		bad_swr = NULL;
+		ret = ibv_post_send(qp, &swr, &bad_swr);
+		if (ret != EINVAL || bad_swr != &swr) {
+			bad++;
+			fprintf(stderr, "UC %s: %s\n", refused[i].name,
+				strerror(ret));
+		}
+	}
+	report(!bad,
+	       "UC: READ, atomics, SEND_WITH_INV, LOCAL_INV refused with EINVAL, bad_wr set");
+	ret = poll_one(cq, wc);
+	report(ret == 0, "UC: no completion for the refused work requests");
+	if (!data)
+		goto out;
+
+	/* SEND with immediate to itself, 3000 bytes: 3 packets. */
+	for (i = 0; i < 3000; i++)
+		buf[i] = (char)(i * 7 + 1);
+	memset(buf + 4096, 0, 4096);
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096,
+				 .length = 4096, .lkey = mr->lkey };
+	rwr.wr_id = 1;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ssge.length = 3000;
+	swr.wr_id = 2;
+	swr.opcode = IBV_WR_SEND_WITH_IMM;
+	swr.imm_data = htobe32(0x12345678);
+	ret = ibv_post_recv(qp, &rwr, &bad_rwr) ?: ibv_post_send(qp, &swr, &bad_swr);
+	got = ret ? 0 : poll_one(cq, wc);
+	got += got == 1 ? poll_one(cq, wc + 1) : 0;
+	report(got == 2 && !wc[0].status && !wc[1].status &&
+	       !memcmp(buf, buf + 4096, 3000),
+	       "UC: SEND_WITH_IMM of 3000 bytes to itself: two completions, data compared");
+	for (i = 0; i < (unsigned int)got; i++)
+		if (wc[i].wr_id == 1)
+			report(wc[i].opcode == IBV_WC_RECV && wc[i].byte_len == 3000 &&
+			       (wc[i].wc_flags & IBV_WC_WITH_IMM) &&
+			       be32toh(wc[i].imm_data) == 0x12345678,
+			       "UC: the receive completion: RECV, 3000 bytes, immediate data");
+
+	/* RDMA WRITE with immediate: data at the address, a receive consumed. */
+	memset(buf + 8192, 0, 4096);
+	swr.wr_id = 3;
+	swr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	ret = ibv_post_recv(qp, &rwr, &bad_rwr) ?: ibv_post_send(qp, &swr, &bad_swr);
+	got = ret ? 0 : poll_one(cq, wc);
+	got += got == 1 ? poll_one(cq, wc + 1) : 0;
+	report(got == 2 && !wc[0].status && !wc[1].status &&
+	       !memcmp(buf, buf + 8192, 3000),
+	       "UC: RDMA_WRITE_WITH_IMM of 3000 bytes: two completions, data compared");
+
+	/* A SEND with no receive posted: dropped, the next one received. */
+	swr.wr_id = 4;
+	swr.opcode = IBV_WR_SEND;
+	ssge.length = 64;
+	ret = ibv_post_send(qp, &swr, &bad_swr);
+	got = ret ? 0 : poll_one(cq, wc);
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
+	report(got == 1 && wc[0].wr_id == 4 && !wc[0].status && !ret &&
+	       a.qp_state == IBV_QPS_RTS && poll_one(cq, wc + 1) == 0,
+	       "UC: a SEND with no receive posted completes, is dropped, the QP stays RTS");
+	memset(buf + 4096, 0, 64);
+	ret = ibv_post_recv(qp, &rwr, &bad_rwr) ?: ibv_post_send(qp, &swr, &bad_swr);
+	got = ret ? 0 : poll_one(cq, wc);
+	got += got == 1 ? poll_one(cq, wc + 1) : 0;
+	report(got == 2 && !wc[0].status && !wc[1].status &&
+	       !memcmp(buf, buf + 4096, 64),
+	       "UC: the next SEND is received, data compared");
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
 }
 
 /*
@@ -1711,8 +1920,17 @@ static void test_qp_ex_create(struct ibv_context *ctx)
 	qpx_bad(pd, cq, "max TSO header", IBV_QPT_RC,
 		QPX_MASK | IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 0,
 		IBV_QP_EX_WITH_SEND, EOPNOTSUPP);
-	qpx_bad(pd, cq, "UC QP", IBV_QPT_UC, QPX_MASK, 0,
-		IBV_QP_EX_WITH_SEND, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UC with SEND and RDMA WRITE, with immediate or not",
+		IBV_QPT_UC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+		0);
+	qpx_bad(pd, cq, "UC with RDMA read", IBV_QPT_UC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UC with compare and swap", IBV_QPT_UC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UC with send with invalidate", IBV_QPT_UC, QPX_MASK,
+		0, IBV_QP_EX_WITH_SEND_WITH_INV, EOPNOTSUPP);
 
 	qpia.send_cq = cq;
 	qpia.recv_cq = cq;
@@ -2456,7 +2674,7 @@ static void lk_qp_bad(struct ibv_pd *pd, struct ibv_cq *cq,
  * The advertised limits are honest, through the ABI and through libkite: a
  * CQ of exactly max_cqe CQEs and RC and UD QPs of exactly max_qp_wr work
  * requests and max_sge SGEs are created; one more is refused with EINVAL.
- * What Kite does not implement (UC, raw packet and XRC QPs, SRQs) is
+ * What Kite does not implement (raw packet and XRC QPs) is
  * refused with EOPNOTSUPP, as applications and rdma-core's tests expect.
  */
 static void test_limits(struct ibv_context *ctx,
@@ -2466,7 +2684,6 @@ static void test_limits(struct ibv_context *ctx,
 		enum ibv_qp_type type;
 		const char *name;
 	} unsupported[] = {
-		{ IBV_QPT_UC, "type UC" },
 		{ IBV_QPT_RAW_PACKET, "type RAW_PACKET" },
 		{ IBV_QPT_XRC_SEND, "type XRC_SEND" },
 		{ IBV_QPT_DRIVER, "type DRIVER" },
@@ -2700,6 +2917,7 @@ int main(int argc, char **argv)
 	test_cq_ex(ctx, data);
 	test_modify_cq(ctx);
 	test_qp_ex_create(ctx);
+	test_uc(ctx, data);
 	if (data) {
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);

@@ -486,7 +486,6 @@ static void kvt_bad_qp_create(struct kvt_run *r, struct ib_pd *pd,
 		const char *name;
 	} types[] = {
 		{ IB_QPT_SMI, "SMI" },
-		{ IB_QPT_UC, "UC" },
 		{ IB_QPT_RAW_PACKET, "RAW_PACKET" },
 		{ IB_QPT_XRC_INI, "XRC_INI" },
 		{ IB_QPT_XRC_TGT, "XRC_TGT" },
@@ -553,6 +552,8 @@ static void kvt_bad_qp_create(struct kvt_run *r, struct ib_pd *pd,
 		kvt_expect(r, kvt_qp(pd, &a, NULL), -EOPNOTSUPP,
 			   "create_qp(type %s)", types[i].name);
 	}
+	kvt_qp_attr(&a, cq, IB_QPT_UC);
+	kvt_expect(r, kvt_qp(pd, &a, NULL), 0, "create_qp(type UC)");
 	/* ib_mad owns the GSI QP already; the device has one QPN 1. */
 	kvt_qp_attr(&a, cq, IB_QPT_GSI);
 	a.port_num = 1;

@@ -36,24 +36,27 @@ static struct device *kite_ib_qp_log_dev(struct kite_ib_dev *dev)
 	return &dev->ibdev.dev;
 }
 
-/* The bytes a send WQE of a @type QP has for SGEs or inline data. */
+/*
+ * The bytes a send WQE of a @type QP has before its SGEs or inline data
+ * (UC is sized as RC: the remote address segment is the one it uses).
+ */
 static u32 kite_ib_sq_fixed_size(u32 type)
 {
 	return sizeof(struct kite_wqe_ctrl) +
-	       (type == KITE_QPT_RC ? KITE_IB_SQ_RC_SEG_SIZE :
-				      KITE_IB_SQ_UD_SEG_SIZE);
+	       (type == KITE_QPT_RC || type == KITE_QPT_UC ?
+			KITE_IB_SQ_RC_SEG_SIZE : KITE_IB_SQ_UD_SEG_SIZE);
 }
 
 /**
  * kite_ib_wq_stride() - the WQE stride a send or receive queue needs
  * @send: the send queue (else the receive queue)
- * @type: KITE_QPT_RC, KITE_QPT_UD or KITE_QPT_GSI
+ * @type: KITE_QPT_RC, KITE_QPT_UC, KITE_QPT_UD or KITE_QPT_GSI
  * @max_sge: SGEs a WQE must hold
  * @max_inline: send queues: inline bytes a WQE must hold
  *
  * A send WQE holds the control segment, the largest opcode segments of
- * its QP type (RC: remote address and atomic, or REG_MR; UD and GSI: the
- * address vector) and then @max_sge SGEs or @max_inline bytes, whichever
+ * its QP type (RC and UC: remote address and atomic, or REG_MR; UD and
+ * GSI: the address vector) and then @max_sge SGEs or @max_inline bytes, whichever
  * is larger. A receive WQE holds its header and @max_sge SGEs. The
  * stride is the smallest power of two at least KITE_WQE_MIN_SHIFT wide
  * that holds that (prm_qp.rst).
@@ -65,8 +68,8 @@ int kite_ib_wq_stride(bool send, u32 type, u32 max_sge, u32 max_inline)
 {
 	u64 size;
 
-	if (type != KITE_QPT_RC && type != KITE_QPT_UD &&
-	    type != KITE_QPT_GSI)
+	if (type != KITE_QPT_RC && type != KITE_QPT_UC &&
+	    type != KITE_QPT_UD && type != KITE_QPT_GSI)
 		return -EINVAL;
 	if (send)
 		size = (u64)kite_ib_sq_fixed_size(type) +
@@ -123,6 +126,9 @@ static int kite_ib_qp_type(enum ib_qp_type type, u32 *kite_type)
 	switch (type) {
 	case IB_QPT_RC:
 		*kite_type = KITE_QPT_RC;
+		return 0;
+	case IB_QPT_UC:
+		*kite_type = KITE_QPT_UC;
 		return 0;
 	case IB_QPT_UD:
 		*kite_type = KITE_QPT_UD;

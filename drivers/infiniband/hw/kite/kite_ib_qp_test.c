@@ -35,6 +35,18 @@ static void kite_qp_test_stride_rc(struct kunit *test)
 			512);
 }
 
+/* UC WQEs have the RC layout: the same strides. */
+static void kite_qp_test_stride_uc(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 0, 0), 64);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 1, 0), 128);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 5, 0), 256);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 1, 73), 256);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, KITE_QPT_UC, 3, 0), 64);
+	/* 5 is no QP type */
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, 5, 1, 0), -EINVAL);
+}
+
 static void kite_qp_test_stride_ud(struct kunit *test)
 {
 	/* 16 + 48 + 0 = 64 */
@@ -91,7 +103,7 @@ static void kite_qp_test_stride_limits(struct kunit *test)
 			-EINVAL);
 	/* unknown QP types */
 	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, 0, 1, 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, 4, 1, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, 5, 1, 0), -EINVAL);
 }
 
 static void kite_qp_test_doorbell(struct kunit *test)
@@ -221,6 +233,7 @@ static struct kunit_case kite_ib_qp_test_cases[] = {
 	KUNIT_CASE(kite_qp_test_srq_doorbell),
 	KUNIT_CASE(kite_qp_test_srq_complete),
 	KUNIT_CASE(kite_qp_test_stride_rc),
+	KUNIT_CASE(kite_qp_test_stride_uc),
 	KUNIT_CASE(kite_qp_test_stride_ud),
 	KUNIT_CASE(kite_qp_test_stride_recv),
 	KUNIT_CASE(kite_qp_test_stride_limits),

@@ -66,9 +66,10 @@ u32 kite_ib_access_to_hw(int ib_access)
 static int kite_ib_wqe_opcode(enum ib_wr_opcode opcode, u32 qp_type)
 {
 	bool rc = qp_type == KITE_QPT_RC;
+	bool conn = rc || qp_type == KITE_QPT_UC;
 
-	if (qp_type != KITE_QPT_RC && qp_type != KITE_QPT_UD &&
-	    qp_type != KITE_QPT_GSI)
+	if (qp_type != KITE_QPT_RC && qp_type != KITE_QPT_UC &&
+	    qp_type != KITE_QPT_UD && qp_type != KITE_QPT_GSI)
 		return -EINVAL;
 
 	switch (opcode) {
@@ -79,9 +80,9 @@ static int kite_ib_wqe_opcode(enum ib_wr_opcode opcode, u32 qp_type)
 	case IB_WR_SEND_WITH_INV:
 		return rc ? KITE_WQE_OP_SEND_INV : -EINVAL;
 	case IB_WR_RDMA_WRITE:
-		return rc ? KITE_WQE_OP_RDMA_WRITE : -EINVAL;
+		return conn ? KITE_WQE_OP_RDMA_WRITE : -EINVAL;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return rc ? KITE_WQE_OP_RDMA_WRITE_IMM : -EINVAL;
+		return conn ? KITE_WQE_OP_RDMA_WRITE_IMM : -EINVAL;
 	case IB_WR_RDMA_READ:
 		return rc ? KITE_WQE_OP_RDMA_READ : -EINVAL;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -187,7 +188,7 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
 	switch (op) {
 	case KITE_WQE_OP_SEND:
 	case KITE_WQE_OP_SEND_IMM:
-		if (qp_type != KITE_QPT_RC) {
+		if (qp_type == KITE_QPT_UD || qp_type == KITE_QPT_GSI) {
 			const struct ib_ud_wr *ud = ud_wr(wr);
 			struct kite_wqe_ud *av = wqe + off;
 
@@ -275,7 +276,7 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
  * @wqe_size: the SQ's stride in bytes (64 .. 1024)
  * @wr: the work request; only @wr itself is read, not @wr->next
  * @idx: the SQ producer counter of this WQE (stored modulo 2^16)
- * @qp_type: KITE_QPT_RC, KITE_QPT_UD or KITE_QPT_GSI
+ * @qp_type: KITE_QPT_RC, KITE_QPT_UC, KITE_QPT_UD or KITE_QPT_GSI
  * @max_inline: the QP's inline data limit in bytes
  * @sig_all: the QP signals every WQE (IB_SIGNAL_ALL_WR)
  *
@@ -288,7 +289,11 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
  *
  * UD and GSI QPs accept IB_WR_SEND and IB_WR_SEND_WITH_IMM only (prm_qp.rst
  * lists LOCAL_INV and REG_MR for UD in the WQE table but not in the QP
- * types; the stricter rule is applied). LOCAL_INV and REG_MR carry no data:
+ * types; the stricter rule is applied). UC QPs accept SEND and RDMA WRITE,
+ * each with or without immediate data, and nothing else (no READ, atomics
+ * or SEND with invalidate on UC; the local operations are kept for RC,
+ * where the kernel's users of fast registration are). LOCAL_INV and
+ * REG_MR carry no data:
  * @wr's SGEs and IB_SEND_INLINE are ignored for them.
  *
  * Context: any.

@@ -446,6 +446,75 @@ static void kite_wqe_test_opcode_qp_type(struct kunit *test)
 						     KITE_QPT_RC, 0, false), 0);
 }
 
+/*
+ * UC: SEND and RDMA WRITE with or without immediate, laid out as on RC (no
+ * address vector); READ, atomics, SEND with invalidate and the local
+ * operations refused.
+ */
+static void kite_wqe_test_uc(struct kunit *test)
+{
+	static const enum ib_wr_opcode refused[] = {
+		IB_WR_SEND_WITH_INV, IB_WR_RDMA_READ,
+		IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
+		IB_WR_LOCAL_INV, IB_WR_REG_MR, IB_WR_BIND_MW,
+	};
+	struct kite_wqe_test *t = test->priv;
+	struct ib_rdma_wr rdma = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE_WITH_IMM, .sg_list = t->sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = 0x1122334455667788ULL,
+		.rkey = 0x4242,
+	};
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND_WITH_IMM, .sg_list = t->sge, .num_sge = 2,
+	};
+	int i;
+
+	set_sges(t, 2);
+	wr.ex.imm_data = cpu_to_be32(0x55667788);
+	KUNIT_ASSERT_EQ(test, kite_ib_build_send_wqe(t->buf, STRIDE, &wr, 5,
+						     KITE_QPT_UC, 0, false), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ctrl_of(t)->opcode),
+			0x00020000 | KITE_WQE_OP_SEND_IMM);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(ctrl_of(t)->wqe_idx), 5);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(ctrl_of(t)->imm_data), 0x55667788);
+	expect_sge(test, t, 0x10, 0x100, 0xabc00, 0x1000010);
+	expect_sge(test, t, 0x20, 0x101, 0xabc01, 0x2000010);
+	expect_zero(test, t, 0x30, STRIDE);
+
+	wr.opcode = IB_WR_SEND;
+	KUNIT_ASSERT_EQ(test, kite_ib_build_send_wqe(t->buf, STRIDE, &wr, 6,
+						     KITE_QPT_UC, 0, false), 0);
+	expect_ctrl(test, t, 0x00020000, 0, 6, 0);
+
+	rdma.wr.ex.imm_data = cpu_to_be32(0xa1b2c3d4);
+	KUNIT_ASSERT_EQ(test, kite_ib_build_send_wqe(t->buf, STRIDE, &rdma.wr,
+						     7, KITE_QPT_UC, 0,
+						     false), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ctrl_of(t)->opcode), 0x00010104);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(ctrl_of(t)->imm_data), 0xa1b2c3d4);
+	expect_raddr(test, t, 0x1122334455667788ULL, 0x4242);
+	expect_sge(test, t, 0x20, 0x100, 0xabc00, 0x1000010);
+	expect_zero(test, t, 0x30, STRIDE);
+
+	rdma.wr.opcode = IB_WR_RDMA_WRITE;
+	KUNIT_ASSERT_EQ(test, kite_ib_build_send_wqe(t->buf, STRIDE, &rdma.wr,
+						     8, KITE_QPT_UC, 0,
+						     false), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ctrl_of(t)->opcode), 0x00010103);
+	expect_raddr(test, t, 0x1122334455667788ULL, 0x4242);
+
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		rdma.wr.opcode = refused[i];
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kite_ib_build_send_wqe(t->buf, STRIDE,
+							   &rdma.wr, 0,
+							   KITE_QPT_UC, 0,
+							   false),
+				    -EINVAL, "opcode %d", refused[i]);
+	}
+}
+
 static void kite_wqe_test_sge_limits(struct kunit *test)
 {
 	struct kite_wqe_test *t = test->priv;
@@ -889,6 +958,7 @@ static struct kunit_case kite_ib_wqe_cases[] = {
 	KUNIT_CASE(kite_wqe_test_local_inv_reg_mr),
 	KUNIT_CASE(kite_wqe_test_ud),
 	KUNIT_CASE(kite_wqe_test_opcode_qp_type),
+	KUNIT_CASE(kite_wqe_test_uc),
 	KUNIT_CASE(kite_wqe_test_sge_limits),
 	KUNIT_CASE(kite_wqe_test_inline),
 	KUNIT_CASE(kite_wqe_test_recv),
