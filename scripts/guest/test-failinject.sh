@@ -71,6 +71,8 @@ no_new_leaks() {
 	echo clear >"$f"
 	[ -z "$out" ] && return 0
 	echo "$out" | head -n 60
+	# The processes alive now, to match the reports' pids against.
+	ps -eo pid,ppid,stat,cmd | head -n 40
 	return 1
 }
 
