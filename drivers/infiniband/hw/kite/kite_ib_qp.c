@@ -56,8 +56,8 @@ static u32 kite_ib_sq_fixed_size(u32 type)
  *
  * A send WQE holds the control segment, the largest opcode segments of
  * its QP type (RC and UC: remote address and atomic, or REG_MR; UD and
- * GSI: the address vector) and then @max_sge SGEs or @max_inline bytes, whichever
- * is larger. A receive WQE holds its header and @max_sge SGEs. The
+ * GSI: the address vector) and then @max_sge SGEs or @max_inline bytes,
+ * whichever is larger. A receive WQE holds its header and @max_sge SGEs. The
  * stride is the smallest power of two at least KITE_WQE_MIN_SHIFT wide
  * that holds that (prm_qp.rst).
  *
