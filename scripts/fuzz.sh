@@ -31,7 +31,13 @@ cat "$dir/guest.log" 2>/dev/null || true
 echo "== results"
 grep -h '^kite_uverbs_fuzz: seed' "$dir"/uvfuzz-long-*.log 2>/dev/null || true
 cat "$dir/results.tap" 2>/dev/null || true
-splats=$(grep -cE 'WARNING:|BUG:|Oops|general protection fault[,:]|kmemleak|UBSAN|KASAN|refcount_t:|Call Trace' \
-	"$dir/dmesg.log" 2>/dev/null || true)
-echo "kernel log splats: ${splats:-unknown}"
+# The same judge as every VM test (kmemleak's own start-up line is none).
+splats=unknown
+if [ -f "$dir/dmesg.log" ]; then
+	logs=("$dir/dmesg.log")
+	[ -f "$dir/kmemleak.log" ] && logs+=("$dir/kmemleak.log")
+	splats=$(python3 "$KITE_ROOT/scripts/check-splats.py" "${logs[@]}" |
+		grep -c '^SPLAT ' || true)
+fi
+echo "kernel log splats: $splats"
 [ "$rc" = 0 ] || die "the fuzz VM failed (status $rc); see $dir"
