@@ -870,17 +870,12 @@ int kite_ib_cmd_destroy(struct kite_ib_dev *dev, u8 opcode, u32 obj)
 		.in = &in,
 		.in_len = sizeof(in),
 	};
-	enum kite_ib_cmdq_state state;
 	int err;
 
-	state = READ_ONCE(dev->cmdq.state);
-	if (state == KITE_CMDQ_FATAL || state == KITE_CMDQ_DOWN)
+	if (kite_ib_dead(dev))
 		return 0;
 	err = kite_ib_cmd_exec(dev, &cmd);
-	if (!err)
-		return 0;
-	state = READ_ONCE(dev->cmdq.state);
-	if (state == KITE_CMDQ_FATAL || state == KITE_CMDQ_DOWN)
+	if (!err || kite_ib_dead(dev))
 		return 0;
 	return err;
 }
