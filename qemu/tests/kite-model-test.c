@@ -1669,8 +1669,9 @@ static void g_query(void)
 	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
 	CHK(d.features == (KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC | KITE_FEAT_FAST_REG |
 			   KITE_FEAT_CQE_128 | KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
-			   KITE_FEAT_SRQ),
+			   KITE_FEAT_SRQ | KITE_FEAT_QP_CNTR),
 	    "features 0x%x", d.features);
+	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_srq == 255, "max_srq %u", d.max_srq);
 	CHK(d.max_srq_wr == 4096, "max_srq_wr %u", d.max_srq_wr);
 	CHK(d.max_srq_sge == 8, "max_srq_sge %u", d.max_srq_sge);
@@ -4060,7 +4061,8 @@ static const uint8_t opcodes[] = {
 	KITE_CMD_MODIFY_CQ, KITE_CMD_DESTROY_CQ, KITE_CMD_CREATE_QP, KITE_CMD_MODIFY_QP,
 	KITE_CMD_QUERY_QP, KITE_CMD_DESTROY_QP, KITE_CMD_REG_MR, KITE_CMD_ALLOC_MR,
 	KITE_CMD_DEREG_MR, KITE_CMD_ADD_GID, KITE_CMD_DEL_GID, KITE_CMD_CREATE_SRQ,
-	KITE_CMD_MODIFY_SRQ, KITE_CMD_QUERY_SRQ, KITE_CMD_DESTROY_SRQ,
+	KITE_CMD_MODIFY_SRQ, KITE_CMD_QUERY_SRQ, KITE_CMD_DESTROY_SRQ, KITE_CMD_ALLOC_CNTR,
+	KITE_CMD_DEALLOC_CNTR, KITE_CMD_QUERY_CNTR, KITE_CMD_SET_QP_CNTR,
 };
 
 static uint64_t junk_pages;	/* 16 pages of plausible-but-random PTEs */
@@ -8225,6 +8227,205 @@ static void g_srq_random(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* QP counter sets                                                     */
+/* ------------------------------------------------------------------ */
+
+static int cntr_query(uint32_t set, uint64_t *v, struct res *r)
+{
+	struct kite_cmd_obj in = { .obj = set };
+	int code = run(KITE_CMD_QUERY_CNTR, &in, sizeof(in), KITE_QP_STAT_COUNT * 8, 0, r);
+
+	if (!code)
+		memcpy(v, r->out, KITE_QP_STAT_COUNT * 8);
+	return code;
+}
+
+static int cntr_set_qp(uint32_t qpn, uint32_t set, struct res *r)
+{
+	struct kite_cmd_set_qp_cntr in = { .qpn = qpn, .cntr = set };
+
+	return run(KITE_CMD_SET_QP_CNTR, &in, sizeof(in), 0, 0, r);
+}
+
+static uint64_t cntr1(uint32_t set, unsigned stat)
+{
+	uint64_t v[KITE_QP_STAT_COUNT];
+	struct res r;
+
+	need(cntr_query(set, v, &r), &r, "QUERY_CNTR");
+	return v[stat];
+}
+
+static void g_cntr(void)
+{
+	uint64_t v[KITE_QP_STAT_COUNT], base[KITE_QP_STAT_COUNT];
+	struct kite_wqe_sge g[1];
+	struct kite_cmd_set_qp_cntr sq;
+	struct rcpair P;
+	struct res r;
+	uint32_t sa, sb, set, n, i, codes = 0;
+	uint16_t idx;
+	bool zero = true;
+
+	eng_setup();
+	rc_keys();
+	need(run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(struct kite_cmd_query_device_out), 0, &r),
+	     &r, "QUERY_DEVICE");
+	tap(((struct kite_cmd_query_device_out *)r.out)->max_cntr == 64 &&
+	    (((struct kite_cmd_query_device_out *)r.out)->features & KITE_FEAT_QP_CNTR),
+	    "QUERY_DEVICE: KITE_FEAT_QP_CNTR, max_cntr 64");
+	need(cntr_query(0, base, &r), &r, "QUERY_CNTR 0");
+	tap(r.result == KITE_QP_STAT_COUNT, "QUERY_CNTR 0: result %u counters", r.result);
+
+	sa = need(run(KITE_CMD_ALLOC_CNTR, NULL, 0, 0, 0, &r), &r, "ALLOC_CNTR");
+	sb = need(run(KITE_CMD_ALLOC_CNTR, NULL, 0, 0, 0, &r), &r, "ALLOC_CNTR");
+	tap(sa == 1 && sb == 2, "ALLOC_CNTR: lowest free sets 1 and 2 (%u, %u)", sa, sb);
+	need(cntr_query(sa, v, &r), &r, "QUERY_CNTR new set");
+	for (i = 0; i < KITE_QP_STAT_COUNT; i++)
+		zero &= !v[i];
+	tap(zero, "a new set's counters are zero");
+
+	/* A 5000-byte SEND, five packets at MTU 1024, each QP in its set. */
+	rc_pair(&P, MAC, 14, 7, 1);
+	need(cntr_set_qp(P.a.qpn, sa, &r), &r, "SET_QP_CNTR A");
+	need(cntr_set_qp(P.b.qpn, sb, &r), &r, "SET_QP_CNTR B");
+	g[0] = sge(6000, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(5000, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND, 0), "SEND 5000 bytes: REQ CQE");
+	tcq_drain(&P.rcq);
+	need(cntr_query(sa, v, &r), &r, "QUERY_CNTR A's set");
+	tap(v[KITE_QP_STAT_TX_PKTS] == 5 && v[KITE_QP_STAT_TX_BYTES] > 5000,
+	    "requester's set: 5 packets sent, more than 5000 bytes (%" PRIu64 ", %" PRIu64 ")",
+	    v[KITE_QP_STAT_TX_PKTS], v[KITE_QP_STAT_TX_BYTES]);
+	tap(v[KITE_QP_STAT_RX_PKTS] >= 1 &&
+	    v[KITE_QP_STAT_RX_PKTS] == cntr1(sb, KITE_QP_STAT_TX_PKTS) &&
+	    v[KITE_QP_STAT_RX_BYTES] == cntr1(sb, KITE_QP_STAT_TX_BYTES),
+	    "the ACKs the responder sent are the packets the requester received (%" PRIu64 ")",
+	    v[KITE_QP_STAT_RX_PKTS]);
+	tap(cntr1(sb, KITE_QP_STAT_RX_PKTS) == 5 &&
+	    cntr1(sb, KITE_QP_STAT_RX_BYTES) == v[KITE_QP_STAT_TX_BYTES],
+	    "responder's set: the 5 packets and their bytes received");
+	tap(!v[KITE_QP_STAT_RETRIES] && !v[KITE_QP_STAT_RX_DROPS],
+	    "no loss: no retry, no drop");
+	need(cntr_query(0, v, &r), &r, "QUERY_CNTR 0");
+	tap(v[KITE_QP_STAT_TX_PKTS] == base[KITE_QP_STAT_TX_PKTS] &&
+	    v[KITE_QP_STAT_RX_PKTS] == base[KITE_QP_STAT_RX_PKTS],
+	    "the default set counted none of it");
+
+	/* An RNR NAK, then RNR retry exhausted (rnr_retry 1): two NAKs. */
+	g[0] = sge(64, E.lkey, SRC);
+	post_rc(&P.a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	run_for(5000000);
+	tcq_drain(&P.scq);
+	tap(cntr1(sb, KITE_QP_STAT_RNR_NAKS_SENT) == 2 &&
+	    cntr1(sa, KITE_QP_STAT_RNR_NAKS_RCVD) == 2,
+	    "rnr_retry 1, no RQ WQE: two RNR NAKs sent and received");
+
+	/* A set in use is not freed; a QP moved away leaves its counts. */
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, sa, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_CNTR of a set a QP counts in: E_BUSY");
+	n = (uint32_t)cntr1(sa, KITE_QP_STAT_TX_PKTS);
+	need(cntr_set_qp(P.a.qpn, 0, &r), &r, "SET_QP_CNTR A back to 0");
+	tap(cntr1(sa, KITE_QP_STAT_TX_PKTS) == n, "moving the QP keeps what its set counted");
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, sa, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_CNTR once no QP counts in it");
+	cmd_obj(KITE_CMD_QUERY_CNTR, sa, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "QUERY_CNTR of a freed set: E_OBJECT");
+	cmd_obj(KITE_CMD_DESTROY_QP, P.b.qpn, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP of a QP counting in set %u", sb);
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, sb, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "a destroyed QP counts nowhere: its set is freed");
+
+	/* Bad input. */
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "DEALLOC_CNTR 0 (the default set): E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, 64, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "DEALLOC_CNTR 64 (beyond max_cntr): E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_CNTR, 7, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "DEALLOC_CNTR of a set never allocated: E_OBJECT");
+	cmd_obj(KITE_CMD_QUERY_CNTR, 0, 5, &r);
+	expect(&r, KITE_CMD_E_PARAM, 4, "QUERY_CNTR with a user context: E_PARAM at uctx");
+	cmd_obj(KITE_CMD_QUERY_CNTR, 0xffffffff, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "QUERY_CNTR 0xffffffff: E_OBJECT");
+	{
+		struct kite_cmd_obj in = { .obj = 0 };
+
+		run(KITE_CMD_QUERY_CNTR, &in, sizeof(in), 12, 0, &r);
+		expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_CNTR out_len 12 (not 8n): E_LENGTH");
+		run(KITE_CMD_QUERY_CNTR, &in, sizeof(in), 16, 0, &r);
+		tap(r.done && !(r.status & 0xff) && r.result == 2,
+		    "QUERY_CNTR out_len 16: the first 2 counters (result %u)", r.result);
+		run(KITE_CMD_QUERY_CNTR, &in, 4, 8 * KITE_QP_STAT_COUNT, 0, &r);
+		expect(&r, KITE_CMD_E_LENGTH, -1, "QUERY_CNTR in_len 4: E_LENGTH");
+	}
+	cntr_set_qp(P.a.qpn, 9, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 4, "SET_QP_CNTR to an unallocated set: E_OBJECT at cntr");
+	cntr_set_qp(P.a.qpn, 64, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 4, "SET_QP_CNTR to set 64: E_OBJECT at cntr");
+	cntr_set_qp(P.b.qpn, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "SET_QP_CNTR of a destroyed QP: E_OBJECT at qpn");
+	cntr_set_qp(0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "SET_QP_CNTR of QPN 0: E_OBJECT at qpn");
+	sq.qpn = P.a.qpn;
+	sq.cntr = 0;
+	run(KITE_CMD_SET_QP_CNTR, &sq, 4, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "SET_QP_CNTR in_len 4: E_LENGTH");
+
+	/* Every set but 0 can be allocated, and no more. */
+	for (n = 0; n < 100; n++)
+		if (run(KITE_CMD_ALLOC_CNTR, NULL, 0, 0, 0, &r))
+			break;
+	tap(n == 63, "ALLOC_CNTR hands out sets 1 .. 63: %u allocated", n);
+	expect(&r, KITE_CMD_E_NO_RESOURCES, -1, "the 64th ALLOC_CNTR: E_NO_RESOURCES");
+	for (set = 1; set < 64; set++)
+		cmd_obj(KITE_CMD_DEALLOC_CNTR, set, 0, &r);
+
+	/* Random commands: each completes, with OK or an error code. */
+	rng_state = 0xc0117e55ULL;
+	for (i = 0; i < 400; i++) {
+		uint32_t q = rndn(4) ? P.a.qpn : (uint32_t)rnd();
+		uint32_t s = rndn(3) ? rndn(70) : (uint32_t)rnd();
+		int code;
+
+		switch (rndn(4)) {
+		case 0:
+			code = run(KITE_CMD_ALLOC_CNTR, NULL, 0, 0, 0, &r);
+			break;
+		case 1:
+			code = cmd_obj(KITE_CMD_DEALLOC_CNTR, s, rndn(8) ? 0 : (uint32_t)rnd(), &r);
+			break;
+		case 2:
+			code = cntr_set_qp(q, s, &r);
+			break;
+		default: {
+			uint8_t in[KITE_CMD_PAYLOAD_SIZE] = {};
+
+			memcpy(in, &s, sizeof(s));
+			code = run(KITE_CMD_QUERY_CNTR, in, rndn(4) ? 8 : rndn(300),
+				   rndn(4) ? 96 : rndn(300), 0, &r);
+			break;
+		}
+		}
+		if (code < 0 || (code > KITE_CMD_E_BUSY && code != KITE_CMD_E_LENGTH))
+			break;
+		codes |= 1u << code;
+	}
+	tap(i == 400, "400 random counter commands completed with a known status (%u)", i);
+	tap((codes & 1) && (codes & (1u << KITE_CMD_E_OBJECT)),
+	    "the random commands both succeeded and failed (codes 0x%x)", codes);
+	need(cntr_set_qp(P.a.qpn, 0, &r), &r, "SET_QP_CNTR A back to 0");
+	for (set = 1, n = 0; set < 64; set++)
+		n += !cmd_obj(KITE_CMD_DEALLOC_CNTR, set, 0, &r);
+	for (set = 1; set < 64; set++)
+		if (run(KITE_CMD_ALLOC_CNTR, NULL, 0, 0, 0, &r))
+			break;
+	tap(set == 64, "after the random commands every set is free again (%u freed)", n);
+	tap(nop(&r) == KITE_CMD_OK, "device still answers");
+}
+
+/* ------------------------------------------------------------------ */
 /* UC transport                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -8780,6 +8981,7 @@ static const struct group {
 	{ "srq", g_srq },
 	{ "srq_engine", g_srq_engine },
 	{ "srq_random", g_srq_random },
+	{ "cntr", g_cntr },
 };
 
 static void run_group(const struct group *g)

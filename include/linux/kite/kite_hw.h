@@ -308,6 +308,10 @@ struct kite_cmd {
 #define KITE_CMD_MODIFY_SRQ		0x39
 #define KITE_CMD_QUERY_SRQ		0x3a
 #define KITE_CMD_DESTROY_SRQ		0x3b
+#define KITE_CMD_ALLOC_CNTR		0x48
+#define KITE_CMD_DEALLOC_CNTR		0x49
+#define KITE_CMD_QUERY_CNTR		0x4a
+#define KITE_CMD_SET_QP_CNTR		0x4b
 
 /* Completion status codes */
 #define KITE_CMD_OK			0x00
@@ -361,7 +365,7 @@ struct kite_cmd_query_device_out {
 	__le32 max_srq;
 	__le32 max_srq_wr;
 	__le32 max_srq_sge;
-	__le32 rsvd;
+	__le32 max_cntr;	/* QP counter sets, the default set 0 included */
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -372,6 +376,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_CQ_RESIZE		BIT(5)
 #define KITE_FEAT_CQ_MODERATION		BIT(6)
 #define KITE_FEAT_SRQ			BIT(7)
+#define KITE_FEAT_QP_CNTR		BIT(8)	/* QP counter sets, max_cntr */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -415,6 +420,38 @@ struct kite_cmd_query_port_out {
 #define KITE_STAT_CQ_OVERFLOWS		14
 #define KITE_STAT_DMA_ERRORS		15
 #define KITE_STAT_COUNT			16
+
+/*
+ * QP counter sets. Every QP counts its transport events in exactly one
+ * set: the default set 0 from CREATE_QP on, or the set SET_QP_CNTR moved
+ * it to (from then on; what it counted before stays where it was).
+ *
+ * ALLOC_CNTR: no input; result = the new set's number (1..max_cntr - 1),
+ * its counters zero. DEALLOC_CNTR: struct kite_cmd_obj naming the set;
+ * KITE_CMD_E_BUSY while a QP counts in it. QUERY_CNTR: struct
+ * kite_cmd_obj naming a set (0 included); the output (payload or out_addr)
+ * receives __le64 counters indexed by KITE_QP_STAT_*, at most out_len / 8
+ * of them; result = how many were written. SET_QP_CNTR: struct
+ * kite_cmd_set_qp_cntr.
+ */
+struct kite_cmd_set_qp_cntr {
+	__le32 qpn;
+	__le32 cntr;		/* an allocated set, or 0 */
+};
+
+#define KITE_QP_STAT_TX_PKTS		0	/* RoCEv2 packets sent */
+#define KITE_QP_STAT_TX_BYTES		1	/* their frames' bytes */
+#define KITE_QP_STAT_RX_PKTS		2	/* packets for the QP */
+#define KITE_QP_STAT_RX_BYTES		3	/* their frames' bytes */
+#define KITE_QP_STAT_RX_DROPS		4	/* of those, dropped */
+#define KITE_QP_STAT_RETRIES		5	/* RC go-back-N retries */
+#define KITE_QP_STAT_ACK_TIMEOUTS	6	/* of those, by the timer */
+#define KITE_QP_STAT_SEQ_NAKS_RCVD	7
+#define KITE_QP_STAT_RNR_NAKS_RCVD	8
+#define KITE_QP_STAT_SEQ_NAKS_SENT	9
+#define KITE_QP_STAT_RNR_NAKS_SENT	10
+#define KITE_QP_STAT_DUP_REQUESTS	11	/* RC requests seen again */
+#define KITE_QP_STAT_COUNT		12
 
 /* ALLOC_UCTX: no input; result = the context's number, which is also its
  * doorbell page. DEALLOC_UCTX, ALLOC_PD, DEALLOC_PD: struct kite_cmd_obj.
@@ -883,6 +920,7 @@ static_assert(sizeof(struct kite_cmd) == KITE_CMD_ENTRY_SIZE);
 static_assert(sizeof(struct kite_cmd_query_device_out) == 144);
 static_assert(sizeof(struct kite_cmd_query_port_out) == 24);
 static_assert(sizeof(struct kite_cmd_obj) == 8);
+static_assert(sizeof(struct kite_cmd_set_qp_cntr) == 8);
 static_assert(sizeof(struct kite_cmd_create_eq) == 24);
 static_assert(sizeof(struct kite_cmd_create_cq) == 40);
 static_assert(sizeof(struct kite_cmd_modify_cq) == 40);

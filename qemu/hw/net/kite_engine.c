@@ -647,6 +647,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     qp->attr.sq_psn = cpu_to_le32((t.psn + 1) & KITE_PSN_MASK);
 
     flen = kite_roce_build(s->rdma.engine_frame, &t, payload, total);
+    kite_qp_count_tx(s, qp, flen);
     kite_engine_xmit(s, s->rdma.engine_frame, flen);
     return 0;
 }
@@ -1035,21 +1036,16 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
     return 0;
 }
 
-void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+/* Deliver a parsed frame to the QP it names. */
+static void kite_engine_receive_qp(KiteState *s, const KiteRoceRx *pp)
 {
     static uint8_t msg[KITE_GRH_LEN + 4096];
+    KiteRoceRx p = *pp;
     struct kite_cqe cqe;
-    const char *why;
-    KiteRoceRx p;
     KiteQP *qp;
     uint32_t synd, qkey;
     uint16_t flags;
 
-    why = kite_roce_parse(buf, len, &p);
-    if (why) {
-        kite_rx_drop(s, why);
-        return;
-    }
     qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
     if (p.rc) {
         if (!qp || !qp->valid ||
@@ -1132,6 +1128,34 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     kite_engine_cqe(s, qp->recv_cqn, &cqe,
                     p.has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
                                 KITE_CQE_OP_RESP_SEND);
+}
+
+/*
+ * A RoCEv2 frame for the engine: counted for the QP it names, and as
+ * dropped there when the receive path dropped it.
+ */
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+{
+    uint64_t drops = s->stats[KITE_STAT_ROCE_RX_DROPS];
+    const char *why;
+    KiteRoceRx p;
+    KiteQP *qp;
+
+    why = kite_roce_parse(buf, len, &p);
+    if (why) {
+        kite_rx_drop(s, why);
+        return;
+    }
+    kite_engine_receive_qp(s, &p);
+    qp = kite_qp_lookup(s, p.dqpn);
+    if (!qp) {
+        return;
+    }
+    kite_qp_count(s, qp, KITE_QP_STAT_RX_PKTS, 1);
+    kite_qp_count(s, qp, KITE_QP_STAT_RX_BYTES, len);
+    if (s->stats[KITE_STAT_ROCE_RX_DROPS] != drops) {
+        kite_qp_count(s, qp, KITE_QP_STAT_RX_DROPS, 1);
+    }
 }
 
 /* ------------------------------------------------------------------ */

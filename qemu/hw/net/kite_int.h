@@ -38,6 +38,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MAX_QP             1024    /* QPN 0 never, 1 only for GSI */
 #define KITE_MAX_MR             4096    /* key index 0 never allocated */
 #define KITE_MAX_SRQ            256     /* SRQN 0 never allocated */
+#define KITE_MAX_CNTR           64      /* QP counter sets; 0 is the default */
 #define KITE_GID_TBL_LEN        16
 #define KITE_GSI_QPN            1
 
@@ -280,8 +281,16 @@ typedef struct KiteQP {
     uint32_t srqn;              /* 0: receives from rq */
     KiteRwqe rwqe;              /* SRQ: the WQE of the message in progress */
     bool last_wqe;              /* SRQ: KITE_EQE_QP_LAST_WQE posted */
+    uint32_t cntr;              /* the counter set it counts in */
     KiteRcState rc;
 } KiteQP;
+
+/* A QP counter set (kite_cntr.c); set 0 always exists. */
+typedef struct KiteCntr {
+    bool valid;
+    uint32_t nqp;               /* QPs counting in it */
+    uint64_t v[KITE_QP_STAT_COUNT];
+} KiteCntr;
 
 #define KITE_MR_STATE_VALID     0
 #define KITE_MR_STATE_INVALID   1       /* fast registration, not mapped */
@@ -338,6 +347,7 @@ typedef struct KiteRdma {
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
     KiteSRQ srq[KITE_MAX_SRQ];
+    KiteCntr cntr[KITE_MAX_CNTR];
     uint32_t mr_gen;            /* the last KiteMR.gen handed out */
 
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
@@ -694,6 +704,33 @@ uint16_t kite_recv_idx(KiteQP *qp);
 void kite_recv_done(KiteQP *qp);
 /* A QP with an SRQ in ERR: flush its WQE, post the last-WQE event. */
 void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp);
+
+/* kite_queue.c: a valid QP, or NULL */
+KiteQP *kite_qp_lookup(KiteState *s, uint32_t qpn);
+
+/* kite_cntr.c: QP counter sets */
+void kite_cmd_alloc_cntr(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_dealloc_cntr(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_query_cntr(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_set_qp_cntr(KiteState *s, KiteCmdCtx *c);
+void kite_cntr_reset(KiteState *s);
+/* A QP joins (CREATE_QP) or leaves (DESTROY_QP) its counter set. */
+void kite_cntr_qp_init(KiteState *s, KiteQP *qp);
+void kite_cntr_qp_fini(KiteState *s, KiteQP *qp);
+
+/* Count @n for KITE_QP_STAT_@stat in @qp's counter set. */
+static inline void kite_qp_count(KiteState *s, KiteQP *qp, unsigned stat,
+                                 uint64_t n)
+{
+    s->rdma.cntr[qp->cntr].v[stat] += n;
+}
+
+/* A RoCEv2 frame of @len bytes @qp sent. */
+static inline void kite_qp_count_tx(KiteState *s, KiteQP *qp, size_t len)
+{
+    kite_qp_count(s, qp, KITE_QP_STAT_TX_PKTS, 1);
+    kite_qp_count(s, qp, KITE_QP_STAT_TX_BYTES, len);
+}
 
 /* kite_loss.c: loss on demand */
 void kite_loss_instance_init(KiteState *s);

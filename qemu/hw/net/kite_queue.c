@@ -732,7 +732,7 @@ void kite_debug_cqe(KiteState *s, uint32_t arg)
 
 /* Queue pairs */
 
-static KiteQP *kite_qp_lookup(KiteState *s, uint32_t qpn)
+KiteQP *kite_qp_lookup(KiteState *s, uint32_t qpn)
 {
     if (qpn == 0 || qpn >= KITE_MAX_QP || !s->rdma.qp[qpn].valid) {
         return NULL;
@@ -957,6 +957,7 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         .rq = rq,
         .srqn = srqn,
     };
+    kite_cntr_qp_init(s, qp);
     c->result = qpn;
 }
 
@@ -1268,6 +1269,7 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
     if (qp->srqn && s->rdma.srq[qp->srqn].valid) {
         s->rdma.srq[qp->srqn].nqp--;
     }
+    kite_cntr_qp_fini(s, qp);
     kite_pbl_free(&qp->sq.pbl);
     kite_pbl_free(&qp->rq.pbl);
     memset(qp, 0, sizeof(*qp));
@@ -1467,6 +1469,7 @@ void kite_queue_reset(KiteState *s)
     }
     memset(r->qp, 0, sizeof(r->qp));
     kite_srq_reset(s);
+    kite_cntr_reset(s);
     bitmap_zero(r->eq_db_pending, KITE_MAX_EQ);
     bitmap_zero(r->cq_db_pending, KITE_MAX_CQ);
 }

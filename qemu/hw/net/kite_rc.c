@@ -608,10 +608,12 @@ static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp, bool early)
     rc->retry--;
     rc->retry_started = true;
     s->rc_counts.retries++;
+    kite_qp_count(s, qp, KITE_QP_STAT_RETRIES, 1);
     if (early) {
         s->rc_counts.early_retries++;
     } else {
         s->rc_counts.timeouts++;
+        kite_qp_count(s, qp, KITE_QP_STAT_ACK_TIMEOUTS, 1);
     }
     kite_rc_go_back(qp);
     rc->deadline = 0;
@@ -762,6 +764,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (!uc && !rc->deadline && !rc->rnr_wait) {
         kite_rc_arm_ack(s, qp);
     }
+    kite_qp_count_tx(s, qp, flen);
     kite_engine_xmit(s, s->rdma.engine_frame, flen);
     if (uc && last) {
         /* UC: complete once sent (the answer never comes). */
@@ -1045,6 +1048,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     code = aeth >> 24;
 
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
+        kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_RCVD, 1);
         if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
             kite_rc_retry(s, qpn, qp, true);
             return;
@@ -1066,6 +1070,7 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
         switch (code & 0x1f) {
         case RC_NAK_PSN_SEQ:
+            kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_RCVD, 1);
             if (rc->rnr_wait) {
                 return;                 /* already going back */
             }
@@ -1226,7 +1231,13 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
         stq_be_p(t.ext + RC_AETH_LEN, *orig);
         t.ext_len += 8;
     }
+    if ((aeth_synd & 0xe0) == RC_AETH_RNR) {
+        kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_SENT, 1);
+    } else if (aeth_synd == (RC_AETH_NAK | RC_NAK_PSN_SEQ)) {
+        kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_SENT, 1);
+    }
     flen = kite_roce_build(s->rdma.rc_frame, &t, none, 0);
+    kite_qp_count_tx(s, qp, flen);
     kite_engine_xmit(s, s->rdma.rc_frame, flen);
 }
 
@@ -2101,6 +2112,7 @@ static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
         rc->rd_pkt = 0;
     }
     flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
+    kite_qp_count_tx(s, qp, flen);
     kite_engine_xmit(s, s->rdma.rc_frame, flen);
 }
 

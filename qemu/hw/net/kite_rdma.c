@@ -117,13 +117,14 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->features = cpu_to_le32(KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC |
                               KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
                               KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
-                              KITE_FEAT_SRQ);
+                              KITE_FEAT_SRQ | KITE_FEAT_QP_CNTR);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
     o->max_srq = cpu_to_le32(KITE_MAX_SRQ - 1);
     o->max_srq_wr = cpu_to_le32(1U << KITE_WQ_MAX_LOG_DEPTH);
     o->max_srq_sge = cpu_to_le32(KITE_MAX_SGE);
+    o->max_cntr = cpu_to_le32(KITE_MAX_CNTR);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -546,6 +547,10 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_MODIFY_SRQ] = kite_cmd_modify_srq,
     [KITE_CMD_QUERY_SRQ] = kite_cmd_query_srq,
     [KITE_CMD_DESTROY_SRQ] = kite_cmd_destroy_srq,
+    [KITE_CMD_ALLOC_CNTR] = kite_cmd_alloc_cntr,
+    [KITE_CMD_DEALLOC_CNTR] = kite_cmd_dealloc_cntr,
+    [KITE_CMD_QUERY_CNTR] = kite_cmd_query_cntr,
+    [KITE_CMD_SET_QP_CNTR] = kite_cmd_set_qp_cntr,
 };
 
 static uint32_t kite_cmdq_depth(KiteState *s)
@@ -1108,6 +1113,7 @@ void kite_rdma_init(KiteState *s)
     s->rdma.db_bh = qemu_bh_new_guarded(kite_db_bh, s,
                                         &DEVICE(s)->mem_reentrancy_guard);
     kite_engine_init(s);
+    kite_cntr_reset(s);
 }
 
 void kite_rdma_reset(KiteState *s)
