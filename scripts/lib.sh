@@ -46,3 +46,21 @@ inputs_hash() {
 	find "$@" -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum |
 		sed "s|  $KITE_ROOT/|  |" | sha256sum | cut -c1-16
 }
+
+# KITE_COMPAT_OMIT: sources written for a kernel interface that compat
+# cannot provide, as "probe object": a kernel without the probe's
+# KITE_HAVE_* builds kite_ib without the object (compat/kite_compat.h
+# stands in for what it exports).
+KITE_COMPAT_OMIT=("rdma_counter_init kite_ib_counter.o")
+
+# compat_omit AUTOCONF MAKEFILE: append to kite_ib's (copied) MAKEFILE the
+# line that leaves out the objects AUTOCONF's kernel cannot build.
+compat_omit() {
+	local entry probe obj omit=
+	for entry in "${KITE_COMPAT_OMIT[@]}"; do
+		read -r probe obj <<<"$entry"
+		grep -q "^#define KITE_HAVE_${probe^^} 1" "$1" || omit+=" $obj"
+	done
+	[ -n "$omit" ] || return 0
+	echo "kite_ib-y := \$(filter-out${omit},\$(kite_ib-y))" >>"$2"
+}

@@ -525,6 +525,7 @@ struct kite_ib_caps {
 	u32 max_srq;
 	u32 max_srq_wr;
 	u32 max_srq_sge;
+	u32 max_cntr;
 };
 
 /**
@@ -559,11 +560,16 @@ enum kite_ib_bad {
 	KITE_IB_BAD_COUNT
 };
 
-/* Hardware counters: the device's (KITE_STAT_*), then the driver's. */
+/*
+ * Hardware counters: the device's (KITE_STAT_*), the driver's, then the QP
+ * counters (KITE_QP_STAT_*). A port shows those of the default counter set
+ * 0; a bound counter (rdma statistic qp) the QP counters of its set alone.
+ */
 #define KITE_IB_STAT_BAD		KITE_STAT_COUNT
 #define KITE_IB_STAT_QPS_ISOLATED	(KITE_IB_STAT_BAD + KITE_IB_BAD_COUNT)
 #define KITE_IB_STAT_CQS_ISOLATED	(KITE_IB_STAT_QPS_ISOLATED + 1)
-#define KITE_IB_STAT_COUNT		(KITE_IB_STAT_CQS_ISOLATED + 1)
+#define KITE_IB_STAT_QP			(KITE_IB_STAT_CQS_ISOLATED + 1)
+#define KITE_IB_STAT_COUNT		(KITE_IB_STAT_QP + KITE_QP_STAT_COUNT)
 
 /**
  * struct kite_ib_dev - the RDMA side of one Kite function
@@ -824,7 +830,15 @@ void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* kite_ib_res.c */
 int kite_ib_stats_fill(const __le64 *out, u32 count, u64 *value);
+struct rdma_hw_stats *kite_ib_alloc_stats(void);
+int kite_ib_cntr_query(struct kite_ib_dev *dev, u32 cntr, u64 *value);
+int kite_ib_cntr_alloc(struct kite_ib_dev *dev, u32 *cntr);
+int kite_ib_cntr_free(struct kite_ib_dev *dev, u32 cntr);
+int kite_ib_cntr_set_qp(struct kite_ib_dev *dev, u32 qpn, u32 cntr);
 void kite_ib_set_res_ops(struct kite_ib_dev *dev);
+
+/* kite_ib_counter.c (absent where the core has no driver counter objects) */
+void kite_ib_set_counter_ops(struct kite_ib_dev *dev);
 
 /* kite_ib_main.c */
 void kite_ib_dispatch_fatal(struct kite_ib_dev *dev);

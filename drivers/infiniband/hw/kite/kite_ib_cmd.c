@@ -585,7 +585,11 @@ bool kite_ib_cmd_result_ok(const struct kite_ib_caps *caps, u8 opcode,
 		break;
 	case KITE_CMD_ALLOC_UCTX:
 		return result < KITE_DB_PAGES;
+	case KITE_CMD_ALLOC_CNTR:
+		/* Set 0 is the default set: never handed out. */
+		return result && result < caps->max_cntr;
 	case KITE_CMD_QUERY_STATS:
+	case KITE_CMD_QUERY_CNTR:
 		return result <= out_len / sizeof(__le64);
 	default:
 		return true;
@@ -852,7 +856,8 @@ int kite_ib_cmd_exec(struct kite_ib_dev *dev, struct kite_ib_cmd *cmd)
  * kite_ib_cmd_destroy() - destroy a device object, even on a dead device
  * @dev: the device
  * @opcode: a destroy command taking struct kite_cmd_obj (DESTROY_EQ,
- *	DESTROY_CQ, DESTROY_QP, DEREG_MR, DEALLOC_PD, DEALLOC_UCTX, DEL_GID)
+ *	DESTROY_CQ, DESTROY_QP, DEREG_MR, DEALLOC_PD, DEALLOC_UCTX, DEL_GID,
+ *	DEALLOC_CNTR)
  * @obj: the object's number or key
  *
  * When the channel is FATAL or DOWN, or becomes so while the command is in

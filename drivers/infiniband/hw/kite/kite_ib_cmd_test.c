@@ -513,7 +513,7 @@ static void kite_cmd_result_ok_rules(struct kunit *test)
 {
 	struct kite_ib_caps caps = {
 		.max_eq = 8, .max_cq = 16, .max_qp = 32, .max_pd = 4,
-		.max_mr = 64,
+		.max_mr = 64, .max_cntr = 64,
 	};
 	struct kite_ib_caps none = {};
 
@@ -531,6 +531,17 @@ static void kite_cmd_result_ok_rules(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_UCTX, KITE_DB_PAGES, 0));
 	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_QUERY_STATS, 4, 32));
 	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_QUERY_STATS, 5, 32));
+	/* QP counter sets: never the default set 0, below max_cntr. */
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_ALLOC_CNTR, 63, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_CNTR, 64, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_CNTR, 0, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&none, KITE_CMD_ALLOC_CNTR, 1, 0));
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_QUERY_CNTR,
+					  KITE_QP_STAT_COUNT,
+					  KITE_QP_STAT_COUNT * sizeof(__le64)));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_QUERY_CNTR,
+					   KITE_QP_STAT_COUNT + 1,
+					   KITE_QP_STAT_COUNT * sizeof(__le64)));
 	/* Results nobody uses. */
 	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_MODIFY_QP, U32_MAX, 0));
 	/* Before QUERY_DEVICE: numbers of 24 bits. */

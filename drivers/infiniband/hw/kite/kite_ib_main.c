@@ -37,6 +37,7 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	    c->max_inline > KITE_MAX_INLINE || c->max_uctx >= KITE_DB_PAGES ||
 	    c->max_srq > KITE_OBJ_MASK || c->max_srq_sge > KITE_MAX_SGE ||
 	    c->max_srq_wr > BIT(KITE_WQ_MAX_LOG_DEPTH) ||
+	    c->max_cntr > KITE_OBJ_MASK + 1 ||
 	    !(c->page_size_cap & BIT_ULL(KITE_PBL_MIN_PAGE_SHIFT))) {
 		dev_err(d, "device reports unusable capabilities (max_qp %u, max_cq %u, max_sge %u/%u, max_inline %u, max_uctx %u, page sizes %#llx)\n",
 			c->max_qp, c->max_cq, c->max_send_sge, c->max_recv_sge,
@@ -99,6 +100,8 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 		c->max_srq_wr = le32_to_cpu(out->max_srq_wr);
 		c->max_srq_sge = le32_to_cpu(out->max_srq_sge);
 	}
+	if (c->features & KITE_FEAT_QP_CNTR)
+		c->max_cntr = le32_to_cpu(out->max_cntr);
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -349,6 +352,8 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
 	kite_ib_set_res_ops(dev);
+	if (dev->caps.max_cntr > 1)
+		kite_ib_set_counter_ops(dev);
 	err = ib_device_set_netdev(ibdev, dev->kadev->netdev, 1);
 	if (err)
 		return err;

@@ -53,16 +53,43 @@ static const struct rdma_stat_desc kite_ib_stat_descs[] = {
 	[KITE_IB_STAT_BAD + KITE_IB_BAD_CMD_RESULT] = { .name = "drv_bad_cmd_result" },
 	[KITE_IB_STAT_QPS_ISOLATED] = { .name = "drv_qps_isolated" },
 	[KITE_IB_STAT_CQS_ISOLATED] = { .name = "drv_cqs_isolated" },
+	/* The QPs' counters: a port's counter set 0, a bound counter's set. */
+	[KITE_IB_STAT_QP + KITE_QP_STAT_TX_PKTS] = { .name = "qp_tx_pkts" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_TX_BYTES] = { .name = "qp_tx_bytes" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RX_PKTS] = { .name = "qp_rx_pkts" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RX_BYTES] = { .name = "qp_rx_bytes" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RX_DROPS] = { .name = "qp_rx_drops" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RETRIES] = { .name = "qp_retries" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_ACK_TIMEOUTS] = { .name = "qp_ack_timeouts" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_SEQ_NAKS_RCVD] = { .name = "qp_seq_naks_rcvd" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RNR_NAKS_RCVD] = { .name = "qp_rnr_naks_rcvd" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_SEQ_NAKS_SENT] = { .name = "qp_seq_naks_sent" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_RNR_NAKS_SENT] = { .name = "qp_rnr_naks_sent" },
+	[KITE_IB_STAT_QP + KITE_QP_STAT_DUP_REQUESTS] = { .name = "qp_dup_requests" },
 };
 
 static_assert(ARRAY_SIZE(kite_ib_stat_descs) == KITE_IB_STAT_COUNT);
 
-static struct rdma_hw_stats *kite_ib_alloc_hw_port_stats(struct ib_device *ibdev,
-							 u32 port)
+/**
+ * kite_ib_alloc_stats() - allocate a counter array of the device's layout
+ *
+ * The core adds a bound counter's values to its port's, index by index
+ * (rdma_counter_get_hwstat_value()), so every counter array of a device
+ * has the port's layout. The caller hides what it does not fill.
+ *
+ * Return: the array, or NULL.
+ */
+struct rdma_hw_stats *kite_ib_alloc_stats(void)
 {
 	return rdma_alloc_hw_stats_struct(kite_ib_stat_descs,
 					  ARRAY_SIZE(kite_ib_stat_descs),
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static struct rdma_hw_stats *kite_ib_alloc_hw_port_stats(struct ib_device *ibdev,
+							 u32 port)
+{
+	return kite_ib_alloc_stats();
 }
 
 /**
@@ -120,7 +147,95 @@ static int kite_ib_get_hw_stats(struct ib_device *ibdev,
 					    cmd.result, KITE_STAT_COUNT);
 	}
 	dma_free_coherent(dev->dmadev, len, out, cmd.out_dma);
+	if (ret >= 0 && dev->caps.max_cntr)
+		ret = kite_ib_cntr_query(dev, 0, &stats->value[KITE_IB_STAT_QP]);
 	return ret < 0 ? ret : KITE_IB_STAT_COUNT;
+}
+
+/**
+ * kite_ib_cntr_query() - read a QP counter set
+ * @dev: the device
+ * @cntr: the set, 0 for the default one
+ * @value: KITE_QP_STAT_COUNT counters; those the device does not report
+ *	are left as they were
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_cntr_query(struct kite_ib_dev *dev, u32 cntr, u64 *value)
+{
+	struct kite_cmd_obj in = { .obj = cpu_to_le32(cntr) };
+	__le64 out[KITE_QP_STAT_COUNT] = {};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_QUERY_CNTR,
+		.in = &in,
+		.in_len = sizeof(in),
+		.out = out,
+		.out_len = sizeof(out),
+	};
+	u32 i;
+	int err;
+
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	/* kite_ib_cmd_result_ok() bounded the count by out_len. */
+	for (i = 0; i < cmd.result; i++)
+		value[i] = le64_to_cpu(out[i]);
+	return 0;
+}
+
+/**
+ * kite_ib_cntr_alloc() - allocate a QP counter set, its counters zero
+ * @dev: the device
+ * @cntr: the new set's number
+ *
+ * Return: 0, -ENOSPC when the device has no set left, or a negative errno.
+ */
+int kite_ib_cntr_alloc(struct kite_ib_dev *dev, u32 *cntr)
+{
+	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_ALLOC_CNTR };
+	int err;
+
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err == -ENOMEM ? -ENOSPC : err;
+	*cntr = cmd.result;
+	return 0;
+}
+
+/**
+ * kite_ib_cntr_free() - free a QP counter set no QP counts in any more
+ * @dev: the device
+ * @cntr: the set
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_cntr_free(struct kite_ib_dev *dev, u32 cntr)
+{
+	return kite_ib_cmd_destroy(dev, KITE_CMD_DEALLOC_CNTR, cntr);
+}
+
+/**
+ * kite_ib_cntr_set_qp() - make a QP count in another counter set
+ * @dev: the device
+ * @qpn: the QP
+ * @cntr: the set, 0 for the default one
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_cntr_set_qp(struct kite_ib_dev *dev, u32 qpn, u32 cntr)
+{
+	struct kite_cmd_set_qp_cntr in = {
+		.qpn = cpu_to_le32(qpn),
+		.cntr = cpu_to_le32(cntr),
+	};
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_SET_QP_CNTR,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+
+	return kite_ib_cmd_exec(dev, &cmd);
 }
 
 /* ------------------------------------------------------------------ */
