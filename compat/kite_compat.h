@@ -159,6 +159,53 @@ kite_compat_dispatch_port_state_event(struct ib_device *ibdev,
 	ib_umem_get(device, addr, size, access)
 #endif
 
+#ifndef KITE_HAVE_IB_COPY_VALIDATE_UDATA_IN
+#include <linux/minmax.h>
+#include <linux/stddef.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
+/*
+ * Linux 7.x copies driver udata with the core's helpers: a request shorter
+ * than the struct's first version is refused (-EINVAL), bytes beyond the
+ * struct the driver knows must be zero (-EOPNOTSUPP); a response is cut to
+ * the caller's buffer and the rest of the buffer zeroed. The same here,
+ * without the core's debug messages.
+ */
+static inline int kite_compat_copy_validate_udata_in(struct ib_udata *udata,
+						     void *req,
+						     size_t kernel_size,
+						     size_t minimum_size)
+{
+	int err;
+
+	if (udata->inlen < minimum_size)
+		return -EINVAL;
+	err = copy_struct_from_user(req, kernel_size, udata->inbuf,
+				    udata->inlen);
+	return err == -E2BIG ? -EOPNOTSUPP : err;
+}
+
+static inline int kite_compat_respond_udata(struct ib_udata *udata,
+					    const void *src, size_t len)
+{
+	size_t copy_len = min(len, udata->outlen);
+
+	if (copy_to_user(udata->outbuf, src, copy_len))
+		return -EFAULT;
+	if (copy_len < udata->outlen &&
+	    clear_user(udata->outbuf + copy_len, udata->outlen - copy_len))
+		return -EFAULT;
+	return 0;
+}
+
+#define ib_copy_validate_udata_in(_udata, _req, _end_member)		\
+	kite_compat_copy_validate_udata_in(_udata, &(_req), sizeof(_req), \
+					   offsetofend(typeof(_req),	\
+						       _end_member))
+#define ib_respond_udata(_udata, _rep)					\
+	kite_compat_respond_udata(_udata, &(_rep), sizeof(_rep))
+#endif
+
 #ifndef KITE_HAVE_RDMA_COUNTER_INIT
 /*
  * Older kernels allocate struct rdma_counter themselves, with no room for

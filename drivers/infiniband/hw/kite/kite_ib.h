@@ -273,7 +273,8 @@ void kite_ib_cmd_fatal(struct kite_ib_dev *dev, const char *why);
  * @ci: EQEs consumed (free-running)
  * @vector: MSI-X vector index given to the device
  * @irq: Linux IRQ number
- * @tasklet: walks the EQEs; scheduled by the hard IRQ handler
+ * @tasklet: walks the EQEs; scheduled by the hard IRQ handler, and used
+ *	through kite_ib_eq_bh_init/schedule/quiesce() alone (kite_ib_eq.c)
  * @name: IRQ name
  */
 struct kite_ib_eq {
@@ -817,8 +818,6 @@ int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
 u32 kite_ib_access_to_hw(int ib_access);
 
 /* kite_ib_uctx.c */
-int kite_ib_udata_req(struct ib_udata *udata, void *req, size_t len);
-int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len);
 int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
 void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc);

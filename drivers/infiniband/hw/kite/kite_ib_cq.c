@@ -298,11 +298,6 @@ int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
 /* Verbs                                                               */
 /* ------------------------------------------------------------------ */
 
-static struct device *kite_ib_cq_log_dev(struct kite_ib_dev *dev)
-{
-	return &dev->ibdev.dev;
-}
-
 /* Make every slot of a new ring invalid whatever the pass. */
 static void kite_ib_cq_ring_init(struct kite_ib_hwq *q)
 {
@@ -359,15 +354,15 @@ static int kite_ib_cq_create_hw(struct kite_ib_dev *dev,
 		return err;
 	cq->cqn = cmd.result;
 	if (!cq->cqn || cq->cqn > KITE_OBJ_MASK) {
-		dev_err(kite_ib_cq_log_dev(dev),
-			"CREATE_CQ returned bad CQN %u\n", cq->cqn);
+		ibdev_err(&dev->ibdev,
+			  "CREATE_CQ returned bad CQN %u\n", cq->cqn);
 		return -EIO;
 	}
 
 	err = kite_ib_ref_publish(&dev->cq_xa, cq->cqn, &cq->ref);
 	if (err) {
-		dev_err(kite_ib_cq_log_dev(dev), "CQN %u already in use (%d)\n",
-			cq->cqn, err);
+		ibdev_err(&dev->ibdev, "CQN %u already in use (%d)\n",
+			  cq->cqn, err);
 		kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_CQ, cq->cqn);
 		return err == -EBUSY ? -EIO : err;
 	}
@@ -422,19 +417,19 @@ static int kite_ib_create_user_cq(struct kite_ib_dev *dev,
 	u32 depth;
 	int err;
 
-	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	err = ib_copy_validate_udata_in(udata, req, comp_mask);
 	if (err)
 		return err;
 	if (req.comp_mask) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: unknown comp_mask %#x\n", req.comp_mask);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: unknown comp_mask %#x\n", req.comp_mask);
 		return -EOPNOTSUPP;
 	}
 	err = kite_ib_user_cq_depth(dev, req.log_depth, attr->cqe, &depth);
 	if (err) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: log_depth %u cannot hold %u CQEs\n",
-			req.log_depth, attr->cqe);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: log_depth %u cannot hold %u CQEs\n",
+			  req.log_depth, attr->cqe);
 		return err;
 	}
 	err = kite_ib_cq_init(dev, cq, attr);
@@ -444,16 +439,16 @@ static int kite_ib_create_user_cq(struct kite_ib_dev *dev,
 				     (u64)depth << KITE_IB_CQE_SHIFT, depth,
 				     KITE_IB_CQE_SHIFT);
 	if (err) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: ring at %#llx unusable (%d)\n",
-			req.buf_addr, err);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: ring at %#llx unusable (%d)\n",
+			  req.buf_addr, err);
 		return err;
 	}
 	err = kite_ib_cq_pin_dbrec(dev, cq, req.dbrec_addr, &dbrec_dma);
 	if (err) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: doorbell record at %#llx unusable (%d)\n",
-			req.dbrec_addr, err);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: doorbell record at %#llx unusable (%d)\n",
+			  req.dbrec_addr, err);
 		goto err_free_hwq;
 	}
 	err = kite_ib_cq_create_hw(dev, cq, kite_ib_uctx_of(udata),
@@ -462,7 +457,7 @@ static int kite_ib_create_user_cq(struct kite_ib_dev *dev,
 		goto err_unpin_dbrec;
 
 	resp.cqn = cq->cqn;
-	err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+	err = ib_respond_udata(udata, resp);
 	if (err)
 		goto err_destroy;
 	cq->ibcq.cqe = depth - 1;
@@ -511,15 +506,15 @@ int kite_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 * always reports an overrun (no IGNORE_OVERRUN).
 	 */
 	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: unsupported flags %#x\n", attr->flags);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: unsupported flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
 	}
 	max_cqe = kite_ib_cq_max_cqe(dev);
 	if (!attr->cqe || attr->cqe > max_cqe) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"create CQ: %u CQEs, the device has 1 .. %u\n",
-			attr->cqe, max_cqe);
+		ibdev_dbg(&dev->ibdev,
+			  "create CQ: %u CQEs, the device has 1 .. %u\n",
+			  attr->cqe, max_cqe);
 		return -EINVAL;
 	}
 	if (attrs)
@@ -635,22 +630,22 @@ int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 		return -EOPNOTSUPP;
 	if (!(dev->caps.features & KITE_FEAT_CQ_RESIZE))
 		return -EOPNOTSUPP;
-	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	err = ib_copy_validate_udata_in(udata, req, comp_mask);
 	if (err)
 		return err;
 	if (req.comp_mask)
 		return -EOPNOTSUPP;
 	if (!cqe || cqe > kite_ib_cq_max_cqe(dev)) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"resize CQ %u: %u CQEs, the device has 1 .. %u\n",
-			cq->cqn, cqe, kite_ib_cq_max_cqe(dev));
+		ibdev_dbg(&dev->ibdev,
+			  "resize CQ %u: %u CQEs, the device has 1 .. %u\n",
+			  cq->cqn, cqe, kite_ib_cq_max_cqe(dev));
 		return -EINVAL;
 	}
 	err = kite_ib_user_cq_depth(dev, req.log_depth, cqe, &depth);
 	if (err) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"resize CQ %u: log_depth %u cannot hold %u CQEs\n",
-			cq->cqn, req.log_depth, cqe);
+		ibdev_dbg(&dev->ibdev,
+			  "resize CQ %u: log_depth %u cannot hold %u CQEs\n",
+			  cq->cqn, req.log_depth, cqe);
 		return err;
 	}
 
@@ -659,9 +654,9 @@ int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 				     (u64)depth << KITE_IB_CQE_SHIFT, depth,
 				     KITE_IB_CQE_SHIFT);
 	if (err) {
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"resize CQ %u: ring at %#llx unusable (%d)\n",
-			cq->cqn, req.buf_addr, err);
+		ibdev_dbg(&dev->ibdev,
+			  "resize CQ %u: ring at %#llx unusable (%d)\n",
+			  cq->cqn, req.buf_addr, err);
 		goto out_unlock;
 	}
 	in.cfg = cpu_to_le32(FIELD_PREP(KITE_CQ_CFG_LOG_DEPTH,
@@ -826,9 +821,9 @@ static bool kite_ib_poll_one(struct kite_ib_dev *dev, struct kite_ib_cq *cq,
 	qp = kite_ib_qp_get(dev, qpn);
 	if (!qp && qpn < dev->caps.max_qp) {
 		/* A QP destroyed with CQEs outstanding: nothing is lost. */
-		dev_dbg(kite_ib_cq_log_dev(dev),
-			"CQ %u: CQE for QP %u, which is gone, skipped\n",
-			cq->cqn, qpn);
+		ibdev_dbg(&dev->ibdev,
+			  "CQ %u: CQE for QP %u, which is gone, skipped\n",
+			  cq->cqn, qpn);
 		return false;
 	}
 	if (!qp) {
@@ -1049,9 +1044,9 @@ int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			 * not count: the device is confused. Stop here rather
 			 * than lose track of its counter.
 			 */
-			dev_err_ratelimited(kite_ib_cq_log_dev(dev),
-					    "CQ %u: RESIZE CQE at %u but no resize was asked for\n",
-					    cq->cqn, cq->ci);
+			ibdev_err_ratelimited(&dev->ibdev,
+					      "CQ %u: RESIZE CQE at %u but no resize was asked for\n",
+					      cq->cqn, cq->ci);
 			break;
 		}
 		if (kite_ib_poll_one(dev, cq, cqe, op, &wc[n]))

@@ -399,9 +399,48 @@ void kite_ib_eq_dispatch(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
 /* Interrupts                                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * EQEs are walked in a tasklet, in softirq context right after the hard
+ * IRQ, on the CPU that took it:
+ *
+ * - completion events reach the ULPs' CQ handlers (ib_cq's softirq and
+ *   workqueue pollers, NVMe's and iSER's) with the latency of a softirq,
+ *   not of a scheduled work item;
+ * - a tasklet never runs concurrently with itself, which serialises one
+ *   EQ's walk (its consumer counter and doorbell) without a lock, while
+ *   different EQs run on different CPUs.
+ *
+ * The tasklet is only ever set up, scheduled and quiesced through the three
+ * helpers below, so that moving to a BH workqueue (queue_work() on
+ * system_bh_wq, disable_work_sync()) changes them alone.
+ */
+static void kite_ib_eq_walk(struct kite_ib_eq *eq);
+
 static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 {
 	struct kite_ib_eq *eq = from_tasklet(eq, t, tasklet);
+
+	kite_ib_eq_walk(eq);
+}
+
+static void kite_ib_eq_bh_init(struct kite_ib_eq *eq)
+{
+	tasklet_setup(&eq->tasklet, kite_ib_eq_tasklet);
+}
+
+static void kite_ib_eq_bh_schedule(struct kite_ib_eq *eq)
+{
+	tasklet_schedule(&eq->tasklet);
+}
+
+/* After the EQ's IRQ is freed: wait for a walk in progress, allow none. */
+static void kite_ib_eq_bh_quiesce(struct kite_ib_eq *eq)
+{
+	tasklet_kill(&eq->tasklet);
+}
+
+static void kite_ib_eq_walk(struct kite_ib_eq *eq)
+{
 	struct kite_ib_dev *dev = eq->dev;
 	unsigned int log_depth = ilog2(eq->hwq.depth);
 	struct kite_eqe *eqe;
@@ -421,7 +460,7 @@ static void kite_ib_eq_tasklet(struct tasklet_struct *t)
 	if (done == KITE_IB_EQ_BUDGET) {
 		/* Give the space back, stay disarmed, come back for more. */
 		kite_ib_ring_db(dev, kite_ib_eq_doorbell(eq->eqn, eq->ci, false));
-		tasklet_schedule(&eq->tasklet);
+		kite_ib_eq_bh_schedule(eq);
 		return;
 	}
 	/* Drained: arming finds EQEs that arrived meanwhile (pi != ci). */
@@ -441,7 +480,7 @@ static irqreturn_t kite_ib_eq_irq(int irq, void *data)
 	if (!kite_ib_eqe_valid(kite_ib_hwq_entry(&eq->hwq, ci), ci,
 			       ilog2(eq->hwq.depth)))
 		return IRQ_NONE;
-	tasklet_schedule(&eq->tasklet);
+	kite_ib_eq_bh_schedule(eq);
 	return IRQ_HANDLED;
 }
 
@@ -473,7 +512,7 @@ static int kite_ib_eq_create(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
 	eq->irq = kadev->irqs[vec];
 	snprintf(eq->name, sizeof(eq->name), "kite_ib-eq%u@%s", index,
 		 pci_name(kadev->pdev));
-	tasklet_setup(&eq->tasklet, kite_ib_eq_tasklet);
+	kite_ib_eq_bh_init(eq);
 
 	/* Zeroed memory: no EQE is valid before the device writes one. */
 	err = kite_ib_hwq_alloc(dev, &eq->hwq, BIT(KITE_IB_EQ_LOG_DEPTH),
@@ -531,9 +570,9 @@ static void kite_ib_eq_destroy(struct kite_ib_dev *dev, struct kite_ib_eq *eq)
 		dev_err(kite_ib_eq_log_dev(dev),
 			"DESTROY_EQ %u failed (%d): leaking its ring\n",
 			eq->eqn, err);
-	/* No new interrupt after free_irq(), no tasklet after tasklet_kill(). */
+	/* No new interrupt after free_irq(), no walk after the quiesce. */
 	free_irq(eq->irq, eq);
-	tasklet_kill(&eq->tasklet);
+	kite_ib_eq_bh_quiesce(eq);
 	if (!err)
 		kite_ib_hwq_free(dev, &eq->hwq);
 }

@@ -88,15 +88,15 @@ static int kite_ib_access_check(struct kite_ib_dev *dev, int access)
 		 IB_ACCESS_OPTIONAL;
 
 	if (access & ~ok) {
-		dev_dbg(&dev->ibdev.dev, "MR: access flags %#x not supported\n",
-			access & ~ok);
+		ibdev_dbg(&dev->ibdev, "MR: access flags %#x not supported\n",
+			  access & ~ok);
 		return -EOPNOTSUPP;
 	}
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE)) {
-		dev_dbg(&dev->ibdev.dev,
-			"MR: access %#x: remote write or atomic without local write\n",
-			access);
+		ibdev_dbg(&dev->ibdev,
+			  "MR: access %#x: remote write or atomic without local write\n",
+			  access);
 		return -EINVAL;
 	}
 	return 0;
@@ -191,14 +191,14 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err)
 		return ERR_PTR(err);
 	if (!length || length > dev->caps.max_mr_size) {
-		dev_dbg(&dev->ibdev.dev, "MR: length %llu, the device has 1 .. %llu\n",
-			length, dev->caps.max_mr_size);
+		ibdev_dbg(&dev->ibdev, "MR: length %llu, the device has 1 .. %llu\n",
+			  length, dev->caps.max_mr_size);
 		return ERR_PTR(-EINVAL);
 	}
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		dev_dbg(&dev->ibdev.dev, "MR: %zu bytes of unknown driver data\n",
-			udata->inlen);
+		ibdev_dbg(&dev->ibdev, "MR: %zu bytes of unknown driver data\n",
+			  udata->inlen);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	mr = kzalloc_obj(*mr, GFP_KERNEL);
@@ -375,7 +375,7 @@ int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 
 		static_assert(sizeof(resp.av) == sizeof(*av));
 		memcpy(resp.av, av, sizeof(*av));
-		return kite_ib_udata_resp(udata, &resp, sizeof(resp));
+		return ib_respond_udata(udata, resp);
 	}
 	return 0;
 }

@@ -31,11 +31,6 @@
 	    sizeof(struct kite_wqe_reg_mr))
 #define KITE_IB_SQ_UD_SEG_SIZE		sizeof(struct kite_wqe_ud)
 
-static struct device *kite_ib_qp_log_dev(struct kite_ib_dev *dev)
-{
-	return &dev->ibdev.dev;
-}
-
 /*
  * The bytes a send WQE of a @type QP has before its SGEs or inline data
  * (UC is sized as RC: the remote address segment is the one it uses).
@@ -154,10 +149,10 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev,
 	    cap->max_send_sge > KITE_MAX_SGE ||
 	    cap->max_recv_sge > KITE_MAX_SGE ||
 	    cap->max_inline_data > KITE_MAX_INLINE) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP caps out of range: wr %u/%u sge %u/%u inline %u\n",
-			cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
-			cap->max_recv_sge, cap->max_inline_data);
+		ibdev_dbg(&dev->ibdev,
+			  "QP caps out of range: wr %u/%u sge %u/%u inline %u\n",
+			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			  cap->max_recv_sge, cap->max_inline_data);
 		return -EINVAL;
 	}
 	return 0;
@@ -247,20 +242,20 @@ static int kite_ib_qp_alloc_kernel(struct kite_ib_dev *dev,
 	if (srq) {
 		/* No RQ: receives come from the SRQ. */
 		if (!sq_depth || sq_stride < 0) {
-			dev_dbg(kite_ib_qp_log_dev(dev),
-				"QP send queue too large: wr %u sge %u inline %u\n",
-				cap->max_send_wr, cap->max_send_sge,
-				cap->max_inline_data);
+			ibdev_dbg(&dev->ibdev,
+				  "QP send queue too large: wr %u sge %u inline %u\n",
+				  cap->max_send_wr, cap->max_send_sge,
+				  cap->max_inline_data);
 			return -EINVAL;
 		}
 		return kite_ib_wq_alloc(dev, &qp->sq, sq_depth, sq_stride,
 					true);
 	}
 	if (!sq_depth || !rq_depth || sq_stride < 0 || rq_stride < 0) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP queues too large: wr %u/%u sge %u/%u inline %u\n",
-			cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
-			cap->max_recv_sge, cap->max_inline_data);
+		ibdev_dbg(&dev->ibdev,
+			  "QP queues too large: wr %u/%u sge %u/%u inline %u\n",
+			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			  cap->max_recv_sge, cap->max_inline_data);
 		return -EINVAL;
 	}
 	err = kite_ib_wq_alloc(dev, &qp->sq, sq_depth, sq_stride, true);
@@ -285,17 +280,17 @@ static int kite_ib_user_wq(struct kite_ib_dev *dev, struct kite_ib_wq *wq,
 	if (need < 0 || !log_depth || log_depth > KITE_WQ_MAX_LOG_DEPTH ||
 	    BIT(log_depth) < wr || wqe_shift < KITE_WQE_MIN_SHIFT ||
 	    wqe_shift > KITE_WQE_MAX_SHIFT || BIT(wqe_shift) < need) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"%s: 2^%u WQEs of 2^%u bytes cannot hold %u WQEs of %d bytes\n",
-			name, log_depth, wqe_shift, wr, need);
+		ibdev_dbg(&dev->ibdev,
+			  "%s: 2^%u WQEs of 2^%u bytes cannot hold %u WQEs of %d bytes\n",
+			  name, log_depth, wqe_shift, wr, need);
 		return -EINVAL;
 	}
 	err = kite_ib_hwq_alloc_user(dev, &wq->hwq, addr,
 				     (u64)BIT(wqe_shift) << log_depth,
 				     BIT(log_depth), wqe_shift);
 	if (err)
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"%s: ring at %#llx unusable (%d)\n", name, addr, err);
+		ibdev_dbg(&dev->ibdev,
+			  "%s: ring at %#llx unusable (%d)\n", name, addr, err);
 	return err;
 }
 
@@ -308,13 +303,13 @@ static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
 	struct kite_ib_create_qp_req req;
 	int err;
 
-	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	err = ib_copy_validate_udata_in(udata, req, reserved);
 	if (err)
 		return err;
 	if (req.comp_mask || req.reserved) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"create QP: unknown comp_mask %#x or reserved %#x\n",
-			req.comp_mask, req.reserved);
+		ibdev_dbg(&dev->ibdev,
+			  "create QP: unknown comp_mask %#x or reserved %#x\n",
+			  req.comp_mask, req.reserved);
 		return -EOPNOTSUPP;
 	}
 	err = kite_ib_user_wq(dev, &qp->sq, "create QP SQ", req.sq_buf_addr,
@@ -327,8 +322,8 @@ static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
 		return err;
 	if (srq) {
 		if (req.rq_buf_addr || req.rq_log_depth || req.rq_wqe_shift) {
-			dev_dbg(kite_ib_qp_log_dev(dev),
-				"create QP on an SRQ: RQ geometry given\n");
+			ibdev_dbg(&dev->ibdev,
+				  "create QP on an SRQ: RQ geometry given\n");
 			kite_ib_hwq_free(dev, &qp->sq.hwq);
 			return -EINVAL;
 		}
@@ -385,13 +380,13 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	    (udata && qp->type == KITE_QPT_GSI))
 		return -EOPNOTSUPP;
 	if (attr->srq && qp->type == KITE_QPT_GSI) {
-		dev_dbg(kite_ib_qp_log_dev(dev), "GSI QP on an SRQ\n");
+		ibdev_dbg(&dev->ibdev, "GSI QP on an SRQ\n");
 		return -EOPNOTSUPP;
 	}
 	if (attr->srq &&
 	    to_ksrq(attr->srq)->uctx != kite_ib_uctx_of(udata)) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP and SRQ of different contexts\n");
+		ibdev_dbg(&dev->ibdev,
+			  "QP and SRQ of different contexts\n");
 		return -EINVAL;
 	}
 	if (!attr->send_cq || !attr->recv_cq)
@@ -447,9 +442,9 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	qp->qpn = cmd.result;
 	if (!kite_ib_qpn_ok(qp->type, qp->qpn)) {
-		dev_err_ratelimited(kite_ib_qp_log_dev(dev),
-				    "CREATE_QP returned bad QPN %u for type %u\n",
-				    qp->qpn, qp->type);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "CREATE_QP returned bad QPN %u for type %u\n",
+				      qp->qpn, qp->type);
 		err = -EIO;
 		goto err_destroy_qp;
 	}
@@ -457,14 +452,14 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	err = kite_ib_ref_publish(&dev->qp_xa, qp->qpn, &qp->ref);
 	if (err) {
-		dev_err_ratelimited(kite_ib_qp_log_dev(dev),
-				    "QPN %u already in use (%d)\n", qp->qpn,
-				    err);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "QPN %u already in use (%d)\n", qp->qpn,
+				      err);
 		err = err == -EBUSY ? -EIO : err;
 		goto err_destroy_qp;
 	}
 	if (udata) {
-		err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+		err = ib_respond_udata(udata, resp);
 		if (err)
 			goto err_unpublish;
 	}
@@ -613,15 +608,15 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	next = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
 	/* ib_modify_qp_is_ok() indexes its table with both states. */
 	if ((u32)cur > IB_QPS_ERR || (u32)next > IB_QPS_ERR) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP %u: no such QP state (%d -> %d)\n",
-			qp->qpn, cur, next);
+		ibdev_dbg(&dev->ibdev,
+			  "QP %u: no such QP state (%d -> %d)\n",
+			  qp->qpn, cur, next);
 		return -EINVAL;
 	}
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, attr_mask)) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP %u: invalid modify %d -> %d, type %d, mask %#x\n",
-			qp->qpn, cur, next, ibqp->qp_type, attr_mask);
+		ibdev_dbg(&dev->ibdev,
+			  "QP %u: invalid modify %d -> %d, type %d, mask %#x\n",
+			  qp->qpn, cur, next, ibqp->qp_type, attr_mask);
 		return -EINVAL;
 	}
 
@@ -629,11 +624,11 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	     attr->max_rd_atomic > dev->caps.max_qp_init_rd_atom) ||
 	    ((attr_mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	     attr->max_dest_rd_atomic > dev->caps.max_qp_rd_atom)) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"QP %u: RDMA READ/atomic depths %u/%u beyond %u/%u\n",
-			qp->qpn, attr->max_rd_atomic, attr->max_dest_rd_atomic,
-			dev->caps.max_qp_init_rd_atom,
-			dev->caps.max_qp_rd_atom);
+		ibdev_dbg(&dev->ibdev,
+			  "QP %u: RDMA READ/atomic depths %u/%u beyond %u/%u\n",
+			  qp->qpn, attr->max_rd_atomic, attr->max_dest_rd_atomic,
+			  dev->caps.max_qp_init_rd_atom,
+			  dev->caps.max_qp_rd_atom);
 		return -EINVAL;
 	}
 	err = kite_ib_qp_attr_to_cmd(attr, attr_mask, &in);
@@ -824,9 +819,9 @@ int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	memset(attr, 0, sizeof(*attr));
 	err = kite_ib_query_out_to_attr(dev, &out, attr, &what);
 	if (err) {
-		dev_err_ratelimited(kite_ib_qp_log_dev(dev),
-				    "QUERY_QP of QP %u: bad %s from the device\n",
-				    qp->qpn, what);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "QUERY_QP of QP %u: bad %s from the device\n",
+				      qp->qpn, what);
 		return err;
 	}
 	attr->cap.max_send_wr = qp->sq.hwq.depth;
@@ -979,9 +974,9 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0;
 
 	if (ibqp->srq) {
-		dev_dbg(kite_ib_qp_log_dev(dev),
-			"post_recv on QP %u, which receives from an SRQ\n",
-			qp->qpn);
+		ibdev_dbg(&dev->ibdev,
+			  "post_recv on QP %u, which receives from an SRQ\n",
+			  qp->qpn);
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -142,9 +142,9 @@ static int kite_ib_get_hw_stats(struct ib_device *ibdev,
 	if (!ret) {
 		ret = kite_ib_stats_fill(out, cmd.result, stats->value);
 		if (ret < 0)
-			dev_err_ratelimited(&ibdev->dev,
-					    "QUERY_STATS reports %u counters, at most %u exist\n",
-					    cmd.result, KITE_STAT_COUNT);
+			ibdev_err_ratelimited(ibdev,
+					      "QUERY_STATS reports %u counters, at most %u exist\n",
+					      cmd.result, KITE_STAT_COUNT);
 	}
 	dma_free_coherent(dev->dmadev, len, out, cmd.out_dma);
 	if (ret >= 0 && dev->caps.max_cntr)

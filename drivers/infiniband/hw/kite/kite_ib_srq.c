@@ -26,11 +26,6 @@
 /* Producer counters travel to the device modulo 2^16. */
 #define KITE_IB_SRQ_IDX_MASK		0xffffu
 
-static struct device *kite_ib_srq_log_dev(struct kite_ib_dev *dev)
-{
-	return &dev->ibdev.dev;
-}
-
 /**
  * kite_ib_srq_stride() - the WQE stride an SRQ needs for @max_sge SGEs
  * @max_sge: SGEs a WQE must hold
@@ -72,9 +67,9 @@ static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,
 	if (!attr->max_wr || attr->max_wr > c->max_srq_wr ||
 	    attr->max_sge > c->max_srq_sge || attr->max_sge > KITE_MAX_SGE ||
 	    attr->srq_limit > attr->max_wr) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"SRQ attributes out of range: wr %u sge %u limit %u\n",
-			attr->max_wr, attr->max_sge, attr->srq_limit);
+		ibdev_dbg(&dev->ibdev,
+			  "SRQ attributes out of range: wr %u sge %u limit %u\n",
+			  attr->max_wr, attr->max_sge, attr->srq_limit);
 		return -EINVAL;
 	}
 	return 0;
@@ -125,13 +120,13 @@ static int kite_ib_srq_alloc_user(struct kite_ib_dev *dev,
 	int need = kite_ib_srq_stride(attr->max_sge);
 	int err;
 
-	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	err = ib_copy_validate_udata_in(udata, req, reserved);
 	if (err)
 		return err;
 	if (req.comp_mask || req.reserved) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"create SRQ: unknown comp_mask %#x or reserved %#x\n",
-			req.comp_mask, req.reserved);
+		ibdev_dbg(&dev->ibdev,
+			  "create SRQ: unknown comp_mask %#x or reserved %#x\n",
+			  req.comp_mask, req.reserved);
 		return -EOPNOTSUPP;
 	}
 	if (need < 0 || !req.log_depth ||
@@ -139,18 +134,18 @@ static int kite_ib_srq_alloc_user(struct kite_ib_dev *dev,
 	    BIT(req.log_depth) < attr->max_wr ||
 	    req.wqe_shift < KITE_WQE_MIN_SHIFT ||
 	    req.wqe_shift > KITE_WQE_MAX_SHIFT || BIT(req.wqe_shift) < need) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"create SRQ: 2^%u WQEs of 2^%u bytes cannot hold %u WQEs of %d bytes\n",
-			req.log_depth, req.wqe_shift, attr->max_wr, need);
+		ibdev_dbg(&dev->ibdev,
+			  "create SRQ: 2^%u WQEs of 2^%u bytes cannot hold %u WQEs of %d bytes\n",
+			  req.log_depth, req.wqe_shift, attr->max_wr, need);
 		return -EINVAL;
 	}
 	err = kite_ib_hwq_alloc_user(dev, &srq->hwq, req.buf_addr,
 				     (u64)BIT(req.wqe_shift) << req.log_depth,
 				     BIT(req.log_depth), req.wqe_shift);
 	if (err)
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"create SRQ: ring at %#llx unusable (%d)\n",
-			req.buf_addr, err);
+		ibdev_dbg(&dev->ibdev,
+			  "create SRQ: ring at %#llx unusable (%d)\n",
+			  req.buf_addr, err);
 	return err;
 }
 
@@ -186,8 +181,8 @@ int kite_ib_create_srq(struct ib_srq *ibsrq,
 	u32 depth;
 
 	if (init_attr->srq_type != IB_SRQT_BASIC) {
-		dev_dbg(kite_ib_srq_log_dev(dev), "SRQ type %d not supported\n",
-			init_attr->srq_type);
+		ibdev_dbg(&dev->ibdev, "SRQ type %d not supported\n",
+			  init_attr->srq_type);
 		return -EOPNOTSUPP;
 	}
 	if (!(dev->caps.features & KITE_FEAT_SRQ))
@@ -227,22 +222,22 @@ int kite_ib_create_srq(struct ib_srq *ibsrq,
 		goto err_free;
 	srq->srqn = cmd.result;
 	if (!srq->srqn) {
-		dev_err_ratelimited(kite_ib_srq_log_dev(dev),
-				    "CREATE_SRQ returned SRQN 0\n");
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "CREATE_SRQ returned SRQN 0\n");
 		err = -EIO;
 		goto err_destroy;
 	}
 	err = kite_ib_ref_publish(&dev->srq_xa, srq->srqn, &srq->ref);
 	if (err) {
-		dev_err_ratelimited(kite_ib_srq_log_dev(dev),
-				    "SRQN %u already in use (%d)\n", srq->srqn,
-				    err);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "SRQN %u already in use (%d)\n", srq->srqn,
+				      err);
 		err = err == -EBUSY ? -EIO : err;
 		goto err_destroy;
 	}
 	if (udata) {
 		resp.srqn = srq->srqn;
-		err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+		err = ib_respond_udata(udata, resp);
 		if (err)
 			goto err_unpublish;
 	}
@@ -284,28 +279,28 @@ int kite_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"modify SRQ %u: driver data not supported\n",
-			srq->srqn);
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: driver data not supported\n",
+			  srq->srqn);
 		return -EOPNOTSUPP;
 	}
 	if (attr_mask & IB_SRQ_MAX_WR) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"modify SRQ %u: resize not supported\n", srq->srqn);
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: resize not supported\n", srq->srqn);
 		return -EOPNOTSUPP;
 	}
 	if (attr_mask & ~IB_SRQ_LIMIT) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"modify SRQ %u: unknown attributes %#x\n", srq->srqn,
-			attr_mask);
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: unknown attributes %#x\n", srq->srqn,
+			  attr_mask);
 		return -EINVAL;
 	}
 	if (!(attr_mask & IB_SRQ_LIMIT))
 		return 0;
 	if (attr->srq_limit > srq->hwq.depth) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"modify SRQ %u: limit %u above depth %u\n", srq->srqn,
-			attr->srq_limit, srq->hwq.depth);
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: limit %u above depth %u\n", srq->srqn,
+			  attr->srq_limit, srq->hwq.depth);
 		return -EINVAL;
 	}
 	in.srqn = cpu_to_le32(srq->srqn);
@@ -344,9 +339,9 @@ int kite_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 		return err;
 	limit = le32_to_cpu(out.limit);
 	if (limit > srq->hwq.depth) {
-		dev_err_ratelimited(kite_ib_srq_log_dev(dev),
-				    "QUERY_SRQ of SRQ %u: bad limit %u from the device\n",
-				    srq->srqn, limit);
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "QUERY_SRQ of SRQ %u: bad limit %u from the device\n",
+				      srq->srqn, limit);
 		return -EIO;
 	}
 	attr->max_wr = srq->hwq.depth;
@@ -483,8 +478,8 @@ void kite_ib_eq_srq_event(struct kite_ib_dev *dev, u32 srqn,
 	struct ib_event ev;
 
 	if (!ref && srqn && srqn <= dev->caps.max_srq) {
-		dev_dbg(kite_ib_srq_log_dev(dev),
-			"event %d for unknown SRQ %u\n", type, srqn);
+		ibdev_dbg(&dev->ibdev,
+			  "event %d for unknown SRQ %u\n", type, srqn);
 		return;
 	}
 	if (!ref) {
@@ -496,8 +491,8 @@ void kite_ib_eq_srq_event(struct kite_ib_dev *dev, u32 srqn,
 	}
 	srq = container_of(ref, struct kite_ib_srq, ref);
 	if (type == IB_EVENT_SRQ_ERR)
-		dev_warn_ratelimited(kite_ib_srq_log_dev(dev),
-				     "SRQ %u entered the error state\n", srqn);
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "SRQ %u entered the error state\n", srqn);
 	if (srq->ibsrq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.element.srq = &srq->ibsrq;

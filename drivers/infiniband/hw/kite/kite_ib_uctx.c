@@ -53,43 +53,6 @@ to_kite_mmap_entry(struct rdma_user_mmap_entry *entry)
 }
 
 /**
- * kite_ib_udata_req() - copy a driver request from user space
- * @udata: the command's driver data
- * @req: where to copy it
- * @len: the size of the request this driver knows
- *
- * A shorter request is refused; a longer one (from a newer library) is
- * accepted only if the bytes this driver does not know are zero.
- *
- * Return: 0; -EINVAL if @udata is shorter than @len; -EOPNOTSUPP if the
- * extra bytes are not zero; -EFAULT.
- */
-int kite_ib_udata_req(struct ib_udata *udata, void *req, size_t len)
-{
-	if (udata->inlen < len)
-		return -EINVAL;
-	if (udata->inlen > len &&
-	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
-		return -EOPNOTSUPP;
-	return ib_copy_from_udata(req, udata, len);
-}
-
-/**
- * kite_ib_udata_resp() - copy a driver response to user space
- * @udata: the command's driver data
- * @resp: the response
- * @len: its size
- *
- * An older library's shorter buffer gets the leading part.
- *
- * Return: 0 or -EFAULT.
- */
-int kite_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len)
-{
-	return ib_copy_to_udata(udata, resp, min(udata->outlen, len));
-}
-
-/**
  * kite_ib_status_alloc() - allocate the device status page, ALIVE
  * @dev: the device
  *
@@ -169,7 +132,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	/* An older library's response ends with the doorbell page. */
 	if (udata->outlen < offsetofend(typeof(resp), db_mmap_offset))
 		return -EINVAL;
-	err = kite_ib_udata_req(udata, &req, sizeof(req));
+	err = ib_copy_validate_udata_in(udata, req, reserved);
 	if (err)
 		return err;
 	if (req.comp_mask || req.reserved)
@@ -179,8 +142,8 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	if (err)
 		return err;
 	if (!cmd.result || cmd.result >= dev->kadev->db_pages) {
-		dev_err(&dev->kadev->adev.dev, "device gave user context %u, outside the %u doorbell pages\n",
-			cmd.result, dev->kadev->db_pages);
+		ibdev_err(&dev->ibdev, "device gave user context %u, outside the %u doorbell pages\n",
+			  cmd.result, dev->kadev->db_pages);
 		err = -EIO;
 		goto err_dealloc;
 	}
@@ -213,7 +176,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 			rdma_user_mmap_get_offset(uc->status_entry);
 	}
 
-	err = kite_ib_udata_resp(udata, &resp, sizeof(resp));
+	err = ib_respond_udata(udata, resp);
 	if (err)
 		goto err_remove_status_entry;
 	return 0;
@@ -259,8 +222,8 @@ void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
 	struct kite_ib_dev *dev = to_kdev(ibuc->device);
 
 	atomic_inc(&dev->uctx_disassociated);
-	dev_dbg(&dev->kadev->adev.dev, "user context %u disassociated\n",
-		to_kuctx(ibuc)->uctx);
+	ibdev_dbg(&dev->ibdev, "user context %u disassociated\n",
+		  to_kuctx(ibuc)->uctx);
 }
 
 /**
