@@ -12,12 +12,15 @@
  * Output: one line per check, "ok - <what>" or "not ok - <what>: <why>";
  * the exit status is the number of failed checks (at most 100).
  *
- * usage: kite_uverbs_test [DEVICE [--data]]    (default: kite0)
+ * usage: kite_uverbs_test [DEVICE [--data | --hold N]]    (default: kite0)
  *   --data: also check that a UD send to the QP itself arrives (the
  *           device's loopback), with its GRH and payload, polled with
  *           ibv_poll_cq() and with the extended CQ API, that an armed
  *           extended CQ raises a completion event, and every operation of
  *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back
+ *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
+ *           WRITEs on it, print "held QPN" and keep the QP until standard
+ *           input closes (for the QP's counters, rdma statistic qp)
  *
  * Copyright (c) 2026 Kite
  */
@@ -975,6 +978,71 @@ static int rc_self_connect(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * --hold N: an RC QP connected to itself completes N RDMA WRITEs of 4096
+ * bytes, then stays until standard input closes, so that a test can read
+ * what its counters hold. Returns the exit status.
+ */
+static int hold_qp(struct ibv_context *ctx, int n)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_send_wr swr = {}, *bad_swr;
+	static char buf[8192];
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	int i, ret;
+	char c;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	mr = qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE) : NULL;
+	ret = mr ? rc_self_connect(qp) : errno;
+	if (ret) {
+		fprintf(stderr, "hold: set-up failed: %s\n", strerror(ret));
+		return 1;
+	}
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 4096,
+				.lkey = mr->lkey };
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	swr.wr.rdma.rkey = mr->rkey;
+	for (i = 0; i < n; i++) {
+		swr.wr_id = i;
+		ret = ibv_post_send(qp, &swr, &bad_swr);
+		ret = ret ? -ret : poll_one(cq, &wc);
+		if (ret != 1 || wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "hold: WRITE %d failed (%d, %s)\n", i,
+				ret, ret == 1 ? ibv_wc_status_str(wc.status) :
+				"no completion");
+			return 1;
+		}
+	}
+	printf("held %u\n", qp->qp_num);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	return 0;
 }
 
 /*
@@ -2897,6 +2965,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ctx = ibv_open_device(dev);
+	if (argc > 3 && !strcmp(argv[2], "--hold"))
+		return ctx ? hold_qp(ctx, atoi(argv[3])) : 1;
 	report(!!ctx, "open %s", name);
 	if (!ctx)
 		return 1;
