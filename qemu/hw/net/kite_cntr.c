@@ -80,21 +80,10 @@ void kite_cmd_dealloc_cntr(KiteState *s, KiteCmdCtx *c)
 void kite_cmd_query_cntr(KiteState *s, KiteCmdCtx *c)
 {
     KiteCntr *cn = kite_cmd_cntr(s, c, true);
-    uint32_t n, i;
 
-    if (!cn) {
-        return;
+    if (cn) {
+        kite_cmd_put_counters(c, cn->v, KITE_QP_STAT_COUNT);
     }
-    if (c->out_len % 8) {
-        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
-        return;
-    }
-    n = MIN(c->out_len / 8, KITE_QP_STAT_COUNT);
-    for (i = 0; i < n; i++) {
-        stq_le_p(c->out + i * 8, cn->v[i]);
-    }
-    c->out_size = n * 8;
-    c->result = n;
 }
 
 void kite_cmd_set_qp_cntr(KiteState *s, KiteCmdCtx *c)

@@ -516,6 +516,12 @@ static inline bool kite_cmd_err(KiteCmdCtx *c, uint8_t code, size_t off)
     return false;
 }
 
+/*
+ * Output min(out_len / 8, @count) little-endian counters of @v; result: how
+ * many. E_LENGTH unless out_len is a multiple of 8.
+ */
+void kite_cmd_put_counters(KiteCmdCtx *c, const uint64_t *v, uint32_t count);
+
 /* struct kite_cmd_obj input; uctx must be zero unless @uctx_ok. */
 static inline bool kite_cmd_obj_in(KiteCmdCtx *c, uint32_t *obj, bool uctx_ok)
 {

@@ -158,24 +158,29 @@ static void kite_cmd_query_port(KiteState *s, KiteCmdCtx *c)
     o->gid_tbl_len = cpu_to_le32(KITE_GID_TBL_LEN);
 }
 
-static void kite_cmd_query_stats(KiteState *s, KiteCmdCtx *c)
+void kite_cmd_put_counters(KiteCmdCtx *c, const uint64_t *v, uint32_t count)
 {
     uint32_t n, i;
 
-    if (!c->out_dma) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, 0);
-        return;
-    }
     if (c->out_len % 8) {
         kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
         return;
     }
-    n = MIN(c->out_len / 8, KITE_STAT_COUNT);
+    n = MIN(c->out_len / 8, count);
     for (i = 0; i < n; i++) {
-        stq_le_p(c->out + i * 8, s->stats[i]);
+        stq_le_p(c->out + i * 8, v[i]);
     }
     c->out_size = n * 8;
     c->result = n;
+}
+
+static void kite_cmd_query_stats(KiteState *s, KiteCmdCtx *c)
+{
+    if (!c->out_dma) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, 0);
+        return;
+    }
+    kite_cmd_put_counters(c, s->stats, KITE_STAT_COUNT);
 }
 
 /* User contexts and protection domains */
