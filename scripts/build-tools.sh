@@ -15,13 +15,13 @@ exec 9>"$OUT.lock"
 flock 9
 
 # Programs linked with libibverbs (the uverbs command helpers included).
-for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth; do
+for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth kite_churn; do
 	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ] ||
 		[ "$KITE_ROOT/include/uapi/rdma/kite-abi.h" -nt "$OUT/$prog" ]; then
 		gcc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 			-I"$RC/include" -I"$KITE_ROOT/include/uapi" \
 			-o "$OUT/$prog" "$SRC/$prog.c" \
-			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -libverbs
+			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -libverbs -lpthread
 	fi
 done
 # Programs that talk to /dev/infiniband/uverbs* directly (the uapi headers

@@ -229,6 +229,44 @@ else
 	cp /tmp/cntr-*.log /kite-out/ 2>/dev/null
 fi
 
+# Object numbers under churn: 3 processes x 2 threads create and destroy
+# PDs, CQs, RC and UD QPs, SRQs, MRs and user contexts
+# (tools/testing/kite/kite_churn.c) while an RC pingpong runs. A number
+# handed out while still in use fails a create ("already in use").
+res_counts() {
+	local o
+	for o in pd cq qp mr srq; do
+		rdma res show "$o" 2>/dev/null | grep -c 'kite0'
+	done | paste -sd' '
+}
+kite_mark churn
+res0=$(res_counts)
+churn_rounds=60
+[ "${KITE_LANE:-lts}" = debug ] && churn_rounds=20
+pp ibv_rc_pingpong -d kite0 -g "$gidx" -n 2000 -s 1024 >/tmp/churn-pp-server.log 2>&1 &
+server=$!
+wait_for 10 listening 18515
+pp ibv_rc_pingpong -d kite0 -g "$gidx" -n 2000 -s 1024 127.0.0.1 >/tmp/churn-pp-client.log 2>&1 &
+client=$!
+churners=()
+for i in 1 2 3; do
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 300) "$KITE_TOOLS/kite_churn" kite0 2 "$churn_rounds" >"/tmp/churn-$i.log" 2>&1 &
+	churners+=($!)
+done
+for i in 1 2 3; do
+	wait "${churners[$((i - 1))]}"
+	st=$?
+	check "churn: process $i: $(head -c 160 /tmp/churn-$i.log)" test "$st" = 0
+done
+wait "$client"
+st=$?
+wait "$server"
+check "churn: ibv_rc_pingpong 2000 x 1024 bytes alongside, both sides complete" test "$st" = 0 -a "$?" = 0
+no_churn_clash() { ! since_mark churn 'already in use'; }
+check "churn: no object number handed out while still in use" no_churn_clash
+check "churn: rdma res back to its start (pd cq qp mr srq: $res0)" test "$(res_counts)" = "$res0"
+cp /tmp/churn-*.log /kite-out/ 2>/dev/null
+
 check "rdma: unbind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/unbind"
 check "rdma: rebind kite_ib" bash -c "echo kite_en.rdma.0 >$drv/bind"
 check "rdma: bound again" kite_ib_bound
