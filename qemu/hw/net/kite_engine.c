@@ -500,6 +500,13 @@ void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
         kite_engine_receive(s, f, len);
         return;
     }
+    if (dmac[0] & 1) {
+        /*
+         * Multicast: the QPs of this port attached to the group receive
+         * a copy too, and the frame goes to the wire.
+         */
+        kite_mcast_loopback(s, f, len);
+    }
     if (!s->eth.nic || !s->link_up) {
         /* Lost, as on a real link that is down. */
         return;
@@ -572,6 +579,26 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         };
 
         if (memcmp(av.dgid, v4mapped, 12)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    /*
+     * Multicast (kite_mcast.c): a multicast GID of the address family of
+     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
+     * none of them.
+     */
+    if (kite_gid_is_mcast(av.dgid) ||
+        le32_to_cpu(av.remote_qpn) == KITE_MCAST_QPN) {
+        uint8_t mac[6];
+
+        if (!kite_gid_is_mcast(av.dgid) ||
+            le32_to_cpu(av.remote_qpn) != KITE_MCAST_QPN ||
+            kite_gid_is_v4mapped(av.dgid) !=
+            (av.net_type == KITE_NET_ROCE_V2_IPV4)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+        kite_mcast_mac(av.dgid, mac);
+        if (memcmp(av.dmac, mac, sizeof(mac))) {
             return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
         }
     }
@@ -1035,19 +1062,108 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
     return 0;
 }
 
-void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+/*
+ * Deliver the UD packet @p to @qp, QPN @qpn: the destination QP of a
+ * unicast packet, or one QP of a multicast group. Every check is made for
+ * this QP alone: its state, its Q_Key, a receive WQE.
+ */
+void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
+                     const KiteRoceRx *p)
 {
     static uint8_t msg[KITE_GRH_LEN + 4096];
     struct kite_cqe cqe;
+    uint32_t synd, qkey;
+    uint16_t flags;
+
+    if (!qp->valid || (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
+        kite_rx_drop(s, "no UD QP with the destination QPN");
+        return;
+    }
+    if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
+        qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
+        kite_rx_drop(s, "destination QP not ready to receive");
+        return;
+    }
+    qkey = qp->type == KITE_QPT_GSI ? KITE_GSI_QKEY :
+                                      le32_to_cpu(qp->attr.qkey);
+    if (p->qkey != qkey) {
+        kite_rx_drop(s, "Q_Key mismatch");
+        return;
+    }
+    if (kite_recv_empty(s, qp)) {
+        kite_rx_drop(s, "no receive WQE posted");
+        return;
+    }
+
+    /* The GRH area: the IPv6 header, or the IPv4 header in its last 20. */
+    memset(msg, 0, KITE_GRH_LEN);
+    if (p->ipv6) {
+        memcpy(msg, p->l3, KITE_IPV6_HLEN);
+    } else {
+        memcpy(msg + KITE_GRH_LEN - KITE_IPV4_HLEN, p->l3, KITE_IPV4_HLEN);
+    }
+    memcpy(msg + KITE_GRH_LEN, p->payload, p->len);
+
+    synd = kite_recv_take(s, qp);
+    if (synd == KITE_RECV_NONE) {
+        kite_rx_drop(s, "no receive WQE could be taken from the SRQ");
+        return;
+    }
+    if (!synd) {
+        synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p->len, 0);
+    }
+    if (synd) {
+        kite_resp_err_cqe(s, qpn, qp, kite_recv_idx(qp), synd);
+        kite_recv_done(qp);
+        kite_engine_qp_fail(s, qpn, qp, false);
+        return;
+    }
+
+    flags = KITE_CQE_F_GRH |
+            FIELD_PREP(KITE_CQE_F_L3, p->ipv6 ? KITE_NET_ROCE_V2_IPV6 :
+                                                KITE_NET_ROCE_V2_IPV4);
+    if (p->solicited) {
+        flags |= KITE_CQE_F_SOLICITED;
+    }
+    if (p->has_imm) {
+        flags |= KITE_CQE_F_IMM;
+    }
+    memset(&cqe, 0, sizeof(cqe));
+    if (p->vlan) {
+        flags |= KITE_CQE_F_VLAN;
+        cqe.vlan = cpu_to_le16(KITE_VLAN_VALID |
+                               (p->tci & (KITE_VLAN_ID | KITE_VLAN_PCP)));
+    }
+    cqe.qpn = cpu_to_le32(qpn);
+    cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p->len);
+    cqe.imm_data = p->imm;
+    cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
+    cqe.flags = cpu_to_le16(flags);
+    cqe.src_qpn = cpu_to_le32(p->sqpn);
+    memcpy(cqe.smac, p->smac, 6);
+    kite_recv_done(qp);
+    kite_engine_cqe(s, qp->recv_cqn, &cqe,
+                    p->has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
+                                 KITE_CQE_OP_RESP_SEND);
+}
+
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+{
     const char *why;
     KiteRoceRx p;
     KiteQP *qp;
-    uint32_t synd, qkey;
-    uint16_t flags;
 
     why = kite_roce_parse(buf, len, &p);
     if (why) {
         kite_rx_drop(s, why);
+        return;
+    }
+    if (p.dqpn == KITE_MCAST_QPN) {
+        kite_mcast_receive(s, buf, &p);
+        return;
+    }
+    if (kite_mcast_rx_is_mcast(&p)) {
+        kite_rx_drop(s, "multicast address without DestQP 0xFFFFFF");
         return;
     }
     qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
@@ -1061,77 +1177,11 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
         kite_rc_receive(s, p.dqpn, qp, &p);
         return;
     }
-    if (!qp || !qp->valid ||
-        (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
+    if (!qp) {
         kite_rx_drop(s, "no UD QP with the destination QPN");
         return;
     }
-    if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
-        qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
-        kite_rx_drop(s, "destination QP not ready to receive");
-        return;
-    }
-    qkey = qp->type == KITE_QPT_GSI ? KITE_GSI_QKEY :
-                                      le32_to_cpu(qp->attr.qkey);
-    if (p.qkey != qkey) {
-        kite_rx_drop(s, "Q_Key mismatch");
-        return;
-    }
-    if (kite_recv_empty(s, qp)) {
-        kite_rx_drop(s, "no receive WQE posted");
-        return;
-    }
-
-    /* The GRH area: the IPv6 header, or the IPv4 header in its last 20. */
-    memset(msg, 0, KITE_GRH_LEN);
-    if (p.ipv6) {
-        memcpy(msg, p.l3, KITE_IPV6_HLEN);
-    } else {
-        memcpy(msg + KITE_GRH_LEN - KITE_IPV4_HLEN, p.l3, KITE_IPV4_HLEN);
-    }
-    memcpy(msg + KITE_GRH_LEN, p.payload, p.len);
-
-    synd = kite_recv_take(s, qp);
-    if (synd == KITE_RECV_NONE) {
-        kite_rx_drop(s, "no receive WQE could be taken from the SRQ");
-        return;
-    }
-    if (!synd) {
-        synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p.len, 0);
-    }
-    if (synd) {
-        kite_resp_err_cqe(s, p.dqpn, qp, kite_recv_idx(qp), synd);
-        kite_recv_done(qp);
-        kite_engine_qp_fail(s, p.dqpn, qp, false);
-        return;
-    }
-
-    flags = KITE_CQE_F_GRH |
-            FIELD_PREP(KITE_CQE_F_L3, p.ipv6 ? KITE_NET_ROCE_V2_IPV6 :
-                                               KITE_NET_ROCE_V2_IPV4);
-    if (p.solicited) {
-        flags |= KITE_CQE_F_SOLICITED;
-    }
-    if (p.has_imm) {
-        flags |= KITE_CQE_F_IMM;
-    }
-    memset(&cqe, 0, sizeof(cqe));
-    if (p.vlan) {
-        flags |= KITE_CQE_F_VLAN;
-        cqe.vlan = cpu_to_le16(KITE_VLAN_VALID |
-                               (p.tci & (KITE_VLAN_ID | KITE_VLAN_PCP)));
-    }
-    cqe.qpn = cpu_to_le32(p.dqpn);
-    cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p.len);
-    cqe.imm_data = p.imm;
-    cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
-    cqe.flags = cpu_to_le16(flags);
-    cqe.src_qpn = cpu_to_le32(p.sqpn);
-    memcpy(cqe.smac, p.smac, 6);
-    kite_recv_done(qp);
-    kite_engine_cqe(s, qp->recv_cqn, &cqe,
-                    p.has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
-                                KITE_CQE_OP_RESP_SEND);
+    kite_ud_deliver(s, p.dqpn, qp, &p);
 }
 
 /* ------------------------------------------------------------------ */

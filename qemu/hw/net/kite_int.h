@@ -39,6 +39,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MAX_MR             4096    /* key index 0 never allocated */
 #define KITE_MAX_SRQ            256     /* SRQN 0 never allocated */
 #define KITE_GID_TBL_LEN        16
+/* Multicast groups (kite_mcast.c). */
+#define KITE_MAX_MCAST_GRP              64
+#define KITE_MAX_MCAST_QP_ATTACH        32      /* QPs per group */
+#define KITE_MAX_TOTAL_MCAST_QP_ATTACH  512     /* attachments in all */
 #define KITE_GSI_QPN            1
 
 /* Commands executed per command queue bottom-half run. */
@@ -311,6 +315,13 @@ typedef struct KiteGid {
     uint16_t vlan;
 } KiteGid;
 
+/* A multicast group: in use while a QP is attached (nqp > 0). */
+typedef struct KiteMcg {
+    uint8_t gid[16];
+    uint32_t nqp;
+    uint32_t qpn[KITE_MAX_MCAST_QP_ATTACH];
+} KiteMcg;
+
 typedef struct KiteRdma {
     /* Command queue. */
     uint32_t cmdq_base_lo;
@@ -338,6 +349,8 @@ typedef struct KiteRdma {
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
     KiteSRQ srq[KITE_MAX_SRQ];
+    KiteMcg mcg[KITE_MAX_MCAST_GRP];
+    uint32_t mcast_attached;    /* attachments in all groups */
     uint32_t mr_gen;            /* the last KiteMR.gen handed out */
 
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
@@ -658,6 +671,9 @@ void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
                        uint16_t wqe_idx, uint32_t synd);
 void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp, bool send);
 void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp);
+/* Deliver the UD packet @p to @qp (state, Q_Key, receive WQE checked). */
+void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
+                     const KiteRoceRx *p);
 uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
                             uint32_t len, uint64_t at);
 uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
@@ -694,6 +710,25 @@ uint16_t kite_recv_idx(KiteQP *qp);
 void kite_recv_done(KiteQP *qp);
 /* A QP with an SRQ in ERR: flush its WQE, post the last-WQE event. */
 void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp);
+
+/* kite_mcast.c: UD multicast groups */
+void kite_cmd_attach_mcast(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_detach_mcast(KiteState *s, KiteCmdCtx *c);
+void kite_mcast_reset(KiteState *s);
+/* DESTROY_QP: detach @qpn from every group. */
+void kite_mcast_qp_destroyed(KiteState *s, uint32_t qpn);
+bool kite_gid_is_v4mapped(const uint8_t *gid);
+/* An IPv4-mapped 224.0.0.0/4 or an IPv6 ff00::/8 GID. */
+bool kite_gid_is_mcast(const uint8_t *gid);
+/* The Ethernet multicast address of the multicast GID @gid. */
+void kite_mcast_mac(const uint8_t *gid, uint8_t *mac);
+/* The parsed packet's destination address is a multicast one. */
+bool kite_mcast_rx_is_mcast(const KiteRoceRx *p);
+/* A packet with DestQP KITE_MCAST_QPN: to every QP of its group. */
+void kite_mcast_receive(KiteState *s, const uint8_t *frame,
+                        const KiteRoceRx *p);
+/* A multicast frame this port sends: its attached QPs receive it too. */
+void kite_mcast_loopback(KiteState *s, const uint8_t *frame, size_t len);
 
 /* kite_loss.c: loss on demand */
 void kite_loss_instance_init(KiteState *s);

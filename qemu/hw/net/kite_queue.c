@@ -1268,6 +1268,7 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
     if (qp->srqn && s->rdma.srq[qp->srqn].valid) {
         s->rdma.srq[qp->srqn].nqp--;
     }
+    kite_mcast_qp_destroyed(s, qpn);
     kite_pbl_free(&qp->sq.pbl);
     kite_pbl_free(&qp->rq.pbl);
     memset(qp, 0, sizeof(*qp));
