@@ -175,6 +175,31 @@ rc_pair rcpp "rc: ibv_rc_pingpong $rdev<->$prdev: 300 x 8000 bytes, data checked
 # wire stalls the exchange (timeout); the wire is not lossy here.
 rc_pair ucpp "uc: ibv_uc_pingpong $rdev<->$prdev: 300 x 4096 bytes, data checked" \
 	"$rb/ibv_uc_pingpong" -d "$rdev" -g "$gidx" -c -n 300 -s 4096
+# UD multicast between the VMs through rdma_cm: librdmacm's mckey joins
+# 239.77.0.1 on both sides (IGMP join; ATTACH_MCAST on Kite, rdma_rxe's
+# group table on rxe); the receiving VM waits for the 20 messages of 512
+# bytes the sending VM sends to the group once the receiver has joined.
+mck() {
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 stdbuf -oL \
+		"$rb/mckey" -m 239.77.0.1 -b "$KITE_SELF_IP" -C 20 -S 512 "$@"
+}
+if [ "$KITE_ROLE" = receive ]; then
+	mck >/tmp/mckey.log 2>&1 &
+	pid=$!
+	wait_for 30 grep -q 'receiving data transfers' /tmp/mckey.log
+	for i in 1 2 3; do
+		echo "ready mckey 1" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
+	done
+	wait "$pid"
+	ok=$?
+	grep -q 'data transfers complete' /tmp/mckey.log || ok=1
+else
+	wait_for 90 grep -qx "ready mckey 1" /tmp/kite-ready
+	mck -s >/tmp/mckey.log 2>&1
+	ok=$?
+fi
+cp /tmp/mckey.log /kite-out/ 2>/dev/null
+check "mcast: mckey $rdev<->$prdev, 20 x 512 bytes to 239.77.0.1 ($KITE_ROLE)" test "$ok" = 0
 if [ "$KITE_ROLE" = receive ]; then
 	rc_pair rping "rc: rping -v $rdev<->$prdev, 50 pings, data verified" "$rb/rping" -s -v -V -C 50 -a "$KITE_SELF_IP"
 	rc_pair ucmatose "rc: ucmatose $rdev<->$prdev (rdma_cm, RC)" "$rb/ucmatose" -b "$KITE_SELF_IP"

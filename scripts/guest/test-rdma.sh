@@ -148,6 +148,26 @@ check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zer
 ucpp=$KITE_RDMA_CORE/bin/ibv_uc_pingpong
 pair ucpp "ibv_uc_pingpong: 500 x 4096 bytes, data checked" "$ucpp" -d kite0 -g "$gidx" -c -n 500 -s 4096
 pair ucpp-e "ibv_uc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$ucpp" -d kite0 -g "$gidx" -c -e -n 100 -s 20000
+# UD multicast through the device's loopback: librdmacm's mckey, a
+# receiver and a sender that both join 239.77.0.1 on kite0 (rdma_cm's
+# IGMP join, ibv_attach_mcast: ATTACH_MCAST); the sender's 20 messages to
+# the group (DestQP 0xFFFFFF, MAC 01:00:5e:4d:00:01) reach the receiver.
+mck() {
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout "$(kite_scale 60)" \
+		stdbuf -oL "$KITE_RDMA_CORE/bin/mckey" -m 239.77.0.1 -b 10.77.0.1 -C 20 -S 512 "$@"
+}
+modprobe rdma_ucm
+mck >/tmp/mckey-server.log 2>&1 &
+server=$!
+check "mckey: the receiver joins 239.77.0.1 (ATTACH_MCAST)" \
+	wait_for 30 grep -q 'receiving data transfers' /tmp/mckey-server.log
+mck_send() { mck -s >/tmp/mckey-client.log 2>&1; }
+check "mckey: the sender joins and sends 20 x 512 bytes to the group" mck_send
+wait "$server"
+st=$?
+check "mckey: the receiver gets all 20 messages (loopback)" \
+	bash -c "test $st = 0 && grep -q 'data transfers complete' /tmp/mckey-server.log"
+cp /tmp/mckey-*.log /kite-out/ 2>/dev/null
 # A shared receive queue: 16 RC QPs receiving from one SRQ (libkite's
 # ibv_create_srq and ibv_post_srq_recv), data checked; perftest's RC send
 # bandwidth with --use-srq.

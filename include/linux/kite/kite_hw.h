@@ -308,6 +308,8 @@ struct kite_cmd {
 #define KITE_CMD_MODIFY_SRQ		0x39
 #define KITE_CMD_QUERY_SRQ		0x3a
 #define KITE_CMD_DESTROY_SRQ		0x3b
+#define KITE_CMD_ATTACH_MCAST		0x40
+#define KITE_CMD_DETACH_MCAST		0x41
 #define KITE_CMD_ALLOC_CNTR		0x48
 #define KITE_CMD_DEALLOC_CNTR		0x49
 #define KITE_CMD_QUERY_CNTR		0x4a
@@ -366,6 +368,10 @@ struct kite_cmd_query_device_out {
 	__le32 max_srq_wr;
 	__le32 max_srq_sge;
 	__le32 max_cntr;	/* QP counter sets, the default set 0 included */
+	__le32 max_mcast_grp;
+	__le32 max_mcast_qp_attach;
+	__le32 max_mcast_total_attach;
+	__le32 rsvd;
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -376,7 +382,8 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_CQ_RESIZE		BIT(5)
 #define KITE_FEAT_CQ_MODERATION		BIT(6)
 #define KITE_FEAT_SRQ			BIT(7)
-#define KITE_FEAT_QP_CNTR		BIT(8)	/* QP counter sets, max_cntr */
+#define KITE_FEAT_MCAST			BIT(8)
+#define KITE_FEAT_QP_CNTR		BIT(9)	/* QP counter sets, max_cntr */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -702,6 +709,16 @@ struct kite_cmd_query_srq_out {
 #define KITE_SRQ_F_ARMED		BIT(0)	/* the limit event is armed */
 #define KITE_SRQ_INDEX			GENMASK(15, 0)
 
+/* ATTACH_MCAST, DETACH_MCAST (prm_mcast.rst) */
+struct kite_cmd_mcast {
+	__le32 qpn;		/* a UD QP */
+	__le32 rsvd;
+	u8 gid[16];		/* the group: a multicast GID */
+};
+
+/* The destination QPN of every multicast packet (BTH DestQP). */
+#define KITE_MCAST_QPN			GENMASK(23, 0)
+
 /* ------------------------------------------------------------------ */
 /* Event queues                                                        */
 /* ------------------------------------------------------------------ */
@@ -917,7 +934,7 @@ static_assert(sizeof(struct kite_eth_txd) == 16);
 static_assert(sizeof(struct kite_eth_rxd) == 16);
 static_assert(sizeof(struct kite_pbl) == 16);
 static_assert(sizeof(struct kite_cmd) == KITE_CMD_ENTRY_SIZE);
-static_assert(sizeof(struct kite_cmd_query_device_out) == 144);
+static_assert(sizeof(struct kite_cmd_query_device_out) == 160);
 static_assert(sizeof(struct kite_cmd_query_port_out) == 24);
 static_assert(sizeof(struct kite_cmd_obj) == 8);
 static_assert(sizeof(struct kite_cmd_set_qp_cntr) == 8);
@@ -933,6 +950,7 @@ static_assert(sizeof(struct kite_cmd_add_gid) == 32);
 static_assert(sizeof(struct kite_cmd_create_srq) == 32);
 static_assert(sizeof(struct kite_cmd_modify_srq) == 16);
 static_assert(sizeof(struct kite_cmd_query_srq_out) == 32);
+static_assert(sizeof(struct kite_cmd_mcast) == 24);
 static_assert(sizeof(struct kite_eqe) == KITE_EQE_SIZE);
 static_assert(sizeof(struct kite_cq_dbrec) == 8);
 static_assert(sizeof(struct kite_cqe) == KITE_CQE_SIZE);

@@ -500,6 +500,13 @@ void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
         kite_engine_receive(s, f, len);
         return;
     }
+    if (dmac[0] & 1) {
+        /*
+         * Multicast: the QPs of this port attached to the group receive
+         * a copy too, and the frame goes to the wire.
+         */
+        kite_mcast_loopback(s, f, len);
+    }
     if (!s->eth.nic || !s->link_up) {
         /* Lost, as on a real link that is down. */
         return;
@@ -572,6 +579,26 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         };
 
         if (memcmp(av.dgid, v4mapped, 12)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    /*
+     * Multicast (kite_mcast.c): a multicast GID of the address family of
+     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
+     * none of them.
+     */
+    if (kite_gid_is_mcast(av.dgid) ||
+        le32_to_cpu(av.remote_qpn) == KITE_MCAST_QPN) {
+        uint8_t mac[6];
+
+        if (!kite_gid_is_mcast(av.dgid) ||
+            le32_to_cpu(av.remote_qpn) != KITE_MCAST_QPN ||
+            kite_gid_is_v4mapped(av.dgid) !=
+            (av.net_type == KITE_NET_ROCE_V2_IPV4)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+        kite_mcast_mac(av.dgid, mac);
+        if (memcmp(av.dmac, mac, sizeof(mac))) {
             return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
         }
     }
@@ -1036,29 +1063,20 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
     return 0;
 }
 
-/* Deliver a parsed frame to the QP it names. */
-static void kite_engine_receive_qp(KiteState *s, const KiteRoceRx *pp)
+/*
+ * Deliver the UD packet @p to @qp, QPN @qpn: the destination QP of a
+ * unicast packet, or one QP of a multicast group. Every check is made for
+ * this QP alone: its state, its Q_Key, a receive WQE.
+ */
+void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
+                     const KiteRoceRx *p)
 {
     static uint8_t msg[KITE_GRH_LEN + 4096];
-    KiteRoceRx p = *pp;
     struct kite_cqe cqe;
-    KiteQP *qp;
     uint32_t synd, qkey;
     uint16_t flags;
 
-    qp = p.dqpn < KITE_MAX_QP ? &s->rdma.qp[p.dqpn] : NULL;
-    if (p.rc) {
-        if (!qp || !qp->valid ||
-            qp->type != (p.uc ? KITE_QPT_UC : KITE_QPT_RC)) {
-            kite_rx_drop(s, p.uc ? "no UC QP with the destination QPN" :
-                                   "no RC QP with the destination QPN");
-            return;
-        }
-        kite_rc_receive(s, p.dqpn, qp, &p);
-        return;
-    }
-    if (!qp || !qp->valid ||
-        (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
+    if (!qp->valid || (qp->type != KITE_QPT_UD && qp->type != KITE_QPT_GSI)) {
         kite_rx_drop(s, "no UD QP with the destination QPN");
         return;
     }
@@ -1069,7 +1087,7 @@ static void kite_engine_receive_qp(KiteState *s, const KiteRoceRx *pp)
     }
     qkey = qp->type == KITE_QPT_GSI ? KITE_GSI_QKEY :
                                       le32_to_cpu(qp->attr.qkey);
-    if (p.qkey != qkey) {
+    if (p->qkey != qkey) {
         kite_rx_drop(s, "Q_Key mismatch");
         return;
     }
@@ -1080,12 +1098,12 @@ static void kite_engine_receive_qp(KiteState *s, const KiteRoceRx *pp)
 
     /* The GRH area: the IPv6 header, or the IPv4 header in its last 20. */
     memset(msg, 0, KITE_GRH_LEN);
-    if (p.ipv6) {
-        memcpy(msg, p.l3, KITE_IPV6_HLEN);
+    if (p->ipv6) {
+        memcpy(msg, p->l3, KITE_IPV6_HLEN);
     } else {
-        memcpy(msg + KITE_GRH_LEN - KITE_IPV4_HLEN, p.l3, KITE_IPV4_HLEN);
+        memcpy(msg + KITE_GRH_LEN - KITE_IPV4_HLEN, p->l3, KITE_IPV4_HLEN);
     }
-    memcpy(msg + KITE_GRH_LEN, p.payload, p.len);
+    memcpy(msg + KITE_GRH_LEN, p->payload, p->len);
 
     synd = kite_recv_take(s, qp);
     if (synd == KITE_RECV_NONE) {
@@ -1093,61 +1111,52 @@ static void kite_engine_receive_qp(KiteState *s, const KiteRoceRx *pp)
         return;
     }
     if (!synd) {
-        synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p.len, 0);
+        synd = kite_rq_scatter_at(s, qp, msg, KITE_GRH_LEN + p->len, 0);
     }
     if (synd) {
-        kite_resp_err_cqe(s, p.dqpn, qp, kite_recv_idx(qp), synd);
+        kite_resp_err_cqe(s, qpn, qp, kite_recv_idx(qp), synd);
         kite_recv_done(qp);
-        kite_engine_qp_fail(s, p.dqpn, qp, false);
+        kite_engine_qp_fail(s, qpn, qp, false);
         return;
     }
 
     flags = KITE_CQE_F_GRH |
-            FIELD_PREP(KITE_CQE_F_L3, p.ipv6 ? KITE_NET_ROCE_V2_IPV6 :
-                                               KITE_NET_ROCE_V2_IPV4);
-    if (p.solicited) {
+            FIELD_PREP(KITE_CQE_F_L3, p->ipv6 ? KITE_NET_ROCE_V2_IPV6 :
+                                                KITE_NET_ROCE_V2_IPV4);
+    if (p->solicited) {
         flags |= KITE_CQE_F_SOLICITED;
     }
-    if (p.has_imm) {
+    if (p->has_imm) {
         flags |= KITE_CQE_F_IMM;
     }
     memset(&cqe, 0, sizeof(cqe));
-    if (p.vlan) {
+    if (p->vlan) {
         flags |= KITE_CQE_F_VLAN;
         cqe.vlan = cpu_to_le16(KITE_VLAN_VALID |
-                               (p.tci & (KITE_VLAN_ID | KITE_VLAN_PCP)));
+                               (p->tci & (KITE_VLAN_ID | KITE_VLAN_PCP)));
     }
-    cqe.qpn = cpu_to_le32(p.dqpn);
-    cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p.len);
-    cqe.imm_data = p.imm;
+    cqe.qpn = cpu_to_le32(qpn);
+    cqe.byte_len = cpu_to_le32(KITE_GRH_LEN + p->len);
+    cqe.imm_data = p->imm;
     cqe.wqe_idx = cpu_to_le16(kite_recv_idx(qp));
     cqe.flags = cpu_to_le16(flags);
-    cqe.src_qpn = cpu_to_le32(p.sqpn);
-    memcpy(cqe.smac, p.smac, 6);
+    cqe.src_qpn = cpu_to_le32(p->sqpn);
+    memcpy(cqe.smac, p->smac, 6);
     kite_recv_done(qp);
     kite_engine_cqe(s, qp->recv_cqn, &cqe,
-                    p.has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
-                                KITE_CQE_OP_RESP_SEND);
+                    p->has_imm ? KITE_CQE_OP_RESP_SEND_IMM :
+                                 KITE_CQE_OP_RESP_SEND);
 }
 
 /*
- * A RoCEv2 frame for the engine: counted for the QP it names, and as
- * dropped there when the receive path dropped it.
+ * Count a RoCEv2 frame of @len bytes for QP @qpn, if it exists: a packet
+ * received, and a drop if KITE_STAT_ROCE_RX_DROPS moved from @drops while
+ * the receive path handled it (so that every drop path counts).
  */
-void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+void kite_qp_count_rx(KiteState *s, uint32_t qpn, size_t len, uint64_t drops)
 {
-    uint64_t drops = s->stats[KITE_STAT_ROCE_RX_DROPS];
-    const char *why;
-    KiteRoceRx p;
-    KiteQP *qp;
+    KiteQP *qp = kite_qp_lookup(s, qpn);
 
-    why = kite_roce_parse(buf, len, &p);
-    if (why) {
-        kite_rx_drop(s, why);
-        return;
-    }
-    kite_engine_receive_qp(s, &p);
-    qp = kite_qp_lookup(s, p.dqpn);
     if (!qp) {
         return;
     }
@@ -1156,6 +1165,52 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
     if (s->stats[KITE_STAT_ROCE_RX_DROPS] != drops) {
         kite_qp_count(s, qp, KITE_QP_STAT_RX_DROPS, 1);
     }
+}
+
+/* A unicast packet, to the QP it names. */
+static void kite_engine_receive_unicast(KiteState *s, const KiteRoceRx *p)
+{
+    KiteQP *qp = p->dqpn < KITE_MAX_QP ? &s->rdma.qp[p->dqpn] : NULL;
+
+    if (p->rc) {
+        if (!qp || !qp->valid ||
+            qp->type != (p->uc ? KITE_QPT_UC : KITE_QPT_RC)) {
+            kite_rx_drop(s, p->uc ? "no UC QP with the destination QPN" :
+                                    "no RC QP with the destination QPN");
+            return;
+        }
+        kite_rc_receive(s, p->dqpn, qp, p);
+        return;
+    }
+    if (!qp) {
+        kite_rx_drop(s, "no UD QP with the destination QPN");
+        return;
+    }
+    kite_ud_deliver(s, p->dqpn, qp, p);
+}
+
+void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
+{
+    uint64_t drops;
+    const char *why;
+    KiteRoceRx p;
+
+    why = kite_roce_parse(buf, len, &p);
+    if (why) {
+        kite_rx_drop(s, why);
+        return;
+    }
+    if (p.dqpn == KITE_MCAST_QPN) {
+        kite_mcast_receive(s, buf, len, &p);
+        return;
+    }
+    if (kite_mcast_rx_is_mcast(&p)) {
+        kite_rx_drop(s, "multicast address without DestQP 0xFFFFFF");
+        return;
+    }
+    drops = s->stats[KITE_STAT_ROCE_RX_DROPS];
+    kite_engine_receive_unicast(s, &p);
+    kite_qp_count_rx(s, p.dqpn, len, drops);
 }
 
 /* ------------------------------------------------------------------ */

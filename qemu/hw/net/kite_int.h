@@ -40,6 +40,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MAX_SRQ            256     /* SRQN 0 never allocated */
 #define KITE_MAX_CNTR           64      /* QP counter sets; 0 is the default */
 #define KITE_GID_TBL_LEN        16
+/* Multicast groups (kite_mcast.c). */
+#define KITE_MAX_MCAST_GRP              64
+#define KITE_MAX_MCAST_QP_ATTACH        32      /* QPs per group */
+#define KITE_MAX_TOTAL_MCAST_QP_ATTACH  512     /* attachments in all */
 #define KITE_GSI_QPN            1
 
 /* Commands executed per command queue bottom-half run. */
@@ -320,6 +324,13 @@ typedef struct KiteGid {
     uint16_t vlan;
 } KiteGid;
 
+/* A multicast group: in use while a QP is attached (nqp > 0). */
+typedef struct KiteMcg {
+    uint8_t gid[16];
+    uint32_t nqp;
+    uint32_t qpn[KITE_MAX_MCAST_QP_ATTACH];
+} KiteMcg;
+
 typedef struct KiteRdma {
     /* Command queue. */
     uint32_t cmdq_base_lo;
@@ -348,6 +359,8 @@ typedef struct KiteRdma {
     KiteGid gid[KITE_GID_TBL_LEN];
     KiteSRQ srq[KITE_MAX_SRQ];
     KiteCntr cntr[KITE_MAX_CNTR];
+    KiteMcg mcg[KITE_MAX_MCAST_GRP];
+    uint32_t mcast_attached;    /* attachments in all groups */
     uint32_t mr_gen;            /* the last KiteMR.gen handed out */
 
     /* Events dropped because EQ0 did not exist (QOM "dropped-events"). */
@@ -674,6 +687,9 @@ void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
                        uint16_t wqe_idx, uint32_t synd);
 void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp, bool send);
 void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp);
+/* Deliver the UD packet @p to @qp (state, Q_Key, receive WQE checked). */
+void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
+                     const KiteRoceRx *p);
 uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
                             uint32_t len, uint64_t at);
 uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
@@ -737,6 +753,24 @@ static inline void kite_qp_count_tx(KiteState *s, KiteQP *qp, size_t len)
     kite_qp_count(s, qp, KITE_QP_STAT_TX_PKTS, 1);
     kite_qp_count(s, qp, KITE_QP_STAT_TX_BYTES, len);
 }
+/* kite_mcast.c: UD multicast groups */
+void kite_cmd_attach_mcast(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_detach_mcast(KiteState *s, KiteCmdCtx *c);
+void kite_mcast_reset(KiteState *s);
+/* DESTROY_QP: detach @qpn from every group. */
+void kite_mcast_qp_destroyed(KiteState *s, uint32_t qpn);
+bool kite_gid_is_v4mapped(const uint8_t *gid);
+/* An IPv4-mapped 224.0.0.0/4 or an IPv6 ff00::/8 GID. */
+bool kite_gid_is_mcast(const uint8_t *gid);
+/* The Ethernet multicast address of the multicast GID @gid. */
+void kite_mcast_mac(const uint8_t *gid, uint8_t *mac);
+/* The parsed packet's destination address is a multicast one. */
+bool kite_mcast_rx_is_mcast(const KiteRoceRx *p);
+/* A packet with DestQP KITE_MCAST_QPN: to every QP of its group. */
+void kite_mcast_receive(KiteState *s, const uint8_t *frame, size_t len,
+                        const KiteRoceRx *p);
+/* A multicast frame this port sends: its attached QPs receive it too. */
+void kite_mcast_loopback(KiteState *s, const uint8_t *frame, size_t len);
 
 /* kite_loss.c: loss on demand */
 void kite_loss_instance_init(KiteState *s);
@@ -764,5 +798,7 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                      const KiteRoceRx *p);
+/* kite_engine.c: count a received frame for QP @qpn (see the definition) */
+void kite_qp_count_rx(KiteState *s, uint32_t qpn, size_t len, uint64_t drops);
 
 #endif /* HW_NET_KITE_INT_H */

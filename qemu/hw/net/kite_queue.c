@@ -1270,6 +1270,7 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
         s->rdma.srq[qp->srqn].nqp--;
     }
     kite_cntr_qp_fini(s, qp);
+    kite_mcast_qp_destroyed(s, qpn);
     kite_pbl_free(&qp->sq.pbl);
     kite_pbl_free(&qp->rq.pbl);
     memset(qp, 0, sizeof(*qp));

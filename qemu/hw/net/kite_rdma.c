@@ -117,7 +117,8 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->features = cpu_to_le32(KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC |
                               KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
                               KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
-                              KITE_FEAT_SRQ | KITE_FEAT_QP_CNTR);
+                              KITE_FEAT_SRQ | KITE_FEAT_MCAST |
+                              KITE_FEAT_QP_CNTR);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
@@ -125,6 +126,9 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->max_srq_wr = cpu_to_le32(1U << KITE_WQ_MAX_LOG_DEPTH);
     o->max_srq_sge = cpu_to_le32(KITE_MAX_SGE);
     o->max_cntr = cpu_to_le32(KITE_MAX_CNTR);
+    o->max_mcast_grp = cpu_to_le32(KITE_MAX_MCAST_GRP);
+    o->max_mcast_qp_attach = cpu_to_le32(KITE_MAX_MCAST_QP_ATTACH);
+    o->max_mcast_total_attach = cpu_to_le32(KITE_MAX_TOTAL_MCAST_QP_ATTACH);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -556,6 +560,8 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_DEALLOC_CNTR] = kite_cmd_dealloc_cntr,
     [KITE_CMD_QUERY_CNTR] = kite_cmd_query_cntr,
     [KITE_CMD_SET_QP_CNTR] = kite_cmd_set_qp_cntr,
+    [KITE_CMD_ATTACH_MCAST] = kite_cmd_attach_mcast,
+    [KITE_CMD_DETACH_MCAST] = kite_cmd_detach_mcast,
 };
 
 static uint32_t kite_cmdq_depth(KiteState *s)
@@ -1130,6 +1136,7 @@ void kite_rdma_reset(KiteState *s)
     qemu_bh_cancel(r->db_bh);
     kite_engine_reset(s);
     kite_queue_reset(s);
+    kite_mcast_reset(s);
     for (i = 0; i < KITE_MAX_MR; i++) {
         kite_pbl_free(&r->mr[i].pbl);
     }

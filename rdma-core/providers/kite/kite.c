@@ -155,6 +155,8 @@ static void kite_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops kite_context_ops = {
 	.alloc_pd = kite_alloc_pd,
+	/* The device keeps the multicast group table (kite_ib_mcast.c). */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.cq_event = kite_cq_event,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
@@ -168,6 +170,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.destroy_cq = kite_destroy_cq,
 	.destroy_qp = kite_destroy_qp,
 	.destroy_srq = kite_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = kite_free_context,
 	.modify_cq = kite_modify_cq,
 	.modify_qp = kite_modify_qp,

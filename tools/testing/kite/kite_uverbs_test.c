@@ -17,7 +17,8 @@
  *           device's loopback), with its GRH and payload, polled with
  *           ibv_poll_cq() and with the extended CQ API, that an armed
  *           extended CQ raises a completion event, and every operation of
- *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back
+ *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back,
+ *           and UD multicast to the attached QPs through the device
  *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
  *           WRITEs on it, print "held QPN" and keep the QP until standard
  *           input closes (for the QP's counters, rdma statistic qp)
@@ -2947,6 +2948,373 @@ static void test_number_reuse(struct ibv_device *dev)
 	       n, bad);
 }
 
+/*
+ * UD multicast: ibv_attach_mcast() and ibv_detach_mcast() (libkite passes
+ * them to the kernel, IB_USER_VERBS_CMD_ATTACH_MCAST / DETACH_MCAST) with
+ * good and bad arguments, the device's limits, detaching at QP destroy,
+ * and with --data a send to a group that every attached QP with the
+ * group's Q_Key receives through the device's multicast loopback.
+ */
+static void mc_gid(union ibv_gid *gid, int v6, unsigned int n)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (v6) {
+		gid->raw[0] = 0xff;
+		gid->raw[1] = 0x0e;
+	} else {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		gid->raw[12] = 239;
+		gid->raw[13] = 77;
+	}
+	gid->raw[14] = n >> 8;
+	gid->raw[15] = n & 0xff;
+}
+
+/* The index of an IPv4 (IPv4-mapped) or IPv6 RoCE v2 GID, or -1. */
+static int mc_sgid(struct ibv_context *ctx, int v6)
+{
+	static const uint8_t v4mapped[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+	};
+	struct ibv_gid_entry e;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (!memcmp(e.gid.raw, v4mapped, 12) == !v6)
+			return i;
+	}
+	return -1;
+}
+
+/* A raw IB_USER_VERBS_CMD_ATTACH_MCAST or DETACH_MCAST: 0 or an errno. */
+static int mc_raw(struct ibv_context *ctx, uint32_t cmd, uint32_t qp_handle,
+		  const union ibv_gid *gid, uint16_t mlid, uint16_t rsvd)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_attach_mcast body;
+	} req = {
+		.hdr = { .command = cmd, .in_words = sizeof(req) / 4 },
+		.body = { .qp_handle = qp_handle, .mlid = mlid,
+			  .reserved = rsvd },
+	};
+
+	memcpy(req.body.gid, gid->raw, 16);
+	if (write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req))
+		return 0;
+	return errno;
+}
+
+/* Send @len bytes from @from to group @gid through @ah; 0 or an errno. */
+static int mc_send(struct ud_loop *from, struct ibv_ah *ah, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)from->buf + 2048,
+		.length = len,
+		.lkey = from->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5e,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff,
+			   .remote_qkey = UD_LOOP_QKEY },
+	}, *bad;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		from->buf[2048 + i] = (char)(i * 3 + 1);
+	return ibv_post_send(from->qp, &wr, &bad);
+}
+
+static int mc_recv(struct ud_loop *u, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)u->buf,
+		.length = 2048,
+		.lkey = u->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 },
+		*bad;
+
+	memset(u->buf, 0, 2048);
+	return ibv_post_recv(u->qp, &wr, &bad);
+}
+
+static void test_mcast_data(struct ibv_context *ctx, int v6)
+{
+	const char *fam = v6 ? "IPv6 ff0e::100" : "IPv4 239.77.1.0";
+	struct ud_loop u[3];
+	struct ibv_ah_attr aha = {
+		.is_global = 1,
+		.grh.hop_limit = 8,
+		.port_num = 1,
+	};
+	struct ibv_qp_attr qa = { .qkey = 0x22222222 };
+	struct ibv_ah *ah = NULL;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	unsigned int got = 0, bad = 0, n = 0, i;
+	int ret, sgid = mc_sgid(ctx, v6);
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	memset(u, 0, sizeof(u));
+	if (!cq || sgid < 0) {
+		report(0, "mcast %s: CQ and a RoCE v2 source GID (%d)", fam, sgid);
+		if (cq)
+			ibv_destroy_cq(cq);
+		return;
+	}
+	mc_gid(&aha.grh.dgid, v6, 0x100);
+	aha.grh.sgid_index = sgid;
+	ret = 0;
+	for (i = 0; i < 3 && !ret; i++)
+		ret = ud_loop_init(ctx, cq, &u[i]);
+	/* QP 2 has another Q_Key: its copy is dropped. */
+	ret = ret ?: ibv_modify_qp(u[2].qp, &qa, IBV_QP_QKEY);
+	for (i = 0; i < 3 && !ret; i++)
+		ret = ibv_attach_mcast(u[i].qp, &aha.grh.dgid, 0) ?:
+		      mc_recv(&u[i], 100 + i);
+	if (!ret) {
+		ah = ibv_create_ah(u[0].pd, &aha);
+		ret = ah ? 0 : errno;
+	}
+	ret = ret ?: mc_send(&u[0], ah, 300);
+	if (ret) {
+		report(0, "mcast %s: three attached QPs, a send to the group: %s",
+		       fam, strerror(ret));
+		goto out;
+	}
+	/* The send, QP 0's own copy and QP 1's; QP 2 gets nothing. */
+	while (n < 3 && poll_one(cq, &wc) == 1) {
+		n++;
+		if (wc.status != IBV_WC_SUCCESS) {
+			bad++;
+		} else if (wc.opcode == IBV_WC_SEND) {
+			got |= 1;
+		} else if (wc.opcode == IBV_WC_RECV && wc.byte_len == 340 &&
+			   wc.src_qp == u[0].qp->qp_num &&
+			   (wc.wc_flags & IBV_WC_GRH) &&
+			   (wc.wr_id == 100 || wc.wr_id == 101) &&
+			   wc.qp_num == u[wc.wr_id - 100].qp->qp_num &&
+			   !memcmp(u[wc.wr_id - 100].buf + 40, u[0].buf + 2048,
+				   300)) {
+			got |= 2 << (wc.wr_id - 100);
+		} else {
+			bad++;
+		}
+	}
+	report(got == 7 && !bad && poll_one(cq, &wc) == 0,
+	       "mcast %s: sent to the group, received by both QPs with its Q_Key (0x%x, %u bad)",
+	       fam, got, bad);
+	/* QP 1 leaves: with receives posted on QPs 0 and 1, only QP 0 gets one. */
+	ret = ibv_detach_mcast(u[1].qp, &aha.grh.dgid, 0) ?:
+	      mc_recv(&u[0], 100) ?: mc_recv(&u[1], 101) ?:
+	      mc_send(&u[0], ah, 100);
+	got = 0;
+	for (n = 0; !ret && n < 3 && poll_one(cq, &wc) == 1; n++)
+		got |= wc.opcode == IBV_WC_SEND ? 1 :
+		       wc.wr_id == 100 || wc.wr_id == 101 ?
+		       2 << (wc.wr_id - 100) : 8;
+	report(!ret && got == 3,
+	       "mcast %s: after QP 1 detaches only QP 0 receives (0x%x): %s",
+	       fam, got, strerror(ret));
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	for (i = 0; i < 3; i++)
+		if (u[i].qp)
+			ud_loop_free(&u[i]);
+	ibv_destroy_cq(cq);
+}
+
+/*
+ * Open another context on @dev, attach a UD QP of it to 64 groups and close
+ * the context with the QP alive and attached; 0 or an errno.
+ */
+static int mc_fill_and_close(struct ibv_device *dev)
+{
+	struct ibv_qp_init_attr ud = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *b = ibv_open_device(dev);
+	struct ibv_pd *pd = b ? ibv_alloc_pd(b) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(b, 4, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp;
+	union ibv_gid gid;
+	unsigned int i;
+	int ret = 0;
+
+	ud.send_cq = cq;
+	ud.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &ud) : NULL;
+	if (!qp)
+		ret = errno ? errno : EIO;
+	for (i = 0; i < 64 && !ret; i++) {
+		mc_gid(&gid, 0, 3000 + i);
+		ret = ibv_attach_mcast(qp, &gid, 0);
+	}
+	if (b && ibv_close_device(b) && !ret)
+		ret = EIO;
+	return ret;
+}
+
+static void test_mcast(struct ibv_context *ctx, const struct ibv_device_attr *da,
+		       int data)
+{
+	struct ibv_qp_init_attr ud = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr rc;
+	struct ibv_qp *qp, *qp2, *rcqp;
+	union ibv_gid gid, own;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	unsigned int i, n;
+	int ret;
+
+	report(da->max_mcast_grp == 64 && da->max_mcast_qp_attach == 32 &&
+	       da->max_total_mcast_qp_attach == 512,
+	       "mcast: query device: groups %d, QPs a group %d, attachments %d",
+	       da->max_mcast_grp, da->max_mcast_qp_attach,
+	       da->max_total_mcast_qp_attach);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	ud.send_cq = cq;
+	ud.recv_cq = cq;
+	rc = ud;
+	rc.qp_type = IBV_QPT_RC;
+	qp = pd && cq ? ibv_create_qp(pd, &ud) : NULL;
+	qp2 = qp ? ibv_create_qp(pd, &ud) : NULL;
+	rcqp = qp2 ? ibv_create_qp(pd, &rc) : NULL;
+	if (!rcqp || ibv_query_gid(ctx, 1, 0, &own)) {
+		report(0, "mcast: PD, CQ, two UD QPs and an RC QP: %s",
+		       strerror(errno));
+		goto out;
+	}
+
+	mc_gid(&gid, 0, 1);
+	ret = ibv_attach_mcast(qp, &gid, 0);
+	report(!ret, "mcast: attach a UD QP (RESET) to 239.77.0.1: %s",
+	       strerror(ret));
+	ret = ibv_attach_mcast(qp, &gid, 0);
+	report(!ret, "mcast: attaching again succeeds, once (uverbs keeps the list): %s",
+	       strerror(ret));
+	ret = ibv_attach_mcast(qp2, &gid, 0);
+	report(!ret, "mcast: a second UD QP in the same group: %s",
+	       strerror(ret));
+	ret = ibv_attach_mcast(rcqp, &gid, 0);
+	report(ret == EINVAL, "mcast: attach an RC QP: EINVAL (%s)",
+	       strerror(ret));
+	ret = ibv_attach_mcast(qp, &own, 0);
+	report(ret == EINVAL, "mcast: attach to the port's own unicast GID: EINVAL (%s)",
+	       strerror(ret));
+	gid.raw[12] = 240;
+	ret = ibv_attach_mcast(qp, &gid, 0);
+	report(ret == EINVAL, "mcast: attach to ::ffff:240.77.0.1 (not multicast): EINVAL (%s)",
+	       strerror(ret));
+	mc_gid(&gid, 0, 1);
+	ret = mc_raw(ctx, IB_USER_VERBS_CMD_ATTACH_MCAST, 0x7fffffff, &gid, 0, 0);
+	report(ret == ENOENT, "mcast: raw ATTACH_MCAST, a handle of no QP: ENOENT (%s)",
+	       strerror(ret));
+	ret = mc_raw(ctx, IB_USER_VERBS_CMD_DETACH_MCAST, 0x7fffffff, &gid, 0, 0);
+	report(ret == ENOENT, "mcast: raw DETACH_MCAST, a handle of no QP: ENOENT (%s)",
+	       strerror(ret));
+	ret = mc_raw(ctx, IB_USER_VERBS_CMD_ATTACH_MCAST, qp->handle, &gid, 0, 0);
+	report(!ret, "mcast: raw ATTACH_MCAST to the group again: succeeds once (%s)",
+	       strerror(ret));
+	mc_gid(&gid, 1, 2);
+	ret = mc_raw(ctx, IB_USER_VERBS_CMD_ATTACH_MCAST, rcqp->handle, &gid, 0, 0);
+	report(ret == EINVAL, "mcast: raw ATTACH_MCAST of an RC QP to ff0e::2: EINVAL (%s)",
+	       strerror(ret));
+	ret = mc_raw(ctx, IB_USER_VERBS_CMD_DETACH_MCAST, qp->handle, &gid, 0, 0);
+	report(ret == EINVAL, "mcast: raw DETACH_MCAST from a group the QP is not in: EINVAL (%s)",
+	       strerror(ret));
+
+	mc_gid(&gid, 1, 3);
+	ret = ibv_detach_mcast(qp, &gid, 0);
+	report(ret == EINVAL, "mcast: detach from a group nobody joined: EINVAL (%s)",
+	       strerror(ret));
+	mc_gid(&gid, 0, 1);
+	ret = ibv_detach_mcast(qp, &gid, 0);
+	report(!ret, "mcast: detach: %s", strerror(ret));
+	ret = ibv_detach_mcast(qp, &gid, 0);
+	report(ret == EINVAL, "mcast: detach again: EINVAL (%s)", strerror(ret));
+	ret = ibv_detach_mcast(rcqp, &gid, 0);
+	report(ret == EINVAL, "mcast: detach an RC QP: EINVAL (%s)",
+	       strerror(ret));
+
+	/* 64 groups: qp2 is in one, 63 more fill the table. */
+	for (i = 2, ret = 0; i <= 64 && !ret; i++) {
+		mc_gid(&gid, i & 1, i);
+		ret = ibv_attach_mcast(qp2, &gid, 0);
+	}
+	report(i == 65 && !ret, "mcast: a QP in 64 groups (%u): %s", i - 1,
+	       strerror(ret));
+	mc_gid(&gid, 1, 1000);
+	ret = ibv_attach_mcast(qp, &gid, 0);
+	report(ret == ENOMEM, "mcast: a 65th group: ENOMEM (%s)", strerror(ret));
+	/* The core refuses a user destroy of an attached QP; it stays intact. */
+	ret = ibv_destroy_qp(qp2);
+	report(ret == EBUSY, "mcast: destroy a QP attached to 64 groups: EBUSY (%s)",
+	       strerror(ret));
+	mc_gid(&gid, 0, 1);
+	ret = ibv_detach_mcast(qp2, &gid, 0);
+	for (i = 2; i <= 64 && !ret; i++) {
+		mc_gid(&gid, i & 1, i);
+		ret = ibv_detach_mcast(qp2, &gid, 0);
+	}
+	ret = ret ?: ibv_destroy_qp(qp2);
+	report(!ret, "mcast: detached from its 64 groups, it is destroyed: %s",
+	       strerror(ret));
+	if (!ret)
+		qp2 = NULL;
+	/*
+	 * A context closed with a QP in 64 groups: the kernel detaches it
+	 * (kite_ib's detach_mcast) before destroying it, so the device's
+	 * table is free for 64 new groups.
+	 */
+	ret = mc_fill_and_close(ctx->device);
+	report(!ret, "mcast: a second context's QP joins 64 groups, the context closes: %s",
+	       strerror(ret));
+	for (n = 0, ret = 0; n < 64 && !ret; n++) {
+		mc_gid(&gid, 1, 2000 + n);
+		ret = ibv_attach_mcast(qp, &gid, 0);
+	}
+	report(n == 64 && !ret, "mcast: its groups were freed: a QP joins 64 new ones (%u): %s",
+	       n, strerror(ret));
+	for (i = 0, ret = 0; i < 64 && !ret; i++) {
+		mc_gid(&gid, 1, 2000 + i);
+		ret = ibv_detach_mcast(qp, &gid, 0);
+	}
+	report(i == 64 && !ret, "mcast: and leaves them: %s", strerror(ret));
+	if (data) {
+		test_mcast_data(ctx, 0);
+		test_mcast_data(ctx, 1);
+	}
+out:
+	if (rcqp)
+		ibv_destroy_qp(rcqp);
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 int main(int argc, char **argv)
 {
 	int data = argc > 2 && !strcmp(argv[2], "--data");
@@ -2998,6 +3366,7 @@ int main(int argc, char **argv)
 	test_number_reuse(dev);
 	test_mr_flags(ctx);
 	test_limits(ctx, &da);
+	test_mcast(ctx, &da, data);
 
 	ret = ibv_close_device(ctx);
 	report(!ret, "close %s", name);

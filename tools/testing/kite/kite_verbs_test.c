@@ -15,10 +15,12 @@
  * fault OP STATUS   the device fails command OP with STATUS (set by the
  *                   host through the model's fault-cmd-* properties): the
  *                   verb issuing OP fails with the errno of STATUS
- * hang_prepare      create a PD, CQ, QP and MR and keep them
+ * hang_prepare      create a PD, CQ, QP and MR and keep them, and a UD QP
+ *                   attached to a multicast group
  * hang TIMEOUT_MS   the device no longer answers: the next command times
  *                   out, IB_EVENT_DEVICE_FATAL arrives, later commands fail
- *                   fast and the kept objects are destroyed locally
+ *                   fast and the kept objects are destroyed locally (the
+ *                   UD QP detached first)
  * works             destroy kept objects, then every verb works
  * capacity          the device's CQ, QP and PD tables hold what QUERY_DEVICE
  *                   promised (nothing leaked inside the device)
@@ -83,6 +85,7 @@ static const char * const kvt_res_names[] = { "pd", "cq", "qp", "mr", "srq" };
  * @pd: kept PD (destroy faults, hang)
  * @cq: kept CQ
  * @qp: kept QP
+ * @mqp: kept UD QP, attached to the multicast group kvt_mgid() (hang)
  * @mr: kept MR
  * @mr_untracked: @mr is no longer in the core's resource tracking (the
  *	core drops it before calling the driver's dereg_mr, even if that fails)
@@ -95,6 +98,7 @@ struct kvt_state {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	struct ib_qp *mqp;
 	struct ib_mr *mr;
 	bool mr_untracked;
 };
@@ -185,14 +189,14 @@ static void kvt_kept(int *kept)
 {
 	kept[0] = !!kvt.pd;
 	kept[1] = !!kvt.cq;
-	kept[2] = !!kvt.qp;
+	kept[2] = !!kvt.qp + !!kvt.mqp;
 	kept[3] = kvt.mr && !kvt.mr_untracked;
 	kept[4] = 0;	/* no SRQ is kept */
 }
 
 static bool kvt_kept_any(void)
 {
-	return kvt.pd || kvt.cq || kvt.qp || kvt.mr;
+	return kvt.pd || kvt.cq || kvt.qp || kvt.mqp || kvt.mr;
 }
 
 static void kvt_res_snapshot(struct kvt_run *r, int *res)
@@ -279,6 +283,16 @@ static void kvt_qp_attr(struct ib_qp_init_attr *attr, struct ib_cq *cq,
 	attr->cap.max_recv_wr = 16;
 	attr->cap.max_send_sge = 1;
 	attr->cap.max_recv_sge = 1;
+}
+
+/* The multicast group of the tests: ::ffff:239.77.9.@n. */
+static void kvt_mgid(union ib_gid *gid, u8 n)
+{
+	static const u8 raw[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+				    239, 77, 9 };
+
+	memcpy(gid->raw, raw, sizeof(gid->raw));
+	gid->raw[15] = n;
 }
 
 /* Create a QP; on success keep it in *@out or destroy it again. */
@@ -993,6 +1007,7 @@ out:
 static void kvt_run_hang_prepare(struct kvt_run *r)
 {
 	struct ib_qp_init_attr ia;
+	union ib_gid gid;
 	struct ib_qp_attr a;
 	struct ib_pd *pd;
 
@@ -1011,12 +1026,20 @@ static void kvt_run_hang_prepare(struct kvt_run *r)
 		   "modify_qp(RESET -> INIT)");
 	kvt_expect(r, kvt_mr(kvt.pd, IB_MR_TYPE_MEM_REG, 16, &kvt.mr), 0,
 		   "alloc_mr");
+	kvt_qp_attr(&ia, kvt.cq, IB_QPT_UD);
+	if (!kvt_expect(r, kvt_qp(kvt.pd, &ia, &kvt.mqp), 0, "create_qp (UD)"))
+		return;
+	kvt_mgid(&gid, 1);
+	if (!kvt_expect(r, ib_attach_mcast(kvt.mqp, &gid, 0), 0,
+			"attach_mcast of the UD QP"))
+		kvt.mqp = ib_destroy_qp_user(kvt.mqp, NULL) ? kvt.mqp : NULL;
 }
 
 static void kvt_run_hang(struct kvt_run *r, u32 timeout_ms)
 {
 	int fatal = atomic_read(&kvt.fatal_events);
 	struct ib_qp_init_attr ia;
+	union ib_gid gid;
 	struct ib_port_attr pa;
 	struct ib_qp_attr a;
 	ktime_t t0;
@@ -1024,7 +1047,7 @@ static void kvt_run_hang(struct kvt_run *r, u32 timeout_ms)
 	s64 ms;
 	int i, err;
 
-	if (!kvt_result(r, kvt.pd && kvt.cq && kvt.qp && kvt.mr,
+	if (!kvt_result(r, kvt.pd && kvt.cq && kvt.qp && kvt.mqp && kvt.mr,
 			"objects kept by hang_prepare"))
 		return;
 
@@ -1066,12 +1089,19 @@ static void kvt_run_hang(struct kvt_run *r, u32 timeout_ms)
 		   "dereg_mr on the failed device");
 	kvt_expect(r, ib_destroy_qp_user(kvt.qp, NULL), 0,
 		   "destroy_qp on the failed device");
+	/* The group is gone with the device: the QP can be released. */
+	kvt_mgid(&gid, 1);
+	kvt_expect(r, ib_detach_mcast(kvt.mqp, &gid, 0), 0,
+		   "detach_mcast on the failed device");
+	kvt_expect(r, ib_destroy_qp_user(kvt.mqp, NULL), 0,
+		   "destroy_qp of the detached UD QP on the failed device");
 	kvt_expect(r, ib_destroy_cq_user(kvt.cq, NULL), 0,
 		   "destroy_cq on the failed device");
 	kvt_expect(r, ib_dealloc_pd_user(kvt.pd, NULL), 0,
 		   "dealloc_pd on the failed device");
 	kvt.mr = NULL;
 	kvt.qp = NULL;
+	kvt.mqp = NULL;
 	kvt.cq = NULL;
 	kvt.pd = NULL;
 }
@@ -1083,8 +1113,17 @@ static void kvt_run_hang(struct kvt_run *r, u32 timeout_ms)
 /* Destroy the kept objects; true if all went. Called with kvt.lock. */
 static bool kvt_destroy_kept(struct kvt_run *r)
 {
+	union ib_gid gid;
 	bool ok = true;
 
+	if (kvt.mqp) {
+		kvt_mgid(&gid, 1);
+		ok &= kvt_expect(r, ib_detach_mcast(kvt.mqp, &gid, 0), 0,
+				 "detach_mcast of the kept UD QP");
+		ok &= kvt_expect(r, ib_destroy_qp_user(kvt.mqp, NULL), 0,
+				 "destroy_qp of the kept UD QP");
+		kvt.mqp = NULL;
+	}
 	if (kvt.qp) {
 		ok &= kvt_expect(r, ib_destroy_qp_user(kvt.qp, NULL), 0,
 				 "destroy_qp of the kept QP");
@@ -1107,6 +1146,36 @@ static bool kvt_destroy_kept(struct kvt_run *r)
 		kvt.pd = NULL;
 	}
 	return ok;
+}
+
+/* UD multicast from a kernel ULP; @rc is an RC QP. */
+static void kvt_run_works_mcast(struct kvt_run *r, struct ib_pd *pd,
+				struct ib_cq *cq, struct ib_qp *rc)
+{
+	struct ib_qp_init_attr ia;
+	union ib_gid gid, other;
+	struct ib_qp *qp;
+
+	kvt_qp_attr(&ia, cq, IB_QPT_UD);
+	if (!kvt_expect(r, kvt_qp(pd, &ia, &qp), 0, "create_qp (UD)"))
+		return;
+	kvt_mgid(&gid, 2);
+	kvt_mgid(&other, 3);
+	kvt_expect(r, ib_attach_mcast(qp, &gid, 0), 0, "attach_mcast");
+	kvt_expect(r, ib_attach_mcast(qp, &gid, 0), -EINVAL,
+		   "attach_mcast to a group the QP is in");
+	kvt_expect(r, ib_attach_mcast(rc, &gid, 0), -EINVAL,
+		   "attach_mcast of an RC QP");
+	kvt_expect(r, ib_detach_mcast(qp, &other, 0), -EINVAL,
+		   "detach_mcast from a group nobody joined");
+	/* The core counts attachments in usecnt and refuses the destroy. */
+	kvt_expect(r, ib_destroy_qp_user(qp, NULL), -EBUSY,
+		   "destroy_qp of an attached QP");
+	kvt_expect(r, ib_detach_mcast(qp, &gid, 0), 0, "detach_mcast");
+	kvt_expect(r, ib_detach_mcast(qp, &gid, 0), -EINVAL,
+		   "detach_mcast again");
+	kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0,
+		   "destroy_qp of the detached UD QP");
 }
 
 static void kvt_run_works(struct kvt_run *r)
@@ -1146,6 +1215,7 @@ static void kvt_run_works(struct kvt_run *r)
 	kvt_expect(r, ib_query_qp(qp, &a, IB_QP_STATE, &ia), 0, "query_qp");
 	kvt_result(r, a.qp_state == IB_QPS_RTS, "the QP is in RTS (%d)",
 		   a.qp_state);
+	kvt_run_works_mcast(r, pd, cq, qp);
 	kvt_expect(r, ib_destroy_qp_user(qp, NULL), 0, "destroy_qp");
 out_cq:
 	kvt_expect(r, ib_destroy_cq_user(cq, NULL), 0, "destroy_cq");

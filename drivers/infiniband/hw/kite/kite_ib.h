@@ -14,6 +14,7 @@
  *   kite_ib_mr.c    PD, MR and AH verbs
  *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
  *   kite_ib_res.c   hardware counters, restrack driver details
+ *   kite_ib_mcast.c UD multicast: attach_mcast, detach_mcast
  *
  * Copyright (c) 2026 Kite
  */
@@ -527,6 +528,9 @@ struct kite_ib_caps {
 	u32 max_srq_wr;
 	u32 max_srq_sge;
 	u32 max_cntr;
+	u32 max_mcast_grp;
+	u32 max_mcast_qp_attach;
+	u32 max_mcast_total_attach;
 };
 
 /**
@@ -826,6 +830,12 @@ void kite_ib_status_free(struct kite_ib_dev *dev);
 void kite_ib_status_set_dead(struct kite_ib_dev *dev);
 int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* kite_ib_mcast.c */
+int kite_ib_mcast_in(struct kite_cmd_mcast *in, u32 qpn,
+		     const union ib_gid *gid);
+int kite_ib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int kite_ib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 /* kite_ib_res.c */
 int kite_ib_stats_fill(const __le64 *out, u32 count, u64 *value);

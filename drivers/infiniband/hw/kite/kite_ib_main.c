@@ -38,6 +38,11 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	    c->max_srq > KITE_OBJ_MASK || c->max_srq_sge > KITE_MAX_SGE ||
 	    c->max_srq_wr > BIT(KITE_WQ_MAX_LOG_DEPTH) ||
 	    c->max_cntr > KITE_OBJ_MASK + 1 ||
+	    c->max_mcast_grp > KITE_OBJ_MASK ||
+	    c->max_mcast_qp_attach > c->max_qp ||
+	    c->max_mcast_total_attach > KITE_OBJ_MASK ||
+	    !c->max_mcast_grp != !c->max_mcast_qp_attach ||
+	    !c->max_mcast_grp != !c->max_mcast_total_attach ||
 	    !(c->page_size_cap & BIT_ULL(KITE_PBL_MIN_PAGE_SHIFT))) {
 		dev_err(d, "device reports unusable capabilities (max_qp %u, max_cq %u, max_sge %u/%u, max_inline %u, max_uctx %u, page sizes %#llx)\n",
 			c->max_qp, c->max_cq, c->max_send_sge, c->max_recv_sge,
@@ -102,6 +107,12 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 	}
 	if (c->features & KITE_FEAT_QP_CNTR)
 		c->max_cntr = le32_to_cpu(out->max_cntr);
+	if (c->features & KITE_FEAT_MCAST) {
+		c->max_mcast_grp = le32_to_cpu(out->max_mcast_grp);
+		c->max_mcast_qp_attach = le32_to_cpu(out->max_mcast_qp_attach);
+		c->max_mcast_total_attach =
+			le32_to_cpu(out->max_mcast_total_attach);
+	}
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -144,6 +155,10 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->max_srq = c->max_srq;
 	attr->max_srq_wr = c->max_srq_wr;
 	attr->max_srq_sge = c->max_srq_sge;
+	/* Zero without KITE_FEAT_MCAST: applications test max_mcast_grp. */
+	attr->max_mcast_grp = c->max_mcast_grp;
+	attr->max_mcast_qp_attach = c->max_mcast_qp_attach;
+	attr->max_total_mcast_qp_attach = c->max_mcast_total_attach;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
 	attr->max_res_rd_atom = attr->max_qp * c->max_qp_rd_atom;
@@ -294,6 +309,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.alloc_mr = kite_ib_alloc_mr,
 	.alloc_pd = kite_ib_alloc_pd,
 	.alloc_ucontext = kite_ib_alloc_ucontext,
+	.attach_mcast = kite_ib_attach_mcast,
 	.create_ah = kite_ib_create_ah,
 	.create_cq = kite_ib_create_cq,
 	.create_qp = kite_ib_create_qp,
@@ -308,6 +324,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.destroy_cq = kite_ib_destroy_cq,
 	.destroy_qp = kite_ib_destroy_qp,
 	.destroy_srq = kite_ib_destroy_srq,
+	.detach_mcast = kite_ib_detach_mcast,
 	.get_dev_fw_str = kite_ib_get_dev_fw_str,
 	.get_dma_mr = kite_ib_get_dma_mr,
 	.get_link_layer = kite_ib_get_link_layer,
