@@ -9188,6 +9188,41 @@ static void g_mcast_engine(void)
 	tap(rx == 3 && !bad, "a QP attached to the group it sends to receives its own packet, "
 	    "as do the others (0x%x)", rx);
 
+	/* Two UD QPs on one SRQ, both in a group: each takes its own WQE. */
+	{
+		struct tsrq sq;
+		struct tqp s2[2];
+		uint8_t g3[16];
+		unsigned qps = 0, tags = 0;
+
+		gid4(g3, 0xef010205);
+		need(srq_create(&sq, fx_pd, 4, 6, 0, &r), &r, "CREATE_SRQ");
+		for (i = 0; i < 2; i++) {
+			need(tqp_create_srq(&s2[i], KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn,
+					    sq.srqn, &r), &r, "CREATE_QP UD on the SRQ");
+			tqp_rts(&s2[i]);
+			need(mc_attach(s2[i].qpn, g3, &r), &r, "ATTACH_MCAST (SRQ QP)");
+			sg = sge(256, E.lkey, MC_RB(6 + i));
+			srq_post(&sq, (uint16_t)(0x70 + i), &sg, 1);
+		}
+		av = av_mc(g3, T_QKEY);
+		sg = sge(37, E.lkey, src);
+		post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, &sg, 1, NULL, 0,
+			  true);
+		wire_recv(f, sizeof(f));
+		tcq_next(&E.scq, &c);
+		for (i = 0; i < 2 && tcq_next(&E.rcq, &c); i++) {
+			if (FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_RESP_SEND ||
+			    c.byte_len != 77)
+				qps |= 4;
+			qps |= c.qpn == s2[0].qpn ? 1 : c.qpn == s2[1].qpn ? 2 : 4;
+			tags |= c.wqe_idx == 0x70 ? 1 : c.wqe_idx == 0x71 ? 2 : 4;
+		}
+		tap(qps == 3 && tags == 3 && tcq_drain(&E.rcq) == 0,
+		    "two QPs on one SRQ in a group: each receives, each with its own SRQ WQE "
+		    "(QPs 0x%x, tags 0x%x)", qps, tags);
+	}
+
 	/* Send-side checks of the address vector. */
 	av = av_mc(g1, T_QKEY);
 	av.remote_qpn = m[1].qpn;
