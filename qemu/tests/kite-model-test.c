@@ -9232,7 +9232,7 @@ static unsigned mc_collect(struct tqp *q, unsigned nq, uint32_t len, unsigned *b
 static void g_mcast_engine(void)
 {
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
-	uint8_t g1[16], g2[16], g6[16], f[2048], inj[2048], want[64], got[128];
+	uint8_t g1[16], g2[16], g6[16], f[2048], f1[2048], inj[2048], want[64], got[128];
 	struct kite_wqe_ud av;
 	struct kite_wqe_sge sg;
 	struct tqp m[4];
@@ -9262,6 +9262,8 @@ static void g_mcast_engine(void)
 	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
 	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, &sg, 1, NULL, 0, true);
 	n = wire_recv(f, sizeof(f));
+	if (n > 0)
+		memcpy(f1, f, (size_t)n);
 	ok = tcq_next(&E.scq, &c);
 	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ, E.b.qpn, 0), "UD SEND to a multicast group completes");
 	tap(n == 106 && f[0] == 0x01 && f[1] == 0 && f[2] == 0x5e && f[3] == 0x01 && f[4] == 2 &&
@@ -9341,6 +9343,7 @@ static void g_mcast_engine(void)
 	tap(mc_collect(m, 4, 37, &bad) == 0 && !bad && stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1,
 	    "DestQP 0xFFFFFF to a unicast IP address: dropped");
 
+
 	/* IPv6: ff0e::1234, MAC 33:33:00:00:12:34. */
 	need(mc_attach(m[1].qpn, g6, &r), &r, "ATTACH_MCAST ff0e::1234");
 	av = av_mc(g6, T_QKEY);
@@ -9389,6 +9392,41 @@ static void g_mcast_engine(void)
 	tap(rx == 3 && !bad, "a QP attached to the group it sends to receives its own packet, "
 	    "as do the others (0x%x)", rx);
 
+	/* Two UD QPs on one SRQ, both in a group: each takes its own WQE. */
+	{
+		struct tsrq sq;
+		struct tqp s2[2];
+		uint8_t g3[16];
+		unsigned qps = 0, tags = 0;
+
+		gid4(g3, 0xef010205);
+		need(srq_create(&sq, fx_pd, 4, 6, 0, &r), &r, "CREATE_SRQ");
+		for (i = 0; i < 2; i++) {
+			need(tqp_create_srq(&s2[i], KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn,
+					    sq.srqn, &r), &r, "CREATE_QP UD on the SRQ");
+			tqp_rts(&s2[i]);
+			need(mc_attach(s2[i].qpn, g3, &r), &r, "ATTACH_MCAST (SRQ QP)");
+			sg = sge(256, E.lkey, MC_RB(6 + i));
+			srq_post(&sq, (uint16_t)(0x70 + i), &sg, 1);
+		}
+		av = av_mc(g3, T_QKEY);
+		sg = sge(37, E.lkey, src);
+		post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, &sg, 1, NULL, 0,
+			  true);
+		wire_recv(f, sizeof(f));
+		tcq_next(&E.scq, &c);
+		for (i = 0; i < 2 && tcq_next(&E.rcq, &c); i++) {
+			if (FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_RESP_SEND ||
+			    c.byte_len != 77)
+				qps |= 4;
+			qps |= c.qpn == s2[0].qpn ? 1 : c.qpn == s2[1].qpn ? 2 : 4;
+			tags |= c.wqe_idx == 0x70 ? 1 : c.wqe_idx == 0x71 ? 2 : 4;
+		}
+		tap(qps == 3 && tags == 3 && tcq_drain(&E.rcq) == 0,
+		    "two QPs on one SRQ in a group: each receives, each with its own SRQ WQE "
+		    "(QPs 0x%x, tags 0x%x)", qps, tags);
+	}
+
 	/* Send-side checks of the address vector. */
 	av = av_mc(g1, T_QKEY);
 	av.remote_qpn = m[1].qpn;
@@ -9410,6 +9448,38 @@ static void g_mcast_engine(void)
 	av.net_type = KITE_NET_ROCE_V2_IPV6;
 	send_fails(&E.b, "IPv4-mapped multicast GID from an IPv6 source", KITE_WQE_OP_SEND, &av,
 		   NULL, 0, KITE_SYND_LOCAL_QP_OP, KITE_QPS_SQE);
+	/*
+	 * A frame to 239.1.2.3 (only QP 2, with another Q_Key, is still in
+	 * it) truncated and with bytes mangled in turn: dropped, or (a byte
+	 * outside the checked fields) received as any packet; never a
+	 * crash, and the device still answers.
+	 */
+	n = 106;
+	memcpy(inj, f1, (size_t)n);
+	memcpy(inj + 6, peer, 6);
+	put32(inj + 30, 0xef010203);
+	put16(inj + 24, 0);
+	put16(inj + 24, t_csum(0, inj + 14, 20));
+	{
+		uint32_t ic = t_icrc(inj + 14, 20 + 8 + (size_t)n - 42 - 4, false);
+		size_t k;
+
+		memcpy(inj + n - 4, &ic, 4);
+		d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+		for (k = 1; k < (size_t)n; k += 3) {
+			wire_send(inj, k);
+			inj[k] ^= 0xa5;
+			wire_send(inj, (size_t)n);
+			inj[k] ^= 0xa5;
+			if ((k & 15) == 15)
+				wire_settle();
+		}
+		wire_settle();
+	}
+	tap(nop(&r) == KITE_CMD_OK && stat1(KITE_STAT_ROCE_RX_DROPS) > d0 &&
+	    (mc_collect(m + 1, 3, 37, &bad), !bad),
+	    "truncated and mangled multicast frames: dropped (+%" PRIu64 "), "
+	    "device alive", stat1(KITE_STAT_ROCE_RX_DROPS) - d0);
 	tap(nop(&r) == KITE_CMD_OK, "the device still answers commands");
 }
 

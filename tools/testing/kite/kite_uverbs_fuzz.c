@@ -144,7 +144,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_MODIFY_QP_EX] = 3, [OP_QUERY_QP] = 4, [OP_DESTROY_QP] = 6,
 	[OP_POST_SEND] = 3, [OP_POST_RECV] = 3,
 	[OP_CREATE_AH] = 5, [OP_DESTROY_AH] = 3,
-	[OP_MCAST] = 1, [OP_SRQ] = 1, [OP_UNSUPPORTED] = 1, [OP_RAW_WRITE] = 2,
+	[OP_MCAST] = 3, [OP_SRQ] = 1, [OP_UNSUPPORTED] = 1, [OP_RAW_WRITE] = 2,
 	[OP_IOCTL] = 2, [OP_IOCTL_QUERY] = 2, [OP_MMAP] = 3, [OP_DOORBELL] = 6,
 	[OP_EVENTS] = 2,
 	[OP_RACE_DESTROY] = 0,	/* drawn by the threaded mix only */
@@ -281,6 +281,9 @@ enum otype { T_PD, T_MR, T_CQ, T_QP, T_AH, T_COUNT };
 
 static const char *const otype_name[T_COUNT] = { "PD", "MR", "CQ", "QP", "AH" };
 
+/* Multicast attachments tracked per QP (the core refuses its destroy). */
+#define FZ_MCAST	4
+
 struct obj {
 	uint32_t handle;
 	uint32_t num;		/* CQN, QPN, lkey */
@@ -292,8 +295,12 @@ struct obj {
 	uint64_t sq_addr, rq_addr;
 	uint8_t sq_log, sq_shift, rq_log, rq_shift;
 	uint32_t sq_pi, rq_pi;
-	int users;		/* PD: MRs, QPs, AHs; CQ: QPs */
+	int users;		/* PD: MRs, QPs, AHs; CQ: QPs; QP: groups */
 	bool racing;		/* being destroyed by the race */
+	/* QP: the multicast groups it is attached to (GID and LID) */
+	uint8_t mc_gid[FZ_MCAST][16];
+	uint16_t mc_lid[FZ_MCAST];
+	uint8_t nmc;
 };
 
 struct ctx {
@@ -1590,20 +1597,89 @@ static int op_create_ah(struct rng *r, struct ctx *c)
 	return err;
 }
 
+static int mc_find(const struct obj *o, const uint8_t *gid, uint16_t lid)
+{
+	int i;
+
+	for (i = 0; i < o->nmc; i++)
+		if (o->mc_lid[i] == lid && !memcmp(o->mc_gid[i], gid, 16))
+			return i;
+	return -1;
+}
+
+/*
+ * Attach or detach a QP, live or not, to a group, often a multicast one.
+ * A live QP's attachments are tracked: each is a user of the QP (the core
+ * refuses to destroy an attached QP), and teardown detaches them.
+ */
 static int op_mcast(struct rng *r, struct ctx *c)
 {
 	struct ib_uverbs_attach_mcast cmd = {};
-	bool real;
+	bool attach = rnd(r, 2), real;
+	struct obj *o;
+	int err, i;
 
+	if (chance(r, 4)) {
+		fill_gid(r, cmd.gid);
+	} else {
+		/* One of 8 groups, so that attaches repeat and detaches hit. */
+		cmd.gid[0] = 0xff;
+		cmd.gid[1] = 0x0e;
+		cmd.gid[15] = rnd(r, 8);
+	}
+	cmd.mlid = chance(r, 8) ? (uint16_t)rnd64(r) : 0;
 	tlock(c);
 	cmd.qp_handle = pick(r, c, T_QP, NULL, &real);
+	/* Any live QP (a random handle may name one too) is tracked. */
+	o = find(c, T_QP, cmd.qp_handle);
+	/* A new attachment there would be one too many to track. */
+	if (o && attach && o->nmc == FZ_MCAST &&
+	    mc_find(o, cmd.gid, cmd.mlid) < 0) {
+		tunlock(c);
+		return SKIP;
+	}
 	tunlock(c);
-	fill_gid(r, cmd.gid);
-	cmd.mlid = (uint16_t)rnd64(r);
 	/* attach and detach share the layout. */
-	return cmd_write(c, rnd(r, 2) ? IB_USER_VERBS_CMD_ATTACH_MCAST :
-					IB_USER_VERBS_CMD_DETACH_MCAST,
-			 &cmd, sizeof(cmd), false, NULL, 0, NULL, 0);
+	err = cmd_write(c, attach ? IB_USER_VERBS_CMD_ATTACH_MCAST :
+				    IB_USER_VERBS_CMD_DETACH_MCAST,
+			&cmd, sizeof(cmd), false, NULL, 0, NULL, 0);
+	if (err)
+		return err;
+	tlock(c);
+	o = find(c, T_QP, cmd.qp_handle);
+	i = o ? mc_find(o, cmd.gid, cmd.mlid) : -1;
+	if (o && attach && i < 0 && o->nmc < FZ_MCAST) {
+		memcpy(o->mc_gid[o->nmc], cmd.gid, 16);
+		o->mc_lid[o->nmc++] = cmd.mlid;
+		o->users++;
+	} else if (o && !attach && i >= 0) {
+		o->nmc--;
+		memcpy(o->mc_gid[i], o->mc_gid[o->nmc], 16);
+		o->mc_lid[i] = o->mc_lid[o->nmc];
+		o->users--;
+	} else if (o && !attach) {
+		inconsistent("detach of QP %u from a group it is not in succeeded",
+			     cmd.qp_handle);
+	}
+	tunlock(c);
+	return err;
+}
+
+/* Detach QP @o from its tracked groups: 0 or the first error. */
+static int mc_detach_all(struct ctx *c, struct obj *o)
+{
+	struct ib_uverbs_detach_mcast cmd = { .qp_handle = o->handle };
+	int err = 0;
+
+	while (o->nmc && !err) {
+		o->nmc--;
+		memcpy(cmd.gid, o->mc_gid[o->nmc], 16);
+		cmd.mlid = o->mc_lid[o->nmc];
+		err = cmd_write(c, IB_USER_VERBS_CMD_DETACH_MCAST, &cmd,
+				sizeof(cmd), false, NULL, 0, NULL, 0);
+		o->users--;
+	}
+	return err;
 }
 
 static int op_srq(struct rng *r, struct ctx *c)
@@ -2220,6 +2296,10 @@ static void ctx_teardown(struct ctx *c)
 		while (c->nobjs[t]) {
 			struct obj *o = &c->objs[t][c->nobjs[t] - 1];
 
+			err = t == T_QP ? mc_detach_all(c, o) : 0;
+			if (err)
+				inconsistent("teardown: detach of QP %u: %s",
+					     o->handle, strerror(-err));
 			err = destroy_one(c, t, o->handle);
 			__atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
 			if (err)
