@@ -813,6 +813,28 @@ static void kite_engine_bh(void *opaque)
     }
 }
 
+/*
+ * Before a command that depends on what the queues produced (a CQ resize
+ * counts the CQEs not yet consumed): execute the work whose doorbells came
+ * before the command, as the bottom half would have, in at most
+ * KITE_ENGINE_DRAIN_RUNS runs (work that waits for the wire or the peer
+ * stays pending).
+ */
+void kite_engine_drain(KiteState *s)
+{
+    KiteRdma *r = &s->rdma;
+    int runs;
+
+    for (runs = 0; runs < KITE_ENGINE_DRAIN_RUNS; runs++) {
+        if (r->engine_tx_waiting ||
+            (find_first_bit(r->sq_pending, KITE_MAX_QP) >= KITE_MAX_QP &&
+             find_first_bit(r->rq_pending, KITE_MAX_QP) >= KITE_MAX_QP)) {
+            break;
+        }
+        kite_engine_bh(s);
+    }
+}
+
 void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq)
 {
     if (qpn == 0 || qpn >= KITE_MAX_QP || !s->rdma.engine_bh) {

@@ -52,6 +52,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_DB_BUDGET          64
 /* WQEs the data engine executes or flushes per bottom-half run. */
 #define KITE_ENGINE_BUDGET      32
+/* Engine runs a command may make first (kite_engine_drain()). */
+#define KITE_ENGINE_DRAIN_RUNS  64
 /* WQEs of one queue per turn, so that busy QPs do not starve others. */
 #define KITE_ENGINE_QP_BURST    8
 
@@ -607,6 +609,7 @@ void kite_engine_exit(KiteState *s);
 void kite_engine_reset(KiteState *s);
 /* Work may be pending on a queue of @qpn (doorbell, state change). */
 void kite_engine_kick(KiteState *s, uint32_t qpn, bool sq, bool rq);
+void kite_engine_drain(KiteState *s);
 /* A RoCEv2 frame steered from the Ethernet function. */
 void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len);
 /*

@@ -601,6 +601,8 @@ static bool kite_cq_resize(KiteState *s, KiteCmdCtx *c, KiteCQ *cq,
                        KITE_PBL_QUEUE | KITE_PBL_CACHE, &pbl)) {
         return false;
     }
+    /* The CQEs of work rung before the command count too. */
+    kite_engine_drain(s);
     if (!kite_cq_read_dbrec(s, cq, &ci, &arm)) {
         kite_pbl_free(&pbl);
         return kite_cmd_err(c, KITE_CMD_E_DMA,
