@@ -1374,6 +1374,13 @@ static int alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t flags, struct res
 	return run(KITE_CMD_ALLOC_MR, &in, sizeof(in), 0, 0, r);
 }
 
+static int alloc_mw(uint32_t pdn, uint32_t type, uint32_t flags, uint32_t uctx, struct res *r)
+{
+	struct kite_cmd_alloc_mw in = { .pdn = pdn, .type = type, .flags = flags, .uctx = uctx };
+
+	return run(KITE_CMD_ALLOC_MW, &in, sizeof(in), 0, 0, r);
+}
+
 /* Fixture for CQ/QP/MR groups: cmdq, EQ0, EQ1, PD, CQ on EQ1, GID 0. */
 static struct eqs eq1;
 static uint32_t fx_pd;
@@ -1670,14 +1677,14 @@ static void g_query(void)
 	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
 	CHK(d.features == (KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC | KITE_FEAT_FAST_REG |
 			   KITE_FEAT_CQE_128 | KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
-			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR),
+			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW),
 	    "features 0x%x", d.features);
 	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_mcast_grp == 64, "max_mcast_grp %u", d.max_mcast_grp);
 	CHK(d.max_mcast_qp_attach == 32, "max_mcast_qp_attach %u", d.max_mcast_qp_attach);
 	CHK(d.max_mcast_total_attach == 512, "max_mcast_total_attach %u",
 	    d.max_mcast_total_attach);
-	CHK(!d.rsvd, "reserved word zero");
+	CHK(d.max_mw == 4096, "max_mw %u (the memory translation table)", d.max_mw);
 	CHK(d.max_srq == 255, "max_srq %u", d.max_srq);
 	CHK(d.max_srq_wr == 4096, "max_srq_wr %u", d.max_srq_wr);
 	CHK(d.max_srq_sge == 8, "max_srq_sge %u", d.max_srq_sge);
@@ -2780,7 +2787,7 @@ static void g_mr(void)
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-write without local-write -> E_PARAM");
 	reg_mr(fx_pd, RA | RR, 0, 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-atomic without local-write -> E_PARAM");
-	reg_mr(fx_pd, LW | BIT(4), 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	reg_mr(fx_pd, LW | BIT(5), 0, 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown access bit -> E_PARAM");
 	reg_mr(fx_pd, LW, BIT(9), 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown flag -> E_PARAM");
@@ -4069,6 +4076,7 @@ static const uint8_t opcodes[] = {
 	KITE_CMD_DEREG_MR, KITE_CMD_ADD_GID, KITE_CMD_DEL_GID, KITE_CMD_CREATE_SRQ,
 	KITE_CMD_MODIFY_SRQ, KITE_CMD_QUERY_SRQ, KITE_CMD_DESTROY_SRQ, KITE_CMD_ALLOC_CNTR,
 	KITE_CMD_DEALLOC_CNTR, KITE_CMD_QUERY_CNTR, KITE_CMD_SET_QP_CNTR,
+	KITE_CMD_ALLOC_MW, KITE_CMD_DEALLOC_MW,
 };
 
 static uint64_t junk_pages;	/* 16 pages of plausible-but-random PTEs */
@@ -4365,7 +4373,7 @@ static uint32_t fz_pick(const struct fzset *f, uint32_t dflt)
 
 static void g_fuzz(void)
 {
-	static struct fzset pds, eqs, cqs, qps_, mrs, ucs;
+	static struct fzset pds, eqs, cqs, qps_, mrs, ucs, mws;
 	struct res r;
 	struct qbuf shared_cq, shared_wq, mrbuf;
 	uint64_t dbrec;
@@ -4380,6 +4388,7 @@ static void g_fuzz(void)
 	memset(&qps_, 0, sizeof(qps_));
 	memset(&mrs, 0, sizeof(mrs));
 	memset(&ucs, 0, sizeof(ucs));
+	memset(&mws, 0, sizeof(mws));
 	rng_state = seed ? strtoull(seed, NULL, 0) * 7919 + 3 : 0x5eed5eedULL;
 	diag("seed 0x%" PRIx64, rng_state);
 	fixture();
@@ -4393,7 +4402,7 @@ static void g_fuzz(void)
 	dbrec = galloc(4096, 4096);
 
 	for (i = 0; i < steps; i++) {
-		unsigned op = rndn(20);
+		unsigned op = rndn(22);
 		uint32_t x;
 
 		switch (op) {
@@ -4513,6 +4522,21 @@ static void g_fuzz(void)
 				qom_set("debug-cqe", v, NULL);
 			}
 			break;
+		case 19:
+			c = alloc_mw(fz_pick(&pds, 1), rndn(8) ? 1 + rndn(2) : (uint32_t)rndn(4),
+				     (uint32_t)rndn(rndn(8) ? 256 : 512),
+				     rndn(4) ? 0 : fz_pick(&ucs, 0), &r);
+			if (c == KITE_CMD_OK)
+				fz_add(&mws, r.result);
+			break;
+		case 20:
+			/* A window's key, or an MR's (which DEALLOC_MW refuses). */
+			x = rndn(4) ? fz_pick(&mws, 0x100) : fz_pick(&mrs, 0x100);
+			if (!rndn(8))
+				x ^= 1;
+			if (cmd_obj(KITE_CMD_DEALLOC_MW, x, 0, &r) == KITE_CMD_OK)
+				fz_del(&mws, x);
+			break;
 		case 18: {
 			uint32_t cqn = fz_pick(&cqs, 1);
 			unsigned cmd = 1 + rndn(2), sn = rndn(4);
@@ -4547,6 +4571,11 @@ static void g_fuzz(void)
 			bad++;
 			diag("DESTROY_QP %u: status 0x%x", qps_.v[i], r.status);
 		}
+	for (i = 0; i < mws.n; i++)
+		if (cmd_obj(KITE_CMD_DEALLOC_MW, mws.v[i], 0, &r) != KITE_CMD_OK) {
+			bad++;
+			diag("DEALLOC_MW 0x%x: status 0x%x", mws.v[i], r.status);
+		}
 	for (i = 0; i < mrs.n; i++)
 		if (cmd_obj(KITE_CMD_DEREG_MR, mrs.v[i], 0, &r) != KITE_CMD_OK) {
 			bad++;
@@ -4576,8 +4605,8 @@ static void g_fuzz(void)
 			bad++;
 			diag("DEALLOC_UCTX %u: status 0x%x", ucs.v[i], r.status);
 		}
-	tap(bad == 0, "all live objects (%u QP, %u MR, %u CQ, %u PD, %u EQ, %u uctx) destroy cleanly in order",
-	    qps_.n, mrs.n, cqs.n, pds.n, eqs.n, ucs.n);
+	tap(bad == 0, "all live objects (%u QP, %u MW, %u MR, %u CQ, %u PD, %u EQ, %u uctx) destroy cleanly in order",
+	    qps_.n, mws.n, mrs.n, cqs.n, pds.n, eqs.n, ucs.n);
 	alloc_pd(0, &r);
 	tap(r.done && !(r.status & 0xff) && r.result == 1, "afterwards the tables are empty: new PD gets PDN 1 (%u)", r.result);
 }
@@ -9586,6 +9615,639 @@ static void g_mcast_random(void)
 	tap(nop(&r) == KITE_CMD_OK, "the device still answers commands");
 }
 
+/* ------------------------------------------------------------------ */
+/* Memory windows                                                      */
+/* ------------------------------------------------------------------ */
+
+#define T_WIN		(T_IOVA + 0x1000)	/* the windows' range in W.mr */
+#define T_WIN_LEN	0x2000u
+#define LW		KITE_ACCESS_LOCAL_WRITE
+#define RWR		KITE_ACCESS_REMOTE_WRITE
+#define RRD		KITE_ACCESS_REMOTE_READ
+#define RAT		KITE_ACCESS_REMOTE_ATOMIC
+#define MWB		KITE_ACCESS_MW_BIND
+
+static struct {
+	uint32_t mr;		/* LOCAL_WRITE | MW_BIND over E.mr's pages */
+	uint32_t nobind;	/* LOCAL_WRITE, no MW_BIND */
+	uint32_t nolw;		/* MW_BIND and REMOTE_READ, no LOCAL_WRITE */
+	uint32_t pd2;		/* LOCAL_WRITE | MW_BIND, in PD 2 */
+} W;
+
+static uint32_t retag(uint32_t key, uint8_t tag)
+{
+	return (key & ~0xffu) | tag;
+}
+
+/* A BIND_MW WQE on @q, doorbell rung; returns its wqe_idx. */
+static uint16_t post_bind_raw(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t addr,
+			      uint64_t len, uint32_t mw_key, uint32_t mr_key, uint32_t access,
+			      uint32_t flags)
+{
+	uint8_t w[256];
+	struct kite_wqe_ctrl c;
+	struct kite_wqe_bind_mw b;
+	uint16_t idx = (uint16_t)q->spi;
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_BIND_MW | opw;
+	c.imm_data = imm;
+	c.wqe_idx = idx;
+	memset(&b, 0, sizeof(b));
+	b.addr = addr;
+	b.length = len;
+	b.mw_key = mw_key;
+	b.mr_key = mr_key;
+	b.access = access;
+	b.flags = flags;
+	memcpy(w, &c, 16);
+	memcpy(w + 16, &b, sizeof(b));
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	ring_sq(q);
+	return idx;
+}
+
+/* A signaled LOCAL_INV of @key on @q; returns its wqe_idx. */
+static uint16_t post_local_inv(struct tqp *q, uint32_t key)
+{
+	return post_rc(q, KITE_WQE_OP_LOCAL_INV | KITE_WQE_F_SIGNALED, key, 0, 0, 0, 0, NULL, 0);
+}
+
+/* Bind on @q of pair @P, expected to succeed; returns the window's new key. */
+static uint32_t bind_ok(struct rcpair *P, struct tqp *q, const char *what, uint64_t addr,
+			uint64_t len, uint32_t mw_key, uint32_t mr_key, uint32_t access, uint8_t tag)
+{
+	uint16_t idx = post_bind_raw(q, KITE_WQE_F_SIGNALED, 0, addr, len, mw_key, mr_key,
+				     access, tag);
+
+	tap(req_ok(&P->scq, q->qpn, idx, KITE_WQE_OP_BIND_MW, 0),
+	    "%s: REQ CQE, wqe_opcode BIND_MW", what);
+	return retag(mw_key, tag);
+}
+
+/*
+ * A bind on QP B of a new RC pair, expected to fail with @synd: its
+ * REQ_ERR CQE names the BIND_MW WQE, B goes to ERR and its next WQE is
+ * flushed.
+ */
+static void bind_fails(const char *what, unsigned synd, uint32_t opw, uint32_t imm,
+		       uint64_t addr, uint64_t len, uint32_t mw_key, uint32_t mr_key,
+		       uint32_t access, uint32_t flags)
+{
+	struct kite_wqe_sge g[1] = { sge(8, E.lkey, SRC) };
+	struct kite_cqe c;
+	struct rcpair P;
+	uint16_t idx, idx2;
+	bool ok;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	idx = post_bind_raw(&P.b, opw | KITE_WQE_F_SIGNALED, imm, addr, len, mw_key, mr_key,
+			    access, flags);
+	idx2 = post_rc(&P.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	ok = tcq_next(&P.scq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.b.qpn, synd) && c.wqe_idx == idx &&
+		 c.wqe_opcode == KITE_WQE_OP_BIND_MW,
+		 "bind %s: REQ_ERR %s", what,
+		 synd == KITE_SYND_MW_BIND ? "MW_BIND" : "LOCAL_QP_OP"))
+		cqe_diag("send", &c);
+	tap(req_err(&P.scq, P.b.qpn, idx2, KITE_SYND_WR_FLUSH) &&
+	    qp_state(P.b.qpn) == KITE_QPS_ERR, "bind %s: QP in ERR, the next WQE flushed", what);
+}
+
+/*
+ * An RDMA operation from A to B of @P through @rkey at @va: 0 when it
+ * completed and the data is right (WRITE: at @va; READ: into RBUF; FETCH_ADD
+ * of 5: the word and the original value), else the error syndrome (0xff:
+ * no CQE, 0xfe: wrong data).
+ */
+static unsigned mw_op(struct rcpair *P, unsigned op, uint64_t va, uint32_t rkey, uint32_t len,
+		      uint8_t seed)
+{
+	static uint8_t want[4096];
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	uint64_t orig = 0;
+	uint16_t idx;
+
+	if (op == KITE_WQE_OP_RDMA_WRITE) {
+		fill_pattern(SRC, len, seed, want);
+		g[0] = sge(len, E.lkey, SRC);
+	} else if (op == KITE_WQE_OP_RDMA_READ) {
+		fill_pattern(va, len, seed, want);
+		g[0] = sge(len, E.lkey, RBUF);
+	} else {
+		orig = 0x1000ULL * seed + 7;
+		set64(va, orig);
+		g[0] = sge(8, E.lkey, RBUF);
+		len = 8;
+	}
+	idx = post_rc(&P->a, op | KITE_WQE_F_SIGNALED, 0, va, rkey, 5, 0, g, 1);
+	if (!tcq_next(&P->scq, &c) || c.qpn != P->a.qpn || c.wqe_idx != idx) {
+		cqe_diag("send", &c);
+		return 0xff;
+	}
+	if (FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_REQ)
+		return FIELD_GET(KITE_CQE_SYNDROME, c.syndrome);
+	if (op == KITE_WQE_OP_RDMA_WRITE)
+		return mem_eq(va, want, len) ? 0 : 0xfe;
+	if (op == KITE_WQE_OP_RDMA_READ)
+		return mem_eq(RBUF, want, len) ? 0 : 0xfe;
+	return mem64(va) == orig + 5 && mem64(RBUF) == orig ? 0 : 0xfe;
+}
+
+/* @op through @rkey fails with REMOTE_ACCESS, on a new pair; both QPs to ERR. */
+static void mw_op_fails(const char *what, unsigned op, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	struct rcpair P;
+	unsigned synd;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	synd = mw_op(&P, op, va, rkey, len, 0x44);
+	tap(synd == KITE_SYND_REMOTE_ACCESS && qp_state(P.a.qpn) == KITE_QPS_ERR &&
+	    qp_state(P.b.qpn) == KITE_QPS_ERR,
+	    "%s: REMOTE_ACCESS, both QPs in ERR (syndrome 0x%x)", what, synd);
+}
+
+/* ALLOC_MW and DEALLOC_MW, valid and not. */
+static void mw_commands(uint32_t *w1, uint32_t *w2)
+{
+	struct kite_cmd_alloc_mw in;
+	struct res r;
+	uint32_t k, pd3, u, pdu;
+
+	*w1 = need(alloc_mw(fx_pd, KITE_MW_TYPE_1, 0x71, 0, &r), &r, "ALLOC_MW type 1");
+	tap(FIELD_GET(KITE_KEY_INDEX, *w1) && FIELD_GET(KITE_KEY_TAG, *w1) == 0x71,
+	    "ALLOC_MW: key 0x%x, an index and the tag given", *w1);
+	*w2 = need(alloc_mw(fx_pd, KITE_MW_TYPE_2, 0x72, 0, &r), &r, "ALLOC_MW type 2");
+	tap(FIELD_GET(KITE_KEY_INDEX, *w2) != FIELD_GET(KITE_KEY_INDEX, *w1),
+	    "ALLOC_MW: each window its own index of the translation table");
+
+	alloc_mw(fx_pd, 0, 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 4, "ALLOC_MW type 0 -> E_PARAM at type");
+	alloc_mw(fx_pd, 3, 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 4, "ALLOC_MW type 3 -> E_PARAM at type");
+	alloc_mw(fx_pd, KITE_MW_TYPE_1, 0x100, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 8, "ALLOC_MW with a reserved flags bit -> E_PARAM at flags");
+	alloc_mw(0, KITE_MW_TYPE_1, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "ALLOC_MW in PD 0 -> E_OBJECT at pdn");
+	alloc_mw(777, KITE_MW_TYPE_2, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "ALLOC_MW in a PD that does not exist -> E_OBJECT");
+	alloc_mw(fx_pd, KITE_MW_TYPE_1, 0, 33, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 12, "ALLOC_MW for a user context not allocated -> E_OBJECT at uctx");
+	u = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	alloc_mw(fx_pd, KITE_MW_TYPE_1, 0, u, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "ALLOC_MW for a user context in the kernel's PD -> E_OBJECT");
+	pdu = need(alloc_pd(u, &r), &r, "ALLOC_PD of the user context");
+	alloc_mw(pdu, KITE_MW_TYPE_2, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, 0, "ALLOC_MW for the kernel in a user PD -> E_OBJECT");
+	k = need(alloc_mw(pdu, KITE_MW_TYPE_2, 0, u, &r), &r, "ALLOC_MW in the user PD");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_UCTX while its window exists -> E_BUSY");
+	cmd_obj(KITE_CMD_DEALLOC_MW, k, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW of the user window");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pdu, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_PD of the user PD");
+	cmd_obj(KITE_CMD_DEALLOC_UCTX, u, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_UCTX");
+	memset(&in, 0, sizeof(in));
+	in.pdn = fx_pd;
+	in.type = KITE_MW_TYPE_1;
+	run(KITE_CMD_ALLOC_MW, &in, sizeof(in) - 4, 0, 0, &r);
+	expect(&r, KITE_CMD_E_LENGTH, -1, "ALLOC_MW with 12 bytes of input -> E_LENGTH");
+
+	cmd_obj(KITE_CMD_DEALLOC_MW, W.mr, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_MW of an MR's key -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEREG_MR, *w1, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR of a window's key -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_MW, retag(*w1, 0x99), 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_MW with another tag -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_MW, *w1, 1, &r);
+	expect(&r, KITE_CMD_E_PARAM, 4, "DEALLOC_MW with uctx set -> E_PARAM");
+	cmd_obj(KITE_CMD_DEALLOC_MW, 0, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_MW of key 0 -> E_OBJECT");
+
+	pd3 = need(alloc_pd(0, &r), &r, "ALLOC_PD 3");
+	k = need(alloc_mw(pd3, KITE_MW_TYPE_1, 0, 0, &r), &r, "ALLOC_MW in PD 3");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd3, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEALLOC_PD while a window of it exists -> E_BUSY");
+	cmd_obj(KITE_CMD_DEALLOC_MW, k, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW");
+	cmd_obj(KITE_CMD_DEALLOC_MW, k, 0, &r);
+	expect(&r, KITE_CMD_E_OBJECT, -1, "DEALLOC_MW again -> E_OBJECT");
+	cmd_obj(KITE_CMD_DEALLOC_PD, pd3, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "then DEALLOC_PD");
+}
+
+/* Type 1: bind, use, rebind (from any QP of the PD), unbind, refusals. */
+static void mw_type1(uint32_t w1)
+{
+	struct rcpair P;
+	struct res r;
+	uint32_t k1, k1b, k1c, tmp;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	k1 = bind_ok(&P, &P.b, "type 1", T_WIN, T_WIN_LEN, w1, W.mr, RWR | RRD, 0x81);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN + 100, k1, 3000, 0x31) == 0,
+	    "WRITE 3000 bytes through the type 1 window: the data at the address");
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN + T_WIN_LEN - 2000, k1, 2000, 0x32) == 0,
+	    "READ the window's last 2000 bytes through its key");
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN, k1, 1, 0x33) == 0 &&
+	    mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN + T_WIN_LEN - 1, k1, 1, 0x34) == 0,
+	    "WRITE the window's first and last byte");
+	/* The MR's own key has no remote rights: the window gives them. */
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, DST, R.rkey, 64, 0x35) == 0,
+	    "an MR key in the same pages still works beside the window");
+	k1b = bind_ok(&P, &P.a, "type 1 rebound by the other QP of the PD", T_WIN, 4096, k1,
+		      W.mr, RWR | RAT, 0x82);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN + 4000, k1b, 96, 0x36) == 0,
+	    "WRITE through the rebound window's new key");
+	tap(mw_op(&P, KITE_WQE_OP_ATOMIC_FA, T_WIN + 8, k1b, 8, 3) == 0,
+	    "FETCH_ADD through the window: the word and its original value");
+	mw_op_fails("WRITE through the type 1 window's previous key", KITE_WQE_OP_RDMA_WRITE,
+		    T_WIN, k1, 64);
+	mw_op_fails("WRITE across the window's end (still in the MR)", KITE_WQE_OP_RDMA_WRITE,
+		    T_WIN + 4096 - 32, k1b, 64);
+	mw_op_fails("WRITE below the window's start", KITE_WQE_OP_RDMA_WRITE, T_WIN - 8, k1b, 16);
+	mw_op_fails("READ through a window without REMOTE_READ", KITE_WQE_OP_RDMA_READ, T_WIN,
+		    k1b, 64);
+	mw_op_fails("WRITE through the window with the index of another", KITE_WQE_OP_RDMA_WRITE,
+		    T_WIN, k1b + 0x100, 64);
+
+	/* Unbind: length 0, a new tag; nothing works with either key. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	k1c = bind_ok(&P, &P.b, "type 1 unbind (length 0)", 0, 0, k1b, 0, 0, 0x83);
+	mw_op_fails("WRITE through the unbound window's new key", KITE_WQE_OP_RDMA_WRITE, T_WIN,
+		    k1c, 64);
+	mw_op_fails("WRITE through the unbound window's old key", KITE_WQE_OP_RDMA_WRITE, T_WIN,
+		    k1b, 64);
+
+	/* An MR with a window bound is not deregistered. */
+	tmp = need(reg_mr(fx_pd, LW | MWB, 0x65, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		   "REG_MR (MW_BIND, to deregister)");
+	rc_pair(&P, MAC, 14, 7, 6);
+	k1 = bind_ok(&P, &P.b, "type 1 bound to the MR to deregister", T_WIN, 64, k1c, tmp, RRD,
+		     0x84);
+	cmd_obj(KITE_CMD_DEREG_MR, tmp, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEREG_MR of an MR with a window bound -> E_BUSY");
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN, k1, 64, 0x37) == 0,
+	    "the window still works after the refused DEREG_MR");
+	k1 = bind_ok(&P, &P.b, "type 1 rebound to another MR", T_WIN, 64, k1, W.mr, RRD, 0x85);
+	cmd_obj(KITE_CMD_DEREG_MR, tmp, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR once the window left it");
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN, k1, 64, 0x38) == 0,
+	    "READ through the window on its new MR");
+	k1 = bind_ok(&P, &P.b, "type 1 unbound again", 0, 0, k1, 0, 0, 0x86);
+	(void)k1;
+}
+
+/* Type 2: bound to one QP, invalidated locally and remotely, freed with its QP. */
+static void mw_type2(uint32_t w2, uint32_t w1_key)
+{
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P, Q;
+	struct res r;
+	uint32_t k2, tmp;
+	uint16_t idx;
+	bool ok;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	/* An unbound type 2 window has no usable key: its tag is not checked. */
+	k2 = bind_ok(&P, &P.b, "type 2 on QP B, named with another tag", T_WIN, T_WIN_LEN,
+		     retag(w2, 0x55), W.mr, RWR | RRD, 0x91);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN + 10, k2, 2500, 0x41) == 0,
+	    "WRITE through the type 2 window to its QP: the data at the address");
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN + 10, k2, 2500, 0x42) == 0,
+	    "READ through the type 2 window from its QP");
+	mw_op_fails("WRITE through a type 2 window to another QP of the PD",
+		    KITE_WQE_OP_RDMA_WRITE, T_WIN, k2, 64);
+	bind_fails("of a bound type 2 window again (o10-37.2.30)", KITE_SYND_MW_BIND, 0, 0, T_WIN,
+		   64, k2, W.mr, RRD, 0x92);
+
+	/* LOCAL_INV: only the window's QP, only type 2, only its key. */
+	rc_pair(&Q, MAC, 14, 7, 6);
+	idx = post_local_inv(&Q.a, k2);
+	tap(req_err(&Q.scq, Q.a.qpn, idx, KITE_SYND_LOCAL_PROT),
+	    "LOCAL_INV of a type 2 window by another QP of the PD: LOCAL_PROT");
+	rc_pair(&Q, MAC, 14, 7, 6);
+	idx = post_local_inv(&Q.a, w1_key);
+	tap(req_err(&Q.scq, Q.a.qpn, idx, KITE_SYND_LOCAL_PROT),
+	    "LOCAL_INV of a type 1 window (o10-37.2.26): LOCAL_PROT");
+	idx = post_local_inv(&P.b, k2);
+	tap(req_ok(&P.scq, P.b.qpn, idx, KITE_WQE_OP_LOCAL_INV, 0),
+	    "LOCAL_INV of the type 2 window on its QP: REQ CQE");
+	ok = mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN, k2, 64, 0x43) == KITE_SYND_REMOTE_ACCESS;
+	tap(ok, "WRITE through the invalidated type 2 window: REMOTE_ACCESS");
+
+	/* Free again: bound anew on another QP, then SEND_WITH_INV from the peer. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	k2 = bind_ok(&P, &P.b, "type 2 bound again after LOCAL_INV", T_WIN, 64, k2, W.mr, RWR,
+		     0x93);
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(16, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND_INV | KITE_WQE_F_SIGNALED, k2, 0, 0, 0, 0, g, 1);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_SEND_INV, 0),
+	    "SEND_WITH_INV of the type 2 window's key: REQ CQE");
+	ok = tcq_next(&P.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND_INV, P.b.qpn, 0) && c.byte_len == 16 &&
+		 c.inv_rkey == k2 && (c.flags & KITE_CQE_F_INV),
+		 "SEND_WITH_INV: RESP_SEND_INV with the window's key and the INV flag"))
+		cqe_diag("recv", &c);
+	ok = mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN, k2, 16, 0x44) == KITE_SYND_REMOTE_ACCESS;
+	tap(ok, "WRITE through the remotely invalidated window: REMOTE_ACCESS");
+
+	/* SEND_WITH_INV of a type 1 window's key: the responder refuses it. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	g[0] = sge(64, E.lkey, RBUF);
+	post_recv(&P.b, g, 1);
+	g[0] = sge(16, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_SEND_INV | KITE_WQE_F_SIGNALED, w1_key, 0, 0, 0, 0, g, 1);
+	tap(req_err(&P.scq, P.a.qpn, idx, KITE_SYND_REMOTE_INVAL_REQ),
+	    "SEND_WITH_INV of a type 1 window's key: REMOTE_INVAL_REQ");
+
+	/* Destroying the QP invalidates its type 2 windows and frees the MR. */
+	tmp = need(reg_mr(fx_pd, LW | MWB, 0x66, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		   "REG_MR (MW_BIND, for the QP's window)");
+	rc_pair(&P, MAC, 14, 7, 6);
+	k2 = bind_ok(&P, &P.b, "type 2 on a QP to destroy", T_WIN, 64, k2, tmp, RRD, 0x94);
+	cmd_obj(KITE_CMD_DEREG_MR, tmp, 0, &r);
+	expect(&r, KITE_CMD_E_BUSY, -1, "DEREG_MR under a type 2 window -> E_BUSY");
+	cmd_obj(KITE_CMD_DESTROY_QP, P.b.qpn, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DESTROY_QP of the window's QP");
+	cmd_obj(KITE_CMD_DEREG_MR, tmp, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR once the window's QP is gone");
+	rc_pair(&P, MAC, 14, 7, 6);
+	k2 = bind_ok(&P, &P.b, "type 2 free again after its QP's destruction", T_WIN, 64, k2,
+		     W.mr, RRD, 0x95);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN, k2, 64, 0x45) == 0,
+	    "READ through it on the new QP");
+	/* DEALLOC_MW unbinds. */
+	tmp = need(reg_mr(fx_pd, LW | MWB, 0x67, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		   "REG_MR (MW_BIND, for DEALLOC_MW)");
+	idx = post_local_inv(&P.b, k2);
+	tap(req_ok(&P.scq, P.b.qpn, idx, KITE_WQE_OP_LOCAL_INV, 0), "LOCAL_INV again");
+	k2 = bind_ok(&P, &P.b, "type 2 on the MR for DEALLOC_MW", T_WIN, 64, k2, tmp, RRD, 0x96);
+	cmd_obj(KITE_CMD_DEALLOC_MW, w2, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW of a bound window by its allocation key");
+	cmd_obj(KITE_CMD_DEREG_MR, tmp, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of its MR afterwards");
+	mw_op_fails("WRITE through a deallocated window's key", KITE_WQE_OP_RDMA_WRITE, T_WIN,
+		    k2, 16);
+}
+
+/* UC: a type 2 window bound on a UC QP, written through, invalidated. */
+static void mw_uc(void)
+{
+	static uint8_t want[3000];
+	struct kite_wqe_sge g[1];
+	struct rcpair U;
+	struct res r;
+	uint32_t w, k;
+	uint16_t idx;
+
+	w = need(alloc_mw(fx_pd, KITE_MW_TYPE_2, 0x30, 0, &r), &r, "ALLOC_MW type 2 (UC)");
+	uc_pair(&U, KITE_MTU_1024);
+	k = bind_ok(&U, &U.b, "type 2 on a UC QP", T_WIN, T_WIN_LEN, w, W.mr, RWR, 0x31);
+	fill_pattern(SRC, 3000, 0x51, want);
+	g[0] = sge(3000, E.lkey, SRC);
+	idx = post_rc(&U.a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, T_WIN + 7, k, 0, 0,
+		      g, 1);
+	tap(req_ok(&U.scq, U.a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0), "UC WRITE through the window");
+	run_for(1000000);
+	tap(mem_eq(T_WIN + 7, want, 3000), "UC WRITE through the window: the data at the address");
+	idx = post_local_inv(&U.b, k);
+	tap(req_ok(&U.scq, U.b.qpn, idx, KITE_WQE_OP_LOCAL_INV, 0),
+	    "UC LOCAL_INV of the type 2 window");
+	cmd_obj(KITE_CMD_DEALLOC_MW, k, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW by its current key");
+}
+
+/* Every way a bind is refused; the window is unchanged afterwards. */
+static void mw_bind_errors(uint32_t wpd2)
+{
+	struct rcpair P;
+	struct res r;
+	uint32_t we, wt2, wro, k;
+	struct tqp *ud = &E.b;
+	uint16_t idx;
+
+	we = need(alloc_mw(fx_pd, KITE_MW_TYPE_1, 0x20, 0, &r), &r, "ALLOC_MW type 1 (errors)");
+	wt2 = need(alloc_mw(fx_pd, KITE_MW_TYPE_2, 0x21, 0, &r), &r, "ALLOC_MW type 2 (errors)");
+	bind_fails("to an MR without MW_BIND (C10-73)", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we,
+		   W.nobind, RRD, 1);
+	bind_fails("writable, to an MR without LOCAL_WRITE (C10-74)", KITE_SYND_MW_BIND, 0, 0, T_WIN,
+		   64, we, W.nolw, RWR, 1);
+	bind_fails("atomic, to an MR without LOCAL_WRITE (C10-74)", KITE_SYND_MW_BIND, 0, 0, T_WIN,
+		   64, we, W.nolw, RAT, 1);
+	bind_fails("starting below the MR (C10-75)", KITE_SYND_MW_BIND, 0, 0, T_IOVA - 1, 64, we,
+		   W.mr, RRD, 1);
+	bind_fails("ending past the MR (C10-75)", KITE_SYND_MW_BIND, 0, 0, T_IOVA + T_MR_LEN - 63,
+		   64, we, W.mr, RRD, 1);
+	bind_fails("longer than the MR", KITE_SYND_MW_BIND, 0, 0, T_IOVA, T_MR_LEN + 1, we, W.mr,
+		   RRD, 1);
+	bind_fails("with a wrapping range", KITE_SYND_MW_BIND, 0, 0, ~0ULL - 8, 64, we, W.mr, RRD,
+		   1);
+	bind_fails("of a window of another PD", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, wpd2, W.mr,
+		   RRD, 1);
+	bind_fails("to an MR of another PD", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we, W.pd2, RRD,
+		   1);
+	bind_fails("of a type 1 window by a stale key", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64,
+		   retag(we, 0x19), W.mr, RRD, 1);
+	bind_fails("of a type 2 window with length 0 (o10-37.2.40)", KITE_SYND_MW_BIND, 0, 0,
+		   T_WIN, 0, wt2, W.mr, RRD, 1);
+	bind_fails("with LOCAL_WRITE in the window's rights", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64,
+		   we, W.mr, RRD | LW, 1);
+	bind_fails("with MW_BIND in the window's rights", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we,
+		   W.mr, MWB, 1);
+	bind_fails("to a window's key as the MR", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we, wt2, RRD,
+		   1);
+	bind_fails("of an MR's key as the window", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, W.mr, W.mr,
+		   RRD, 1);
+	bind_fails("of key 0", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, 0, W.mr, RRD, 1);
+	bind_fails("of a key index past the table", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64,
+		   0xffffff00u, W.mr, RRD, 1);
+	bind_fails("to an MR by a stale key", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we,
+		   W.mr ^ 0x80, RRD, 1);
+	bind_fails("to the DMA MR", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we, E.lkey_phys, RRD, 1);
+	bind_fails("with a reserved flags bit", KITE_SYND_LOCAL_QP_OP, 0, 0, T_WIN, 64, we, W.mr,
+		   RRD, 0x100);
+	bind_fails("with a reserved access bit", KITE_SYND_LOCAL_QP_OP, 0, 0, T_WIN, 64, we, W.mr,
+		   RRD | BIT(5), 1);
+	bind_fails("with an SGE count", KITE_SYND_LOCAL_QP_OP,
+		   (uint32_t)FIELD_PREP(KITE_WQE_NUM_SGE, 1), 0, T_WIN, 64, we, W.mr, RRD, 1);
+	bind_fails("with inline data", KITE_SYND_LOCAL_QP_OP, KITE_WQE_F_INLINE, 0, T_WIN, 64, we,
+		   W.mr, RRD, 1);
+	bind_fails("with immediate data", KITE_SYND_LOCAL_QP_OP, 0, 0x1234, T_WIN, 64, we, W.mr,
+		   RRD, 1);
+
+	/* A UD QP has no BIND_MW. */
+	idx = post_bind_raw(ud, KITE_WQE_F_SIGNALED, 0, T_WIN, 64, we, W.mr, RRD, 1);
+	tap(req_err(&E.scq, ud->qpn, idx, KITE_SYND_LOCAL_QP_OP) &&
+	    qp_state(ud->qpn) == KITE_QPS_SQE, "bind on a UD QP: REQ_ERR LOCAL_QP_OP, QP in SQE");
+	tap(tqp_to(ud, KITE_QPS_RTS) == KITE_CMD_OK, "UD QP: SQE to RTS");
+
+	/* The refused binds changed nothing: the windows bind as allocated. */
+	rc_pair(&P, MAC, 14, 7, 6);
+	k = bind_ok(&P, &P.b, "type 1 after every refusal, by its allocation key", T_WIN, 64, we,
+		    W.mr, RRD, 0x22);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN, k, 64, 0x61) == 0, "and it reads");
+	/* REMOTE_READ needs no LOCAL_WRITE. */
+	wro = need(alloc_mw(fx_pd, KITE_MW_TYPE_1, 0x23, 0, &r), &r, "ALLOC_MW type 1 (read only)");
+	k = bind_ok(&P, &P.b, "read-only window on an MR without LOCAL_WRITE", T_WIN, 64, wro,
+		    W.nolw, RRD, 0x24);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, T_WIN, k, 64, 0x62) == 0,
+	    "READ through the window on the MR without LOCAL_WRITE");
+	k = bind_ok(&P, &P.b, "type 2 after the refusals", T_WIN, 64, wt2, W.mr, RWR, 0x25);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, T_WIN, k, 64, 0x63) == 0, "and it writes");
+	cmd_obj(KITE_CMD_DEALLOC_MW, we, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW type 1 (errors)");
+	cmd_obj(KITE_CMD_DEALLOC_MW, wt2, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW type 2 (errors)");
+	cmd_obj(KITE_CMD_DEALLOC_MW, wro, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEALLOC_MW type 1 (read only)");
+}
+
+/*
+ * Random binds and invalidations on a UC QP (an error moves it to SQE,
+ * from which it returns to RTS): every WQE completes, successfully or
+ * with a bind, QP operation or protection error, and afterwards every
+ * window deallocates and every MR deregisters (the device's count of
+ * bound windows is consistent).
+ */
+static void mw_random(void)
+{
+	const char *seed = getenv("KITE_SEED");
+	struct rcpair U;
+	struct res r;
+	struct kite_cqe c;
+	uint32_t mrs[3], mws[4], keys[12], mw_key, mr_key, access, flags;
+	unsigned i, n = 300, ok = 0, err = 0, bad = 0, busy = 0, nkeys;
+	uint64_t addr, len;
+	uint16_t idx;
+
+	rng_state = seed ? strtoull(seed, NULL, 0) * 31 + 11 : 0x6d77ULL;
+	diag("seed 0x%" PRIx64, rng_state);
+	mrs[0] = need(reg_mr(fx_pd, LW | MWB, 0x01, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r, "REG_MR r0");
+	mrs[1] = need(reg_mr(fx_pd, MWB | RRD, 0x02, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r, "REG_MR r1");
+	mrs[2] = need(reg_mr(fx_pd, LW, 0x03, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r, "REG_MR r2");
+	for (i = 0; i < 4; i++)
+		mws[i] = need(alloc_mw(fx_pd, 1 + i % 2, 0x10 + i, 0, &r), &r, "ALLOC_MW random");
+	uc_pair(&U, KITE_MTU_1024);
+	for (i = 0; i < n; i++) {
+		nkeys = 0;
+		memcpy(keys, mrs, sizeof(mrs));
+		memcpy(keys + 3, mws, sizeof(mws));
+		nkeys = 7;
+		keys[nkeys++] = (uint32_t)rnd();
+		keys[nkeys++] = retag(mws[rndn(4)], (uint8_t)rnd());
+		/* Mostly plausible: windows, MRs that allow binding, small ranges. */
+		mw_key = rndn(3) ? mws[rndn(4)] : keys[rndn(nkeys)];
+		mr_key = rndn(3) ? mrs[rndn(2)] : keys[rndn(nkeys)];
+		addr = rndn(4) ? T_IOVA + rndn(T_MR_LEN - 8192) : rnd();
+		len = rndn(4) ? rndn(8192) : (rndn(2) ? 0 : rnd());
+		access = rndn(8) ? (uint32_t)rndn(16) & ~LW : (uint32_t)rndn(64);
+		flags = rndn(16) ? (uint32_t)rndn(256) : (uint32_t)rnd();
+		if (rndn(5)) {
+			idx = post_bind_raw(&U.b, KITE_WQE_F_SIGNALED, rndn(32) ? 0 : 1, addr, len,
+					    mw_key, mr_key, access, flags);
+		} else {
+			idx = post_local_inv(&U.b, rndn(2) ? retag(mw_key, (uint8_t)flags) : mw_key);
+		}
+		if (!tcq_next(&U.scq, &c) || c.qpn != U.b.qpn || c.wqe_idx != idx) {
+			bad++;
+			cqe_diag("random", &c);
+			break;
+		}
+		if (FIELD_GET(KITE_CQE_OPCODE, c.op_own) == KITE_CQE_OP_REQ) {
+			ok++;
+			/* Bound windows: remember their keys for the next ones. */
+			if (c.wqe_opcode == KITE_WQE_OP_BIND_MW) {
+				unsigned j;
+
+				for (j = 0; j < 4; j++)
+					if (FIELD_GET(KITE_KEY_INDEX, mws[j]) ==
+					    FIELD_GET(KITE_KEY_INDEX, mw_key))
+						mws[j] = retag(mw_key, (uint8_t)flags);
+			}
+			continue;
+		}
+		err++;
+		switch (FIELD_GET(KITE_CQE_SYNDROME, c.syndrome)) {
+		case KITE_SYND_MW_BIND:
+		case KITE_SYND_LOCAL_QP_OP:
+		case KITE_SYND_LOCAL_PROT:
+			break;
+		default:
+			bad++;
+			cqe_diag("random", &c);
+		}
+		if (qp_state(U.b.qpn) != KITE_QPS_SQE || tqp_to(&U.b, KITE_QPS_RTS) != KITE_CMD_OK) {
+			bad++;
+			diag("random: QP not in SQE after an error, or not back to RTS");
+			break;
+		}
+	}
+	tap(!bad && ok + err == n && ok && err,
+	    "%u random binds and invalidations: %u completed, %u refused (bind, QP operation or protection errors), none else",
+	    n, ok, err);
+	for (i = 0; i < 3; i++) {
+		cmd_obj(KITE_CMD_DEREG_MR, mrs[i], 0, &r);
+		if (r.done && FIELD_GET(KITE_CMD_STATUS_CODE, r.status) == KITE_CMD_E_BUSY)
+			busy++;
+		else if (!r.done || FIELD_GET(KITE_CMD_STATUS_CODE, r.status) != KITE_CMD_OK)
+			bad++;
+		else
+			mrs[i] = 0;
+	}
+	for (i = 0; i < 4; i++) {
+		/* A window's allocation key always works. */
+		cmd_obj(KITE_CMD_DEALLOC_MW, retag(mws[i], 0x10 + i), 0, &r);
+		if (!r.done || FIELD_GET(KITE_CMD_STATUS_CODE, r.status) != KITE_CMD_OK)
+			bad++;
+	}
+	for (i = 0; i < 3; i++) {
+		if (!mrs[i])
+			continue;
+		cmd_obj(KITE_CMD_DEREG_MR, mrs[i], 0, &r);
+		if (!r.done || FIELD_GET(KITE_CMD_STATUS_CODE, r.status) != KITE_CMD_OK)
+			bad++;
+	}
+	tap(!bad, "afterwards every window deallocates and every MR deregisters (%u were busy with windows)",
+	    busy);
+}
+
+static void g_mw(void)
+{
+	struct res r;
+	uint32_t w1, w2, wpd2;
+
+	eng_setup();
+	rc_keys();
+	W.mr = need(reg_mr(fx_pd, LW | MWB, 0x61, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		    "REG_MR with MW_BIND");
+	W.nobind = need(reg_mr(fx_pd, LW | RWR | RRD, 0x62, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r),
+			&r, "REG_MR without MW_BIND");
+	W.nolw = need(reg_mr(fx_pd, MWB | RRD, 0x63, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		      "REG_MR with MW_BIND, no LOCAL_WRITE");
+	W.pd2 = need(reg_mr(E.pd2, LW | MWB, 0x64, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		     "REG_MR with MW_BIND in PD 2");
+	wpd2 = need(alloc_mw(E.pd2, KITE_MW_TYPE_1, 0x70, 0, &r), &r, "ALLOC_MW in PD 2");
+
+	mw_commands(&w1, &w2);
+	mw_type1(w1);
+	/* mw_type1() leaves w1 unbound with the tag 0x86. */
+	mw_type2(w2, retag(w1, 0x86));
+	mw_uc();
+	mw_bind_errors(wpd2);
+	mw_random();
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "after the windows: the channel answers");
+}
+
 static const struct group {
 	const char *name;
 	void (*fn)(void);
@@ -9628,6 +10290,7 @@ static const struct group {
 	{ "mcast_engine", g_mcast_engine },
 	{ "mcast_random", g_mcast_random },
 	{ "cntr", g_cntr },
+	{ "mw", g_mw },
 };
 
 static void run_group(const struct group *g)

@@ -302,6 +302,8 @@ struct kite_cmd {
 #define KITE_CMD_REG_MR			0x28
 #define KITE_CMD_ALLOC_MR		0x29
 #define KITE_CMD_DEREG_MR		0x2a
+#define KITE_CMD_ALLOC_MW		0x2b
+#define KITE_CMD_DEALLOC_MW		0x2c
 #define KITE_CMD_ADD_GID		0x30
 #define KITE_CMD_DEL_GID		0x31
 #define KITE_CMD_CREATE_SRQ		0x38
@@ -371,7 +373,7 @@ struct kite_cmd_query_device_out {
 	__le32 max_mcast_grp;
 	__le32 max_mcast_qp_attach;
 	__le32 max_mcast_total_attach;
-	__le32 rsvd;
+	__le32 max_mw;		/* KITE_FEAT_MW: windows at most */
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -384,6 +386,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_SRQ			BIT(7)
 #define KITE_FEAT_MCAST			BIT(8)
 #define KITE_FEAT_QP_CNTR		BIT(9)	/* QP counter sets, max_cntr */
+#define KITE_FEAT_MW			BIT(10)	/* memory windows, types 1 and 2B */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -626,6 +629,7 @@ struct kite_cmd_modify_qp {
 #define KITE_ACCESS_REMOTE_WRITE	BIT(1)
 #define KITE_ACCESS_REMOTE_READ		BIT(2)
 #define KITE_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define KITE_ACCESS_MW_BIND		BIT(4)	/* MRs: windows may be bound */
 
 #define KITE_NET_ROCE_V2_IPV4		1
 #define KITE_NET_ROCE_V2_IPV6		2
@@ -663,6 +667,20 @@ struct kite_cmd_alloc_mr {
 /* Memory keys: index in the memory translation table and a tag. */
 #define KITE_KEY_INDEX			GENMASK(31, 8)
 #define KITE_KEY_TAG			GENMASK(7, 0)
+
+/*
+ * ALLOC_MW: result = the window's key, from the memory translation table
+ * MRs use; the window starts unbound. DEALLOC_MW takes struct kite_cmd_obj.
+ */
+struct kite_cmd_alloc_mw {
+	__le32 pdn;
+	__le32 type;		/* KITE_MW_TYPE_* */
+	__le32 flags;		/* KITE_MR_KEY_TAG */
+	__le32 uctx;
+};
+
+#define KITE_MW_TYPE_1			1	/* bound by any QP of its PD */
+#define KITE_MW_TYPE_2			2	/* type 2B: bound to one QP */
 
 /* ADD_GID; DEL_GID takes struct kite_cmd_obj (obj = index) */
 struct kite_cmd_add_gid {
@@ -861,6 +879,7 @@ struct kite_wqe_ctrl {
 #define KITE_WQE_OP_ATOMIC_FA		0x07
 #define KITE_WQE_OP_LOCAL_INV		0x08
 #define KITE_WQE_OP_REG_MR		0x09
+#define KITE_WQE_OP_BIND_MW		0x0a
 
 /* RDMA and atomic WQEs: after the control segment. */
 struct kite_wqe_raddr {
@@ -900,6 +919,19 @@ struct kite_wqe_reg_mr {
 	__le32 npages;
 	__le32 page_shift;
 };
+
+/* BIND_MW WQE: after the control segment. */
+struct kite_wqe_bind_mw {
+	__le64 addr;		/* the window's first address, in the MR */
+	__le64 length;		/* bytes; 0 unbinds a type 1 window */
+	__le32 mw_key;		/* the window (type 1: its current key) */
+	__le32 mr_key;		/* the MR's key; unused with length 0 */
+	__le32 access;		/* KITE_ACCESS_REMOTE_* of the window */
+	__le32 flags;		/* KITE_BIND_MW_TAG */
+};
+
+/* The tag of the window's key once bound. */
+#define KITE_BIND_MW_TAG		GENMASK(7, 0)
 
 /* Data segment: sends, RDMA and atomics after their other segments;
  * receive WQEs after the receive header.
@@ -946,6 +978,7 @@ static_assert(sizeof(struct kite_cmd_create_qp) == 80);
 static_assert(sizeof(struct kite_cmd_modify_qp) == 80);
 static_assert(sizeof(struct kite_cmd_reg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mr) == 16);
+static_assert(sizeof(struct kite_cmd_alloc_mw) == 16);
 static_assert(sizeof(struct kite_cmd_add_gid) == 32);
 static_assert(sizeof(struct kite_cmd_create_srq) == 32);
 static_assert(sizeof(struct kite_cmd_modify_srq) == 16);
@@ -959,6 +992,7 @@ static_assert(sizeof(struct kite_wqe_raddr) == 16);
 static_assert(sizeof(struct kite_wqe_atomic) == 16);
 static_assert(sizeof(struct kite_wqe_ud) == 48);
 static_assert(sizeof(struct kite_wqe_reg_mr) == 40);
+static_assert(sizeof(struct kite_wqe_bind_mw) == 32);
 static_assert(sizeof(struct kite_wqe_sge) == 16);
 static_assert(sizeof(struct kite_wqe_recv) == 16);
 static_assert(sizeof(struct kite_wqe_srq_recv) == 16);

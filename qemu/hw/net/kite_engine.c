@@ -300,8 +300,11 @@ bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
     return true;
 }
 
-/* The MR @key names, if it is valid, in @pdn, grants @access and covers
- * [addr, addr + len). */
+/*
+ * The MR @key names, if it is valid, in @pdn, grants @access and covers
+ * [addr, addr + len). A memory window's key is never one: windows give
+ * remote access only (kite_rkey_check()).
+ */
 KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
                        uint64_t addr, uint64_t len, uint32_t access)
 {
@@ -312,7 +315,7 @@ KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
         return NULL;
     }
     mr = &s->rdma.mr[index];
-    if (!mr->valid || mr->state != KITE_MR_STATE_VALID ||
+    if (!mr->valid || mr->mw_type || mr->state != KITE_MR_STATE_VALID ||
         mr->tag != FIELD_GET(KITE_KEY_TAG, key) || mr->pdn != pdn ||
         (mr->access & access) != access) {
         return NULL;
@@ -546,7 +549,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR) {
-        return kite_engine_local_op(s, qp->pdn, wqe, stride);
+        return kite_engine_local_op(s, qpn, qp, wqe, stride);
     }
     if (op != KITE_WQE_OP_SEND && op != KITE_WQE_OP_SEND_IMM) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);

@@ -5,7 +5,7 @@
  * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
  * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
  * and work queues and the doorbell BAR; kite_srq.c shared receive queues;
- * kite_pbl.c page buffer lists.
+ * kite_mw.c memory windows; kite_pbl.c page buffer lists.
  *
  * Threading: every entry point (MMIO, bottom halves, timers, net backend
  * callbacks, QOM property setters) runs with the BQL held, so the state
@@ -70,6 +70,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 /* KITE_CQE_VENDOR_SYNDROME values (diagnostics only). */
 #define KITE_ACCESS_ALL (KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
                          KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
+/* The access bits of an MR (REG_MR command and work request). */
+#define KITE_ACCESS_MR_ALL (KITE_ACCESS_ALL | KITE_ACCESS_MW_BIND)
+/* The access bits of a memory window. */
+#define KITE_ACCESS_REMOTE (KITE_ACCESS_REMOTE_WRITE | \
+                            KITE_ACCESS_REMOTE_READ | \
+                            KITE_ACCESS_REMOTE_ATOMIC)
 
 #define KITE_VSYND_DMA          0x01    /* host memory access failed */
 #define KITE_VSYND_UNSUPPORTED  0x02    /* not implemented by this engine */
@@ -298,24 +304,33 @@ typedef struct KiteCntr {
     uint64_t v[KITE_QP_STAT_COUNT];
 } KiteCntr;
 
-#define KITE_MR_STATE_VALID     0
-#define KITE_MR_STATE_INVALID   1       /* fast registration, not mapped */
+#define KITE_MR_STATE_VALID     0       /* window: bound */
+#define KITE_MR_STATE_INVALID   1       /* fast registration, not mapped;
+                                           window: unbound or invalidated */
 
+/*
+ * An entry of the memory translation table: a memory region, or a memory
+ * window (mw_type != 0, kite_mw.c), which shares the table's key space.
+ */
 typedef struct KiteMR {
     bool valid;
     uint8_t tag;
     uint8_t state;              /* KITE_MR_STATE_* */
     bool fast;                  /* created by ALLOC_MR */
+    uint8_t mw_type;            /* a window: KITE_MW_TYPE_*; an MR: 0 */
     uint32_t gen;               /* registration number, unique per reset */
-    uint8_t alloc_tag;          /* fast: the tag ALLOC_MR was given */
+    uint8_t alloc_tag;          /* fast, window: the tag it was allocated with */
     uint32_t pdn;
     uint32_t uctx;
-    uint32_t access;
+    uint32_t access;            /* window: KITE_ACCESS_REMOTE_* */
     uint32_t flags;
     uint32_t max_pages;
-    uint64_t iova;
-    uint64_t length;
+    uint64_t iova;              /* window: its first address in the MR */
+    uint64_t length;            /* window: 0 while unbound */
     KitePbl pbl;                /* description only, no page cache */
+    uint32_t nmw;               /* MR: windows bound to it */
+    uint32_t mw_mr;             /* bound window: the MR's index */
+    uint32_t mw_qpn;            /* bound type 2 window: its QP */
 } KiteMR;
 
 typedef struct KiteGid {
@@ -509,6 +524,7 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val);
 void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len);
 bool kite_uctx_valid(KiteState *s, uint32_t uctx);
 uint8_t kite_active_mtu(KiteState *s);
+bool kite_pd_valid(KiteState *s, uint32_t pdn);
 
 /* Command execution context. */
 typedef struct KiteCmdCtx {
@@ -679,6 +695,12 @@ bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
                  bool write);
 KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
                        uint64_t addr, uint64_t len, uint32_t access);
+/* A work request executed by the engine itself: LOCAL_INV, REG_MR, BIND_MW. */
+static inline bool kite_wqe_op_local(uint8_t op)
+{
+    return op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR ||
+           op == KITE_WQE_OP_BIND_MW;
+}
 bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
                 uint64_t len, bool write);
 uint32_t kite_synd(uint8_t synd, uint8_t vendor);
@@ -775,6 +797,33 @@ void kite_mcast_receive(KiteState *s, const uint8_t *frame, size_t len,
 /* A multicast frame this port sends: its attached QPs receive it too. */
 void kite_mcast_loopback(KiteState *s, const uint8_t *frame, size_t len);
 
+/*
+ * kite_mw.c: memory windows. They live in the memory translation table
+ * (KiteMR with mw_type set); a bound window names the MR it opens.
+ */
+KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag);
+void kite_cmd_alloc_mw(KiteState *s, KiteCmdCtx *c);
+void kite_cmd_dealloc_mw(KiteState *s, KiteCmdCtx *c);
+/* The window entry @key's index names, or NULL (tag not checked). */
+KiteMR *kite_mw_lookup(KiteState *s, uint32_t key);
+/* Execute the BIND_MW WQE @wqe (one stride) of @qp: 0 or a syndrome. */
+uint32_t kite_mw_bind(KiteState *s, uint32_t qpn, KiteQP *qp,
+                      const uint8_t *wqe, uint32_t stride);
+/*
+ * LOCAL_INV or SEND_WITH_INV of the window @mw by @qp, with @key: false if
+ * the key or the window's state, type or QP forbid it.
+ */
+bool kite_mw_invalidate(KiteState *s, uint32_t qpn, KiteQP *qp, KiteMR *mw,
+                        uint32_t key);
+/*
+ * A remote key for [addr, addr + len) with @access on @qp: an MR's key
+ * (kite_key_check()) or a bound window's; the MR to access, or NULL.
+ */
+KiteMR *kite_rkey_check(KiteState *s, uint32_t qpn, KiteQP *qp, uint32_t key,
+                        uint64_t addr, uint64_t len, uint32_t access);
+/* QP @qpn is destroyed: the type 2 windows bound to it are invalidated. */
+void kite_mw_qp_destroyed(KiteState *s, uint32_t qpn);
+
 /* kite_loss.c: loss on demand */
 void kite_loss_instance_init(KiteState *s);
 void kite_loss_init(KiteState *s);
@@ -795,8 +844,8 @@ void kite_rc_reset(KiteState *s);
 void kite_rc_exit(KiteState *s);
 void kite_rc_qp_reset(KiteQP *qp);
 int kite_rc_ext_len(uint8_t opcode);
-uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
-                              uint32_t stride);
+uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              const uint8_t *wqe, uint32_t stride);
 bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 bool kite_rc_rq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget);
 void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,

@@ -1273,6 +1273,8 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
     }
     kite_cntr_qp_fini(s, qp);
     kite_mcast_qp_destroyed(s, qpn);
+    /* Its type 2 windows go with it: a later QP may get its number. */
+    kite_mw_qp_destroyed(s, qpn);
     kite_pbl_free(&qp->sq.pbl);
     kite_pbl_free(&qp->rq.pbl);
     memset(qp, 0, sizeof(*qp));

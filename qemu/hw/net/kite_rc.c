@@ -6,8 +6,8 @@
  * packet more than KITE_RC_PSN_WINDOW PSNs past the oldest
  * unacknowledged PSN, at most max_rd_atomic (0 counts as 1) READ and
  * atomic WQEs. A fenced WQE starts when no READ or atomic is
- * outstanding; a local operation (LOCAL_INV, REG_MR) when nothing is.
- * A message is segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY
+ * outstanding; a local operation (LOCAL_INV, REG_MR, BIND_MW) when
+ * nothing is. A message is segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY
  * packets, one packet per unit of the engine's budget, AckReq set on
  * the last and on every KITE_RC_ACKREQ_EVERY-th. WQEs complete in order,
  * the oldest first, when acknowledged: an ACK acknowledges every packet
@@ -258,27 +258,41 @@ static KiteMR *kite_fast_mr(KiteState *s, uint32_t pdn, uint32_t key)
 }
 
 /*
- * Execute the LOCAL_INV or REG_MR WQE @wqe (one stride) of a QP in
- * @pdn. Returns 0 or a CQE syndrome.
+ * Execute the LOCAL_INV, REG_MR or BIND_MW WQE @wqe (one stride) of QP
+ * @qpn. Returns 0 or a CQE syndrome.
  */
-uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
-                              uint32_t stride)
+uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              const uint8_t *wqe, uint32_t stride)
 {
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     const uint32_t prot = kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
     uint32_t opw = ldl_le_p(wqe), key, access, npages, shift, i;
+    uint32_t pdn = qp->pdn;
     uint64_t iova, length, pbl, *ptes;
     KiteMR *mr;
 
+    if (FIELD_GET(KITE_WQE_OPCODE, opw) == KITE_WQE_OP_BIND_MW) {
+        /* Connected QPs only (the UD path never gets here with it). */
+        if (!kite_qp_connected(qp)) {
+            return bad;
+        }
+        return kite_mw_bind(s, qpn, qp, wqe, stride);
+    }
     if (FIELD_GET(KITE_WQE_NUM_SGE, opw) || (opw & KITE_WQE_F_INLINE) ||
         lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, inline_len))) {
         return bad;
     }
     if (FIELD_GET(KITE_WQE_OPCODE, opw) == KITE_WQE_OP_LOCAL_INV) {
         key = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, inv_key));
+        mr = kite_mw_lookup(s, key);
+        if (mr) {
+            /* A type 2 window of this QP. */
+            return kite_mw_invalidate(s, qpn, qp, mr, key) ? 0 : prot;
+        }
         mr = kite_fast_mr(s, pdn, key);
+        /* Not while windows are bound to it. */
         if (!mr || mr->state != KITE_MR_STATE_VALID ||
-            mr->tag != FIELD_GET(KITE_KEY_TAG, key)) {
+            mr->tag != FIELD_GET(KITE_KEY_TAG, key) || mr->nmw) {
             return prot;
         }
         mr->state = KITE_MR_STATE_INVALID;
@@ -300,7 +314,7 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t pdn, const uint8_t *wqe,
     if (!mr || mr->state != KITE_MR_STATE_INVALID) {
         return prot;
     }
-    if ((access & ~KITE_ACCESS_ALL) ||
+    if ((access & ~KITE_ACCESS_MR_ALL) ||
         ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
          !(access & KITE_ACCESS_LOCAL_WRITE)) ||
         shift < KITE_PBL_MIN_PAGE_SHIFT || shift > KITE_PBL_MAX_PAGE_SHIFT ||
@@ -404,6 +418,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
         break;
     case KITE_WQE_OP_LOCAL_INV:
     case KITE_WQE_OP_REG_MR:
+    case KITE_WQE_OP_BIND_MW:
         /* Checked and executed by kite_engine_local_op(). */
         return 0;
     default:
@@ -835,7 +850,7 @@ static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
 static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
                           const KiteRcWqe *w)
 {
-    uint32_t synd = kite_engine_local_op(s, qp->pdn, w->wqe,
+    uint32_t synd = kite_engine_local_op(s, qpn, qp, w->wqe,
                                          1U << qp->sq.wqe_shift);
 
     if (synd) {
@@ -924,7 +939,7 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
                 kite_rc_req_fail(s, qpn, qp, w->idx, w->op, synd);
                 continue;
             }
-            if (w->op == KITE_WQE_OP_LOCAL_INV || w->op == KITE_WQE_OP_REG_MR) {
+            if (kite_wqe_op_local(w->op)) {
                 if (rc->nout) {
                     break;              /* after everything earlier */
                 }
@@ -1364,17 +1379,25 @@ static void kite_rc_resp_fatal(KiteState *s, uint32_t qpn, KiteQP *qp,
     kite_engine_qp_fail(s, qpn, qp, false);
 }
 
-/* Check a remote key for [va, va + len) with @access on @qp. */
+/*
+ * Check a remote key (an MR's or a memory window's) for [va, va + len)
+ * with @access on @qp.
+ */
 static KiteMR *kite_rc_rkey(KiteState *s, KiteQP *qp, uint32_t key,
                             uint64_t va, uint64_t len, uint32_t access)
 {
     if ((le32_to_cpu(qp->attr.access) & access) != access) {
         return NULL;
     }
-    return kite_key_check(s, qp->pdn, key, va, MAX(len, 1), access);
+    return kite_rkey_check(s, qp - s->rdma.qp, qp, key, va, MAX(len, 1),
+                           access);
 }
 
-/* Invalidate @key for a SEND_WITH_INV (prm_mr.rst). */
+/*
+ * Invalidate @key for a SEND_WITH_INV (prm_mr.rst): a fast-registration
+ * MR of the QP's PD without windows bound, or a type 2 window bound to
+ * the QP.
+ */
 static bool kite_rc_invalidate(KiteState *s, KiteQP *qp, uint32_t key)
 {
     uint32_t index = FIELD_GET(KITE_KEY_INDEX, key);
@@ -1384,8 +1407,12 @@ static bool kite_rc_invalidate(KiteState *s, KiteQP *qp, uint32_t key)
         return false;
     }
     mr = &s->rdma.mr[index];
+    if (mr->valid && mr->mw_type) {
+        return kite_mw_invalidate(s, qp - s->rdma.qp, qp, mr, key);
+    }
     if (!mr->valid || !mr->fast || mr->state != KITE_MR_STATE_VALID ||
-        mr->tag != FIELD_GET(KITE_KEY_TAG, key) || mr->pdn != qp->pdn) {
+        mr->tag != FIELD_GET(KITE_KEY_TAG, key) || mr->pdn != qp->pdn ||
+        mr->nmw) {
         return false;
     }
     mr->state = KITE_MR_STATE_INVALID;

@@ -1,6 +1,6 @@
 /*
  * Kite NIC: RDMA command channel, user contexts, protection domains,
- * memory regions and the GID table.
+ * memory regions and the GID table (memory windows: kite_mw.c).
  *
  * The driver writes 256-byte commands into a ring in guest memory and
  * advances the producer index (KITE_RDMA_CMDQ_PI). A bottom half executes
@@ -118,7 +118,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
                               KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
                               KITE_FEAT_SRQ | KITE_FEAT_MCAST |
-                              KITE_FEAT_QP_CNTR);
+                              KITE_FEAT_QP_CNTR | KITE_FEAT_MW);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
@@ -129,6 +129,8 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->max_mcast_grp = cpu_to_le32(KITE_MAX_MCAST_GRP);
     o->max_mcast_qp_attach = cpu_to_le32(KITE_MAX_MCAST_QP_ATTACH);
     o->max_mcast_total_attach = cpu_to_le32(KITE_MAX_TOTAL_MCAST_QP_ATTACH);
+    /* Windows share the memory translation table with MRs. */
+    o->max_mw = cpu_to_le32(KITE_MAX_MR);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -265,7 +267,7 @@ static void kite_cmd_alloc_pd(KiteState *s, KiteCmdCtx *c)
     kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
 }
 
-static bool kite_pd_valid(KiteState *s, uint32_t pdn)
+bool kite_pd_valid(KiteState *s, uint32_t pdn)
 {
     return pdn && pdn < KITE_MAX_PD && s->rdma.pd[pdn].valid;
 }
@@ -290,8 +292,8 @@ static void kite_cmd_dealloc_pd(KiteState *s, KiteCmdCtx *c)
 
 /* Memory regions */
 
-
-static KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag)
+/* The lowest free entry of the memory translation table, its key in result. */
+KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag)
 {
     uint32_t i;
 
@@ -328,7 +330,7 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
                                                     pdn));
         return;
     }
-    if ((access & ~KITE_ACCESS_ALL) ||
+    if ((access & ~KITE_ACCESS_MR_ALL) ||
         ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
          !(access & KITE_ACCESS_LOCAL_WRITE))) {
         kite_cmd_err(c, KITE_CMD_E_PARAM,
@@ -454,10 +456,15 @@ static void kite_cmd_dereg_mr(KiteState *s, KiteCmdCtx *c)
      * driver cannot follow it (a flushed REG_MR leaves the old one): its
      * allocation key frees it too.
      */
-    if (index == 0 || index >= KITE_MAX_MR || !mr->valid ||
+    if (index == 0 || index >= KITE_MAX_MR || !mr->valid || mr->mw_type ||
         (mr->tag != FIELD_GET(KITE_KEY_TAG, key) &&
          !(mr->fast && mr->alloc_tag == FIELD_GET(KITE_KEY_TAG, key)))) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    if (mr->nmw) {
+        /* Windows are bound to it (IBA 10.6.7.2.6). */
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
         return;
     }
     kite_pbl_free(&mr->pbl);
@@ -550,6 +557,8 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_REG_MR] = kite_cmd_reg_mr,
     [KITE_CMD_ALLOC_MR] = kite_cmd_alloc_mr,
     [KITE_CMD_DEREG_MR] = kite_cmd_dereg_mr,
+    [KITE_CMD_ALLOC_MW] = kite_cmd_alloc_mw,
+    [KITE_CMD_DEALLOC_MW] = kite_cmd_dealloc_mw,
     [KITE_CMD_ADD_GID] = kite_cmd_add_gid,
     [KITE_CMD_DEL_GID] = kite_cmd_del_gid,
     [KITE_CMD_CREATE_SRQ] = kite_cmd_create_srq,

@@ -11,7 +11,8 @@
  *
  * It opens a device (user context, checked response, the context's doorbell
  * page mapped), answers device and port queries, allocates PDs, registers
- * MRs, and creates CQs (cq.c), QPs and address handles (qp.c) whose queues
+ * MRs, allocates memory windows (bound by work requests, send.c), and
+ * creates CQs (cq.c), QPs and address handles (qp.c) whose queues
  * live in this process's memory, in the formats of the Kite Programmer's
  * Reference (include/linux/kite/kite_hw.h, through kite_hw_user.h): WQEs
  * are written into the rings and announced through the doorbell page, by
@@ -138,6 +139,41 @@ static int kite_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/* A memory window of type 1 or 2 (the kernel refuses other types). */
+static struct ibv_mw *kite_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+
+	return mw;
+}
+
+static int kite_dealloc_mw(struct ibv_mw *mw)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_mw(mw);
+	if (err)
+		return err;
+
+	free(mw);
+	return 0;
+}
+
 static void kite_free_context(struct ibv_context *ibctx)
 {
 	struct kite_context *ctx = to_kite_ctx(ibctx);
@@ -154,9 +190,11 @@ static void kite_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops kite_context_ops = {
+	.alloc_mw = kite_alloc_mw,
 	.alloc_pd = kite_alloc_pd,
 	/* The device keeps the multicast group table (kite_ib_mcast.c). */
 	.attach_mcast = ibv_cmd_attach_mcast,
+	.bind_mw = kite_bind_mw,
 	.cq_event = kite_cq_event,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
@@ -164,6 +202,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.create_qp = kite_create_qp,
 	.create_qp_ex = kite_create_qp_ex,
 	.create_srq = kite_create_srq,
+	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,
 	.destroy_ah = kite_destroy_ah,

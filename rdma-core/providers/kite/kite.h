@@ -302,6 +302,8 @@ struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn);
 int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags);
+int kite_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags);
 
 /* srq.c */

@@ -7,13 +7,15 @@
  *
  * A WQE is opened for an operation (kite_send_begin(): the control
  * segment, the slot's wr_id and completion opcode), given its segments
- * (remote address, atomic operands, UD address vector, SGEs or inline
- * data) and closed (kite_send_finish(): the checks that need the whole
- * WQE, the opcode word, the producer index advanced). ibv_post_send()
- * does the three steps for each ibv_send_wr; the ibv_wr_*() calls do one
- * step each, keep the first error and leave every WQE of the batch
- * unannounced until ibv_wr_complete() rings the doorbell once, or
- * forgets them all on an error or ibv_wr_abort().
+ * (remote address, atomic operands, UD address vector, memory window
+ * binding, SGEs or inline data) and closed (kite_send_finish(): the
+ * checks that need the whole WQE, the opcode word, the producer index
+ * advanced). ibv_post_send() does the three steps for each ibv_send_wr;
+ * the ibv_wr_*() calls do one step each, keep the first error and leave
+ * every WQE of the batch unannounced until ibv_wr_complete() rings the
+ * doorbell once, or forgets them all on an error or ibv_wr_abort().
+ * ibv_bind_mw() (a type 1 window) posts a BIND_MW work request through
+ * ibv_post_send(), as the verbs define it.
  *
  * Copyright (c) 2026 Kite
  */
@@ -67,9 +69,12 @@ static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
 		return rc ? KITE_WQE_OP_ATOMIC_FA : -1;
 	case IBV_WR_LOCAL_INV:
 		*wc_op = IBV_WC_LOCAL_INV;
-		return rc ? KITE_WQE_OP_LOCAL_INV : -1;
+		return conn ? KITE_WQE_OP_LOCAL_INV : -1;
+	case IBV_WR_BIND_MW:
+		*wc_op = IBV_WC_BIND_MW;
+		return conn ? KITE_WQE_OP_BIND_MW : -1;
 	default:
-		/* BIND_MW (no memory windows yet), TSO, FLUSH, ATOMIC_WRITE. */
+		/* TSO, FLUSH, ATOMIC_WRITE. */
 		return -1;
 	}
 }
@@ -176,7 +181,7 @@ static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 		b->inline_ok = false;
 		break;
 	default:
-		/* LOCAL_INV: the control segment only. */
+		/* LOCAL_INV, BIND_MW: no data. */
 		b->data_off = 0;
 		break;
 	}
@@ -229,6 +234,49 @@ static int kite_send_atomic(struct kite_send_wqe *b, uint64_t remote_addr,
 	kite_send_raddr(b, remote_addr, rkey);
 	aseg->swap_add = htole64(swap_add);
 	aseg->compare = htole64(compare);
+	return 0;
+}
+
+/* The access rights a memory window may be bound with. */
+#define KITE_MW_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * BIND_MW: bind @mw to @info's range of @info->mr with @info's rights, its
+ * key becoming @rkey (the device takes the tag, the low 8 bits: the index
+ * is the window's). A length of 0 unbinds a type 1 window. The window is
+ * named by its key: a type 1 window's current one (ibv_bind_mw() keeps
+ * it), a type 2 window's index. EINVAL: no window; rights other than
+ * local write (which a window does not grant: it is dropped) and remote
+ * write, read and atomic (a zero-based window, for one); a length without
+ * an MR. What only the device knows (the window's state, the MR's access,
+ * the range) completes with IBV_WC_MW_BIND_ERR.
+ */
+static int kite_send_bind(struct kite_send_wqe *b, struct ibv_mw *mw,
+			  uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct kite_wqe_bind_mw *seg =
+		(struct kite_wqe_bind_mw *)(b->wqe +
+					    sizeof(struct kite_wqe_ctrl));
+	uint32_t access = 0;
+
+	if (!mw || !info || (info->mw_access_flags & ~KITE_MW_ACCESS) ||
+	    (info->length && !info->mr))
+		return EINVAL;
+	if (info->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
+		access |= KITE_ACCESS_REMOTE_WRITE;
+	if (info->mw_access_flags & IBV_ACCESS_REMOTE_READ)
+		access |= KITE_ACCESS_REMOTE_READ;
+	if (info->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
+		access |= KITE_ACCESS_REMOTE_ATOMIC;
+	seg->mw_key = htole32(mw->rkey);
+	seg->flags = htole32(FIELD_PREP(KITE_BIND_MW_TAG, rkey & 0xff));
+	if (info->length) {
+		seg->addr = htole64(info->addr);
+		seg->length = htole64(info->length);
+		seg->mr_key = htole32(info->mr->lkey);
+		seg->access = htole32(access);
+	}
 	return 0;
 }
 
@@ -396,6 +444,10 @@ static int kite_build_send(struct kite_qp *qp, struct kite_send_wqe *b,
 		ret = kite_send_atomic(b, wr->wr.atomic.remote_addr,
 				       wr->wr.atomic.rkey,
 				       wr->wr.atomic.compare_add, 0);
+		break;
+	case KITE_WQE_OP_BIND_MW:
+		ret = kite_send_bind(b, wr->bind_mw.mw, wr->bind_mw.rkey,
+				     &wr->bind_mw.bind_info);
 		break;
 	}
 
@@ -565,6 +617,16 @@ static void kite_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 		kite_send_inv(b, invalidate_rkey);
 }
 
+static void kite_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_BIND_MW);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_bind(b, mw, rkey, info));
+}
+
 static void kite_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -682,6 +744,8 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_atomic_fetch_add = kite_wr_atomic_fetch_add;
 	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = kite_wr_local_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = kite_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = kite_wr_set_ud_addr;
 	qpx->wr_set_sge = kite_wr_set_sge;
@@ -691,4 +755,34 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_start = kite_wr_start;
 	qpx->wr_complete = kite_wr_complete;
 	qpx->wr_abort = kite_wr_abort;
+}
+
+/*
+ * ibv_bind_mw(): bind a type 1 window (libibverbs checked the type, and
+ * the MR's PD). A BIND_MW work request with the window's next key,
+ * ibv_inc_rkey() of its current one, which the window takes at once:
+ * should the bind complete in error, the application puts the old key
+ * back (ibv_bind_mw(3)).
+ */
+int kite_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	ret = kite_post_send(ibqp, &wr, &bad);
+	if (ret)
+		return ret;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }

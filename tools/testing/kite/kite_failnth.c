@@ -297,6 +297,17 @@ static void undo_ah(struct env *e, void *obj)
 	ibv_destroy_ah(obj);
 }
 
+static int make_mw(struct env *e, void **obj)
+{
+	*obj = ibv_alloc_mw(e->pd, IBV_MW_TYPE_2);
+	return *obj ? 0 : errno;
+}
+
+static void undo_mw(struct env *e, void *obj)
+{
+	ibv_dealloc_mw(obj);
+}
+
 static const struct verb verbs[] = {
 	{ "open_device (alloc_ucontext)", make_ctx, undo_ctx },
 	{ "alloc_pd", make_pd, undo_pd },
@@ -308,6 +319,7 @@ static const struct verb verbs[] = {
 	{ "create_qp UD", make_qp_ud, undo_qp },
 	{ "modify_qp RC to RTS", modify_rc, undo_nothing },
 	{ "create_ah", make_ah, undo_ah },
+	{ "alloc_mw", make_mw, undo_mw },
 };
 
 /*

@@ -7,8 +7,8 @@
  * for the extended commands) and the ioctl ABI (RDMA_VERBS_IOCTL), so that
  * the core's command and the driver data (include/uapi/rdma/kite-abi.h)
  * can have any size and content. Random sequences of create, modify, query
- * and destroy of PDs, MRs, CQs, QPs (RC, UC, UD, GSI, raw and other
- * types) and AHs, over a table of the handles that are alive, so that
+ * and destroy of PDs, MRs, memory windows, CQs, QPs (RC, UC, UD, GSI, raw
+ * and other types) and AHs, over a table of the handles that are alive, so that
  * sequences mean something (create, then use real handles; sometimes
  * wrong ones); driver data that is valid, valid with one field mutated,
  * truncated, extended or random; random attribute masks and values; random
@@ -112,7 +112,7 @@ enum op {
 	OP_MODIFY_CQ, OP_POLL_CQ, OP_REQ_NOTIFY_CQ, OP_DESTROY_CQ,
 	OP_CREATE_QP, OP_CREATE_QP_EX, OP_MODIFY_QP, OP_MODIFY_QP_EX,
 	OP_QUERY_QP, OP_DESTROY_QP, OP_POST_SEND, OP_POST_RECV,
-	OP_CREATE_AH, OP_DESTROY_AH,
+	OP_CREATE_AH, OP_DESTROY_AH, OP_ALLOC_MW, OP_DEALLOC_MW,
 	OP_MCAST, OP_SRQ, OP_UNSUPPORTED, OP_RAW_WRITE, OP_IOCTL,
 	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_EVENTS, OP_RACE_DESTROY,
 	OP_COUNT
@@ -126,7 +126,7 @@ static const char *const op_name[OP_COUNT] = {
 	"modify_cq_ex", "poll_cq", "req_notify_cq", "destroy_cq",
 	"create_qp", "create_qp_ex", "modify_qp", "modify_qp_ex",
 	"query_qp", "destroy_qp", "post_send", "post_recv",
-	"create_ah", "destroy_ah",
+	"create_ah", "destroy_ah", "alloc_mw", "dealloc_mw",
 	"attach/detach_mcast", "srq", "other_unsupported", "raw_write",
 	"ioctl_random", "ioctl_query", "mmap", "doorbell", "read_events", "race_destroy",
 };
@@ -144,6 +144,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_MODIFY_QP_EX] = 3, [OP_QUERY_QP] = 4, [OP_DESTROY_QP] = 6,
 	[OP_POST_SEND] = 3, [OP_POST_RECV] = 3,
 	[OP_CREATE_AH] = 5, [OP_DESTROY_AH] = 3,
+	[OP_ALLOC_MW] = 3, [OP_DEALLOC_MW] = 2,
 	[OP_MCAST] = 3, [OP_SRQ] = 1, [OP_UNSUPPORTED] = 1, [OP_RAW_WRITE] = 2,
 	[OP_IOCTL] = 2, [OP_IOCTL_QUERY] = 2, [OP_MMAP] = 3, [OP_DOORBELL] = 6,
 	[OP_EVENTS] = 2,
@@ -277,9 +278,11 @@ static uint64_t interesting(struct rng *r, uint64_t cur)
 
 /* ---- the context ---------------------------------------------------------- */
 
-enum otype { T_PD, T_MR, T_CQ, T_QP, T_AH, T_COUNT };
+enum otype { T_PD, T_MR, T_CQ, T_QP, T_AH, T_MW, T_COUNT };
 
-static const char *const otype_name[T_COUNT] = { "PD", "MR", "CQ", "QP", "AH" };
+static const char *const otype_name[T_COUNT] = {
+	"PD", "MR", "CQ", "QP", "AH", "MW",
+};
 
 /* Multicast attachments tracked per QP (the core refuses its destroy). */
 #define FZ_MCAST	4
@@ -287,7 +290,7 @@ static const char *const otype_name[T_COUNT] = { "PD", "MR", "CQ", "QP", "AH" };
 struct obj {
 	uint32_t handle;
 	uint32_t num;		/* CQN, QPN, lkey */
-	uint32_t pd;		/* MR, QP, AH: index in the PD table is not */
+	uint32_t pd;		/* MR, QP, AH, MW: index in the PD table is not */
 	uint32_t scq, rcq;	/* kept: handles; users counted below */
 	uint8_t qp_type;
 	uint8_t state;		/* the QP state we believe in */
@@ -295,7 +298,7 @@ struct obj {
 	uint64_t sq_addr, rq_addr;
 	uint8_t sq_log, sq_shift, rq_log, rq_shift;
 	uint32_t sq_pi, rq_pi;
-	int users;		/* PD: MRs, QPs, AHs; CQ: QPs; QP: groups */
+	int users;		/* PD: MRs, QPs, AHs, MWs; CQ: QPs; QP: groups */
 	bool racing;		/* being destroyed by the race */
 	/* QP: the multicast groups it is attached to (GID and LID) */
 	uint8_t mc_gid[FZ_MCAST][16];
@@ -557,7 +560,7 @@ static void adjust_users(struct ctx *c, enum otype t, uint32_t h, int d)
 
 static void del_obj(struct ctx *c, enum otype t, struct obj *o)
 {
-	if (t == T_MR || t == T_QP || t == T_AH)
+	if (t == T_MR || t == T_QP || t == T_AH || t == T_MW)
 		adjust_users(c, T_PD, o->pd, -1);
 	if (t == T_QP) {
 		adjust_users(c, T_CQ, o->scq, -1);
@@ -825,6 +828,12 @@ static int destroy_one(struct ctx *c, enum otype t, uint32_t h)
 		struct ib_uverbs_destroy_ah cmd = { .ah_handle = h };
 
 		return cmd_write(c, IB_USER_VERBS_CMD_DESTROY_AH, &cmd,
+				 sizeof(cmd), false, NULL, 0, NULL, 0);
+	}
+	case T_MW: {
+		struct ib_uverbs_dealloc_mw cmd = { .mw_handle = h };
+
+		return cmd_write(c, IB_USER_VERBS_CMD_DEALLOC_MW, &cmd,
 				 sizeof(cmd), false, NULL, 0, NULL, 0);
 	}
 	default:
@@ -1699,11 +1708,48 @@ static int op_srq(struct rng *r, struct ctx *c)
 			 true, drv, dl, &resp, sizeof(resp));
 }
 
+/*
+ * A memory window of type 1 or 2 (sometimes another type, which the core
+ * refuses) in a live PD, sometimes a wrong one, with driver data that is
+ * none, zeros (accepted) or not (refused).
+ */
+static int op_alloc_mw(struct rng *r, struct ctx *c)
+{
+	struct ib_uverbs_alloc_mw cmd = {};
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	uint8_t drv[64];
+	size_t dl = chance(r, 6) ? mutate(r, drv, sizeof(drv), "", 0, 4) : 0;
+	struct obj o = {};
+	bool real;
+	void *rp;
+	int err;
+
+	tlock(c);
+	cmd.pd_handle = pick(r, c, T_PD, NULL, &real);
+	tunlock(c);
+	cmd.mw_type = chance(r, 8) ? (uint8_t)rnd64(r) : 1 + rnd(r, 2);
+	if (chance(r, 16))
+		cmd.reserved[rnd(r, 3)] = (uint8_t)rnd64(r);
+	rp = resp_ptr(r, c, &resp);
+	err = cmd_write(c, IB_USER_VERBS_CMD_ALLOC_MW, &cmd, sizeof(cmd), true,
+			drv, dl, rp, out_len(r, sizeof(resp), sizeof(resp), 4));
+	if (!err && rp == &resp) {
+		o.handle = resp.mw_handle;
+		o.num = resp.rkey;
+		o.pd = cmd.pd_handle;
+		tlock(c);
+		add_obj(c, T_MW, &o);
+		adjust_users(c, T_PD, o.pd, 1);
+		tunlock(c);
+	}
+	return err;
+}
+
 /* Commands kite_ib does not implement, with plausible sizes. */
 static int op_unsupported(struct rng *r, struct ctx *c)
 {
 	static const uint32_t cmds[] = {
-		IB_USER_VERBS_CMD_ALLOC_MW, IB_USER_VERBS_CMD_OPEN_XRCD,
+		IB_USER_VERBS_CMD_OPEN_XRCD,
 		IB_USER_VERBS_CMD_CREATE_XSRQ, IB_USER_VERBS_CMD_OPEN_QP,
 		IB_USER_VERBS_CMD_QUERY_AH, IB_USER_VERBS_CMD_MODIFY_AH,
 		IB_USER_VERBS_CMD_PEEK_CQ,
@@ -2207,6 +2253,9 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_CREATE_AH:
 		return table_full(c, T_AH) ? SKIP : op_create_ah(r, c);
 	case OP_DESTROY_AH: return op_destroy(r, c, T_AH);
+	case OP_ALLOC_MW:
+		return table_full(c, T_MW) ? SKIP : op_alloc_mw(r, c);
+	case OP_DEALLOC_MW: return op_destroy(r, c, T_MW);
 	case OP_MCAST: return op_mcast(r, c);
 	case OP_SRQ: return op_srq(r, c);
 	case OP_UNSUPPORTED: return op_unsupported(r, c);
@@ -2286,7 +2335,7 @@ static int ctx_open(struct ctx *c)
 /* Destroy everything left, users first; every destroy must succeed. */
 static void ctx_teardown(struct ctx *c)
 {
-	static const enum otype order[] = { T_AH, T_QP, T_MR, T_CQ, T_PD };
+	static const enum otype order[] = { T_AH, T_QP, T_MW, T_MR, T_CQ, T_PD };
 	unsigned int i;
 	int err;
 

@@ -16,9 +16,10 @@
  *   --data: also check that a UD send to the QP itself arrives (the
  *           device's loopback), with its GRH and payload, polled with
  *           ibv_poll_cq() and with the extended CQ API, that an armed
- *           extended CQ raises a completion event, and every operation of
+ *           extended CQ raises a completion event, every operation of
  *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back,
- *           and UD multicast to the attached QPs through the device
+ *           UD multicast to the attached QPs through the device, and
+ *           memory windows of both types bound, used, invalidated
  *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
  *           WRITEs on it, print "held QPN" and keep the QP until standard
  *           input closes (for the QP's counters, rdma statistic qp)
@@ -1065,7 +1066,6 @@ static void test_uc(struct ibv_context *ctx, int data)
 		{ IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
 		{ IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
 		{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV" },
-		{ IBV_WR_LOCAL_INV, "LOCAL_INV" },
 		{ 0, NULL },
 	};
 	struct ibv_qp_init_attr qpia = {
@@ -1184,7 +1184,7 @@ static void test_uc(struct ibv_context *ctx, int data)
 		}
 	}
 	report(!bad,
-	       "UC: READ, atomics, SEND_WITH_INV, LOCAL_INV refused with EINVAL, bad_wr set");
+	       "UC: READ, atomics, SEND_WITH_INV refused with EINVAL, bad_wr set");
 	ret = poll_one(cq, wc);
 	report(ret == 0, "UC: no completion for the refused work requests");
 	if (!data)
@@ -1961,9 +1961,13 @@ static void test_qp_ex_create(struct ibv_context *ctx)
 	qpx_bad(pd, cq, "RC, create flags 0", IBV_QPT_RC,
 		QPX_MASK | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0,
 		IBV_QP_EX_WITH_SEND, 0);
-	qpx_bad(pd, cq, "RC with bind_mw (no memory windows)", IBV_QPT_RC,
-		QPX_MASK, 0, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW,
-		EOPNOTSUPP);
+	qpx_bad(pd, cq, "RC with bind_mw", IBV_QPT_RC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW, 0);
+	qpx_bad(pd, cq, "UC with bind_mw and local invalidate", IBV_QPT_UC,
+		QPX_MASK, 0, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_BIND_MW |
+		IBV_QP_EX_WITH_LOCAL_INV, 0);
+	qpx_bad(pd, cq, "UD with bind_mw", IBV_QPT_UD, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW, EOPNOTSUPP);
 	qpx_bad(pd, cq, "RC with TSO", IBV_QPT_RC, QPX_MASK, 0,
 		IBV_QP_EX_WITH_TSO, EOPNOTSUPP);
 	qpx_bad(pd, cq, "RC with flush", IBV_QPT_RC, QPX_MASK, 0,
@@ -2523,6 +2527,433 @@ out:
 }
 
 /*
+ * Memory windows through libkite: the device's capabilities, ibv_alloc_mw()
+ * and what it refuses; with @data, over an RC QP connected to itself with
+ * an MR that allows binding (and no remote access of its own): a type 1
+ * window bound with ibv_bind_mw(), a type 2 window with IBV_WR_BIND_MW and
+ * with ibv_wr_bind_mw(); RDMA WRITE, READ and atomics through their keys,
+ * data compared; accesses outside a window, through a stale or unbound
+ * key, after LOCAL_INV or SEND with invalidate: remote access errors;
+ * binds the device refuses: IBV_WC_MW_BIND_ERR; binds libkite or
+ * libibverbs refuse: their errno; ibv_dereg_mr() of an MR with a window
+ * bound: EBUSY.
+ */
+#define MW_QP_OPS	(QPX_RC_OPS | IBV_QP_EX_WITH_BIND_MW)
+#define MW_WIN		4096		/* the window: buf[4096 .. 8192) */
+
+/* A QP in ERROR after a failed work request, back to RTS. */
+static int mw_recover(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+
+	return ret ?: rc_self_connect(qp);
+}
+
+/* Post one signaled work request and wait for its completion. */
+static int mw_post1(struct qpx_loop *l, struct ibv_send_wr *wr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(l->qp, wr, &bad);
+	if (ret)
+		return -ret;
+	return poll_ids(l->cq, &wr->wr_id, wc, 1) == 1 ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * An RDMA @op of @len bytes at @raddr through @rkey: the completion's
+ * status, data compared on success (WRITE from buf[0..], READ into
+ * buf[12288..], FETCH_ADD of 1 into buf[12288]); -1 for wrong data,
+ * another negative value if nothing completed. A failure leaves the QP
+ * in RTS again.
+ */
+static int mw_rdma(struct qpx_loop *l, enum ibv_wr_opcode op, char *raddr,
+		   uint32_t rkey, uint32_t len, int seed)
+{
+	char *src = l->buf, *dst = l->buf + 12288;
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len,
+			       .lkey = l->lkey };
+	struct ibv_send_wr wr = { .wr_id = 700 + seed, .sg_list = &sge,
+				  .num_sge = 1, .opcode = op };
+	uint64_t orig = 0x100 + seed;
+	struct ibv_wc wc;
+	int ret;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		memcpy(raddr, &orig, 8);
+		sge.addr = (uintptr_t)dst;
+		sge.length = 8;
+		wr.wr.atomic.remote_addr = (uintptr_t)raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = (uintptr_t)raddr;
+		wr.wr.rdma.rkey = rkey;
+		if (op == IBV_WR_RDMA_READ) {
+			fill(raddr, len, seed);
+			memset(dst, 0, len);
+			sge.addr = (uintptr_t)dst;
+		} else {
+			fill(src, len, seed);
+			memset(raddr, 0, len);
+		}
+	}
+	ret = mw_post1(l, &wr, &wc);
+	if (ret)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS) {
+		if (mw_recover(l->qp))
+			return -EPROTO;
+		return wc.status;
+	}
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		uint64_t now, got;
+
+		memcpy(&now, raddr, 8);
+		memcpy(&got, dst, 8);
+		return now == orig + 1 && got == orig ? 0 : -1;
+	}
+	if (op == IBV_WR_RDMA_READ)
+		return memcmp(dst, raddr, len) ? -1 : 0;
+	return memcmp(raddr, src, len) ? -1 : 0;
+}
+
+static const char *mw_res(int r)
+{
+	static char s[32];
+
+	if (r >= 0)
+		return ibv_wc_status_str(r);
+	snprintf(s, sizeof(s), "%d", r);
+	return s;
+}
+
+/* A BIND_MW work request through ibv_post_send(); its completion's status. */
+static int mw_bind_wr(struct qpx_loop *l, struct ibv_mw *mw, uint32_t rkey,
+		      struct ibv_mr *mr, char *addr, uint64_t len, int access)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 650, .opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw, .rkey = rkey,
+			     .bind_info = { .mr = mr, .addr = (uintptr_t)addr,
+					    .length = len,
+					    .mw_access_flags = access } },
+	};
+	struct ibv_wc wc;
+	int ret = mw_post1(l, &wr, &wc);
+
+	if (ret)
+		return ret;
+	if (wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW)
+		return -EPROTO;
+	if (wc.status != IBV_WC_SUCCESS && mw_recover(l->qp))
+		return -EPROTO;
+	return wc.status;
+}
+
+static void test_mw(struct ibv_context *ctx, const struct ibv_device_attr *da,
+		    int data)
+{
+	static char buf[16384];
+	char *win = buf + MW_WIN;
+	struct qpx_loop l = {};
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL, *mw;
+	struct ibv_mr *nobind = NULL, *mr2 = NULL;
+	struct ibv_mw_bind bind = {};
+	struct ibv_send_wr wr;
+	struct ibv_qp *ud = NULL;
+	struct ibv_wc wc[2];
+	uint32_t k, old;
+	int ret, n;
+
+	report((da->device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	       (da->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+	       da->max_mw > 0,
+	       "MW: the device has memory windows, types 1 and 2B, %d at most",
+	       da->max_mw);
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, MW_QP_OPS, buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	report(!ret, "MW: RC QP with bind_mw, MR with MW_BIND (no remote access): %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+	mw1 = ibv_alloc_mw(l.pd, IBV_MW_TYPE_1);
+	report(!!mw1, "MW: alloc type 1: %s", mw1 ? "ok" : strerror(errno));
+	mw2 = ibv_alloc_mw(l.pd, IBV_MW_TYPE_2);
+	report(mw2 && mw1 && (mw2->rkey >> 8) != (mw1->rkey >> 8),
+	       "MW: alloc type 2, a key of its own: %s",
+	       mw2 ? "ok" : strerror(errno));
+	errno = 0;
+	mw = ibv_alloc_mw(l.pd, (enum ibv_mw_type)3);
+	report(!mw && errno == EINVAL, "MW: alloc type 3: %s (want %s)",
+	       mw ? "allocated" : strerror(errno), strerror(EINVAL));
+	if (mw)
+		ibv_dealloc_mw(mw);
+	errno = 0;
+	mw = ibv_alloc_mw(l.pd, (enum ibv_mw_type)0);
+	report(!mw && errno == EINVAL, "MW: alloc type 0: %s (want %s)",
+	       mw ? "allocated" : strerror(errno), strerror(EINVAL));
+	if (mw)
+		ibv_dealloc_mw(mw);
+	mw = ibv_alloc_mw(l.pd, IBV_MW_TYPE_1);
+	ret = mw ? ibv_dealloc_mw(mw) : errno;
+	report(!ret, "MW: alloc and dealloc: %s", strerror(ret));
+	nobind = ibv_reg_mr(l.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	pd2 = ibv_alloc_pd(ctx);
+	mr2 = pd2 ? ibv_reg_mr(pd2, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_MW_BIND) : NULL;
+	report(nobind && mr2, "MW: an MR without MW_BIND, and one in another PD");
+	if (!mw1 || !mw2 || !nobind || !mr2 || !data)
+		goto out;
+	ret = rc_self_connect(l.qp);
+	report(!ret, "MW: QP connected to itself: %s", strerror(ret));
+	if (ret)
+		goto out;
+
+	/* Type 1: ibv_bind_mw(). */
+	old = mw1->rkey;
+	bind.wr_id = 600;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = l.mr;
+	bind.bind_info.addr = (uintptr_t)win;
+	bind.bind_info.length = MW_WIN;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					 IBV_ACCESS_REMOTE_READ |
+					 IBV_ACCESS_REMOTE_ATOMIC |
+					 IBV_ACCESS_LOCAL_WRITE;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	n = ret ? 0 : poll_ids(l.cq, &bind.wr_id, wc, 1);
+	report(!ret && n == 1 && wc_is(&wc[0], IBV_WC_BIND_MW) &&
+	       mw1->rkey == ibv_inc_rkey(old),
+	       "MW: ibv_bind_mw type 1: IBV_WC_BIND_MW, rkey 0x%x -> 0x%x (%s, %d)",
+	       old, mw1->rkey, strerror(ret), n);
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win + 100, mw1->rkey, 1000, 1);
+	report(!ret, "MW type 1: RDMA WRITE 1000 bytes through the window: %s",
+	       mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_READ, win + MW_WIN - 512, mw1->rkey, 512, 2);
+	report(!ret, "MW type 1: RDMA READ the window's last 512 bytes: %s",
+	       mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_ATOMIC_FETCH_AND_ADD, win + 64, mw1->rkey, 8, 3);
+	report(!ret, "MW type 1: FETCH_ADD through the window: %s", mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win + MW_WIN - 8, mw1->rkey, 16, 4);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 1: WRITE across the window's end: %s (want remote access error)",
+	       mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win - 16, mw1->rkey, 16, 5);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 1: WRITE before the window's start: %s (want remote access error)",
+	       mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win, old, 16, 6);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 1: WRITE through the key before the bind: %s (want remote access error)",
+	       mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win, l.mr->rkey, 16, 7);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 1: WRITE through the MR's own key (no remote access): %s (want remote access error)",
+	       mw_res(ret));
+
+	ret = ibv_dereg_mr(l.mr);
+	report(ret == EBUSY, "MW: ibv_dereg_mr of the MR with a window bound: %s (want %s)",
+	       ret ? strerror(ret) : "deregistered", strerror(EBUSY));
+	if (!ret)
+		l.mr = NULL;
+
+	/* Unbind: length 0, no MR; then nothing goes through. */
+	old = mw1->rkey;
+	memset(&bind.bind_info, 0, sizeof(bind.bind_info));
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	n = ret ? 0 : poll_ids(l.cq, &bind.wr_id, wc, 1);
+	report(!ret && n == 1 && wc_is(&wc[0], IBV_WC_BIND_MW),
+	       "MW: ibv_bind_mw type 1 of length 0 (unbind): %s, %d", strerror(ret), n);
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win, mw1->rkey, 16, 8);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 1: WRITE through the unbound window: %s (want remote access error)",
+	       mw_res(ret));
+
+	/* Binds the device refuses. */
+	bind.bind_info.mr = nobind;
+	bind.bind_info.addr = (uintptr_t)win;
+	bind.bind_info.length = 64;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	old = mw1->rkey;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	n = ret ? 0 : poll_ids(l.cq, &bind.wr_id, wc, 1);
+	report(!ret && n == 1 && wc[0].status == IBV_WC_MW_BIND_ERR,
+	       "MW: bind to an MR without MW_BIND: %s (want %s)",
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : strerror(ret),
+	       ibv_wc_status_str(IBV_WC_MW_BIND_ERR));
+	/* As ibv_bind_mw(3) says: the failed bind's key is put back. */
+	mw1->rkey = old;
+	ret = mw_recover(l.qp);
+	report(!ret, "MW: QP back to RTS after the bind error: %s", strerror(ret));
+	bind.bind_info.mr = l.mr;
+	bind.bind_info.addr = (uintptr_t)buf + sizeof(buf) - 32;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	n = ret ? 0 : poll_ids(l.cq, &bind.wr_id, wc, 1);
+	report(!ret && n == 1 && wc[0].status == IBV_WC_MW_BIND_ERR,
+	       "MW: bind past the MR's end: %s (want %s)",
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : strerror(ret),
+	       ibv_wc_status_str(IBV_WC_MW_BIND_ERR));
+	mw1->rkey = old;
+	mw_recover(l.qp);
+	ret = mw_bind_wr(&l, mw2, ibv_inc_rkey(mw2->rkey), l.mr, win, 0, 0);
+	report(ret == IBV_WC_MW_BIND_ERR,
+	       "MW: type 2 bind of length 0: %s (want %s)", mw_res(ret),
+	       ibv_wc_status_str(IBV_WC_MW_BIND_ERR));
+
+	/* Binds refused before they are posted. */
+	bind.bind_info.addr = (uintptr_t)win;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	report(ret == EINVAL && mw1->rkey == old,
+	       "MW: zero-based bind: %s (want %s), key unchanged", strerror(ret),
+	       strerror(EINVAL));
+	bind.bind_info.mw_access_flags = IBV_ACCESS_MW_BIND;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	report(ret == EINVAL, "MW: bind with IBV_ACCESS_MW_BIND as a right: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	ret = ibv_bind_mw(l.qp, mw2, &bind);
+	report(ret == EINVAL, "MW: ibv_bind_mw of a type 2 window: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	bind.bind_info.mr = mr2;
+	ret = ibv_bind_mw(l.qp, mw1, &bind);
+	report(ret == EPERM, "MW: ibv_bind_mw to an MR of another PD: %s (want %s)",
+	       strerror(ret), strerror(EPERM));
+	ret = mw_bind_wr(&l, mw2, 0, NULL, win, 64, IBV_ACCESS_REMOTE_READ);
+	report(ret == -EINVAL, "MW: IBV_WR_BIND_MW of a length without an MR: %s (want %d)",
+	       mw_res(ret), -EINVAL);
+	ud = qpx_create(l.pd, l.cq, IBV_QPT_UD, QPX_MASK, 0, IBV_QP_EX_WITH_SEND, NULL);
+	if (ud) {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qkey = 1 };
+
+		ret = ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_QKEY);
+		a.qp_state = IBV_QPS_RTR;
+		ret = ret ?: ibv_modify_qp(ud, &a, IBV_QP_STATE);
+		a.qp_state = IBV_QPS_RTS;
+		ret = ret ?: ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+		bind.bind_info.mr = l.mr;
+		ret = ret ?: ibv_bind_mw(ud, mw1, &bind);
+	} else {
+		ret = errno;
+	}
+	report(ret == EINVAL, "MW: ibv_bind_mw on a UD QP: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+
+	/* Type 2: IBV_WR_BIND_MW through ibv_post_send(), LOCAL_INV. */
+	k = ibv_inc_rkey(mw2->rkey);
+	ret = mw_bind_wr(&l, mw2, k, l.mr, win, MW_WIN,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	report(ret == IBV_WC_SUCCESS, "MW type 2: IBV_WR_BIND_MW: %s", mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win + 2000, k, 2000, 9);
+	report(!ret, "MW type 2: RDMA WRITE through the window: %s", mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_RDMA_READ, win, k, 1024, 10);
+	report(!ret, "MW type 2: RDMA READ through the window: %s", mw_res(ret));
+	ret = mw_rdma(&l, IBV_WR_ATOMIC_FETCH_AND_ADD, win + 8, k, 8, 11);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 2: FETCH_ADD without the atomic right: %s (want remote access error)",
+	       mw_res(ret));
+	ret = mw_bind_wr(&l, mw2, ibv_inc_rkey(k), l.mr, win, 64,
+			 IBV_ACCESS_REMOTE_READ);
+	report(ret == IBV_WC_MW_BIND_ERR,
+	       "MW type 2: bound again while bound: %s (want %s)", mw_res(ret),
+	       ibv_wc_status_str(IBV_WC_MW_BIND_ERR));
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 660;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = k;
+	ret = mw_post1(&l, &wr, wc);
+	report(!ret && wc_is(&wc[0], IBV_WC_LOCAL_INV),
+	       "MW type 2: IBV_WR_LOCAL_INV of its key: %s",
+	       ret ? strerror(-ret) : ibv_wc_status_str(wc[0].status));
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win, k, 16, 12);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 2: WRITE after LOCAL_INV: %s (want remote access error)",
+	       mw_res(ret));
+	wr.wr_id = 661;
+	ret = mw_post1(&l, &wr, wc);
+	report(!ret && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	       "MW type 2: LOCAL_INV of the invalidated key again: %s (want %s)",
+	       ret ? strerror(-ret) : ibv_wc_status_str(wc[0].status),
+	       ibv_wc_status_str(IBV_WC_LOC_PROT_ERR));
+	mw_recover(l.qp);
+
+	/* Type 2: ibv_wr_bind_mw(), then SEND with invalidate of its key. */
+	k = ibv_inc_rkey(k);
+	bind.bind_info.mr = l.mr;
+	bind.bind_info.addr = (uintptr_t)win;
+	bind.bind_info.length = MW_WIN;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	qpx_start(l.qpx, 670);
+	ibv_wr_bind_mw(l.qpx, mw2, k, &bind.bind_info);
+	n = qpx_go(&l, 670, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_BIND_MW),
+	       "MW type 2: ibv_wr_bind_mw: %s, %d", strerror(ret), n);
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win + 8, k, 256, 13);
+	report(!ret, "MW type 2: WRITE through the window bound by ibv_wr_bind_mw: %s",
+	       mw_res(ret));
+	qpx_start(l.qpx, 671);
+	ibv_wr_send_inv(l.qpx, k);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 16);
+	n = qpx_go(&l, 671, true, wc, &ret);
+	report(n == 2 && wc_is(&wc[0], IBV_WC_SEND) && wc_is(&wc[1], IBV_WC_RECV) &&
+	       (wc[1].wc_flags & IBV_WC_WITH_INV) && wc[1].invalidated_rkey == k,
+	       "MW type 2: SEND with invalidate of its key: received with IBV_WC_WITH_INV and the key (%s, %d)",
+	       strerror(ret), n);
+	ret = mw_rdma(&l, IBV_WR_RDMA_WRITE, win, k, 16, 14);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW type 2: WRITE after SEND with invalidate: %s (want remote access error)",
+	       mw_res(ret));
+	qpx_start(l.qpx, 672);
+	ibv_wr_bind_mw(l.qpx, mw2, k, &bind.bind_info);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 16);
+	qpx_fails(&l, EINVAL, "MW: ibv_wr_bind_mw with an SGE");
+	bind.bind_info.mw_access_flags = IBV_ACCESS_ZERO_BASED;
+	qpx_start(l.qpx, 673);
+	ibv_wr_bind_mw(l.qpx, mw2, k, &bind.bind_info);
+	qpx_fails(&l, EINVAL, "MW: ibv_wr_bind_mw zero-based");
+
+	/* Deallocation unbinds: the MR deregisters afterwards. */
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	ret = mw_bind_wr(&l, mw2, ibv_inc_rkey(k), l.mr, win, 64,
+			 IBV_ACCESS_REMOTE_READ);
+	report(ret == IBV_WC_SUCCESS, "MW type 2: bound again after the invalidation: %s",
+	       mw_res(ret));
+	ret = ibv_dealloc_mw(mw2);
+	report(!ret, "MW: ibv_dealloc_mw of a bound window: %s", strerror(ret));
+	mw2 = NULL;
+	ret = mw_rdma(&l, IBV_WR_RDMA_READ, win, ibv_inc_rkey(k), 16, 15);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "MW: READ through a deallocated window's key: %s (want remote access error)",
+	       mw_res(ret));
+	ret = ibv_dereg_mr(l.mr);
+	report(!ret, "MW: ibv_dereg_mr once no window is bound: %s", strerror(ret));
+	if (!ret)
+		l.mr = NULL;
+out:
+	if (ud)
+		ibv_destroy_qp(ud);
+	if (mw1)
+		ibv_dealloc_mw(mw1);
+	if (mw2)
+		ibv_dealloc_mw(mw2);
+	if (nobind)
+		ibv_dereg_mr(nobind);
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	qpx_loop_free(&l);
+}
+
+/*
  * Isolation between contexts: a context's mmap offsets reach only its own
  * doorbell page, and a doorbell written to one context's page for another
  * context's QP is ignored by the device (the guest script checks that the
@@ -2678,7 +3109,7 @@ static void test_mr_flags(struct ibv_context *ctx)
 	} tests[] = {
 		{ "local write", IBV_ACCESS_LOCAL_WRITE, 0, 0, 0 },
 		{ "memory window binding", IBV_ACCESS_LOCAL_WRITE |
-		  IBV_ACCESS_MW_BIND, 0, 0, EOPNOTSUPP },
+		  IBV_ACCESS_MW_BIND, 0, 0, 0 },
 		{ "zero-based", IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
 		  0, 0, EOPNOTSUPP },
 		{ "remote write without local write", IBV_ACCESS_REMOTE_WRITE,
@@ -3362,6 +3793,7 @@ int main(int argc, char **argv)
 		test_qp_ex_rc(ctx);
 		test_qp_ex_ud(ctx);
 	}
+	test_mw(ctx, &da, data);
 	test_isolation(dev);
 	test_number_reuse(dev);
 	test_mr_flags(ctx);

@@ -11,7 +11,7 @@
  *   kite_ib_cq.c    CQ verbs, poll_cq, req_notify_cq
  *   kite_ib_qp.c    QP verbs, post_send, post_recv
  *   kite_ib_srq.c   SRQ verbs, post_srq_recv
- *   kite_ib_mr.c    PD, MR and AH verbs
+ *   kite_ib_mr.c    PD, MR, MW and AH verbs
  *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
  *   kite_ib_res.c   hardware counters, restrack driver details
  *   kite_ib_mcast.c UD multicast: attach_mcast, detach_mcast
@@ -479,6 +479,18 @@ struct kite_ib_mr {
 };
 
 /**
+ * struct kite_ib_mw - a memory window (user space only: the kernel has no
+ *	memory window verbs)
+ * @ibmw: the core's MW; its rkey is the key ALLOC_MW returned, which user
+ *	space changes with each bind work request (the device's key)
+ * @key: the key ALLOC_MW returned, which DEALLOC_MW takes
+ */
+struct kite_ib_mw {
+	struct ib_mw ibmw;
+	u32 key;
+};
+
+/**
  * struct kite_ib_ah - an address handle: the address vector UD WQEs carry
  * @ibah: the core's AH
  * @av: the address vector, in the device's format
@@ -531,6 +543,7 @@ struct kite_ib_caps {
 	u32 max_mcast_grp;
 	u32 max_mcast_qp_attach;
 	u32 max_mcast_total_attach;
+	u32 max_mw;
 };
 
 /**
@@ -701,6 +714,11 @@ static inline struct kite_ib_mr *to_kmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct kite_ib_mr, ibmr);
 }
 
+static inline struct kite_ib_mw *to_kmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct kite_ib_mw, ibmw);
+}
+
 static inline struct kite_ib_ah *to_kah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct kite_ib_ah, ibah);
@@ -819,7 +837,12 @@ int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		      struct ib_udata *udata);
 int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+int kite_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kite_ib_dealloc_mw(struct ib_mw *ibmw);
+int kite_ib_alloc_mw_in(enum ib_mw_type type, u32 pdn, u32 uctx, u32 tag,
+			struct kite_cmd_alloc_mw *in);
 u32 kite_ib_access_to_hw(int ib_access);
+u32 kite_ib_mr_access_to_hw(int ib_access);
 
 /* kite_ib_uctx.c */
 int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);

@@ -122,8 +122,14 @@ static const char * const kite_ib_cmd_names[] = {
 	[KITE_CMD_REG_MR] = "REG_MR",
 	[KITE_CMD_ALLOC_MR] = "ALLOC_MR",
 	[KITE_CMD_DEREG_MR] = "DEREG_MR",
+	[KITE_CMD_ALLOC_MW] = "ALLOC_MW",
+	[KITE_CMD_DEALLOC_MW] = "DEALLOC_MW",
 	[KITE_CMD_ADD_GID] = "ADD_GID",
 	[KITE_CMD_DEL_GID] = "DEL_GID",
+	[KITE_CMD_CREATE_SRQ] = "CREATE_SRQ",
+	[KITE_CMD_MODIFY_SRQ] = "MODIFY_SRQ",
+	[KITE_CMD_QUERY_SRQ] = "QUERY_SRQ",
+	[KITE_CMD_DESTROY_SRQ] = "DESTROY_SRQ",
 };
 
 static const char *kite_ib_cmd_name(u8 opcode)
@@ -580,6 +586,8 @@ bool kite_ib_cmd_result_ok(const struct kite_ib_caps *caps, u8 opcode,
 		break;
 	case KITE_CMD_REG_MR:
 	case KITE_CMD_ALLOC_MR:
+	case KITE_CMD_ALLOC_MW:
+		/* Windows take their keys from the MRs' table. */
 		result = FIELD_GET(KITE_KEY_INDEX, result);
 		limit = caps->max_mr;
 		break;
@@ -856,8 +864,8 @@ int kite_ib_cmd_exec(struct kite_ib_dev *dev, struct kite_ib_cmd *cmd)
  * kite_ib_cmd_destroy() - destroy a device object, even on a dead device
  * @dev: the device
  * @opcode: a destroy command taking struct kite_cmd_obj (DESTROY_EQ,
- *	DESTROY_CQ, DESTROY_QP, DEREG_MR, DEALLOC_PD, DEALLOC_UCTX, DEL_GID,
- *	DEALLOC_CNTR)
+ *	DESTROY_CQ, DESTROY_QP, DEREG_MR, DEALLOC_MW, DEALLOC_PD, DEALLOC_UCTX,
+ *	DEL_GID, DESTROY_SRQ, DEALLOC_CNTR)
  * @obj: the object's number or key
  *
  * When the channel is FATAL or DOWN, or becomes so while the command is in

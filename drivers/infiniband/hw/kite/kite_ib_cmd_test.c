@@ -527,6 +527,10 @@ static void kite_cmd_result_ok_rules(struct kunit *test)
 	/* Keys: the index counts, the tag does not. */
 	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_REG_MR, 63 << 8 | 0xff, 0));
 	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_MR, 64 << 8, 0));
+	/* Memory windows take their keys from the MRs' table. */
+	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_ALLOC_MW, 63 << 8 | 0x80, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_MW, 64 << 8 | 1, 0));
+	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_MW, BIT(31), 0));
 	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_ALLOC_UCTX, KITE_DB_PAGES - 1, 0));
 	KUNIT_EXPECT_FALSE(test, result_ok(&caps, KITE_CMD_ALLOC_UCTX, KITE_DB_PAGES, 0));
 	KUNIT_EXPECT_TRUE(test, result_ok(&caps, KITE_CMD_QUERY_STATS, 4, 32));

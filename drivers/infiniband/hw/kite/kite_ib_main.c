@@ -43,6 +43,7 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	    c->max_mcast_total_attach > KITE_OBJ_MASK ||
 	    !c->max_mcast_grp != !c->max_mcast_qp_attach ||
 	    !c->max_mcast_grp != !c->max_mcast_total_attach ||
+	    c->max_mw > KITE_OBJ_MASK + 1 ||
 	    !(c->page_size_cap & BIT_ULL(KITE_PBL_MIN_PAGE_SHIFT))) {
 		dev_err(d, "device reports unusable capabilities (max_qp %u, max_cq %u, max_sge %u/%u, max_inline %u, max_uctx %u, page sizes %#llx)\n",
 			c->max_qp, c->max_cq, c->max_send_sge, c->max_recv_sge,
@@ -113,6 +114,9 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 		c->max_mcast_total_attach =
 			le32_to_cpu(out->max_mcast_total_attach);
 	}
+	/* Windows share the memory translation table (index 0 too). */
+	if (c->features & KITE_FEAT_MW)
+		c->max_mw = le32_to_cpu(out->max_mw);
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -144,6 +148,12 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->max_qp_wr = c->max_qp_wr;
 	if (c->features & KITE_FEAT_FAST_REG)
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* Type 2 windows are bound to one QP: IB's type 2B. */
+	if (c->features & KITE_FEAT_MW) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = c->max_mw ? c->max_mw - 1 : 0;
+	}
 	attr->max_send_sge = c->max_send_sge;
 	attr->max_recv_sge = c->max_recv_sge;
 	attr->max_sge_rd = c->max_sge_rd;
@@ -307,6 +317,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 
 	.add_gid = kite_ib_add_gid,
 	.alloc_mr = kite_ib_alloc_mr,
+	.alloc_mw = kite_ib_alloc_mw,
 	.alloc_pd = kite_ib_alloc_pd,
 	.alloc_ucontext = kite_ib_alloc_ucontext,
 	.attach_mcast = kite_ib_attach_mcast,
@@ -315,6 +326,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.create_qp = kite_ib_create_qp,
 	.create_srq = kite_ib_create_srq,
 	.create_user_ah = kite_ib_create_ah,
+	.dealloc_mw = kite_ib_dealloc_mw,
 	.dealloc_pd = kite_ib_dealloc_pd,
 	.dealloc_ucontext = kite_ib_dealloc_ucontext,
 	.del_gid = kite_ib_del_gid,
@@ -350,6 +362,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, kite_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_ib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, kite_ib_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kite_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kite_ib_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, kite_ib_srq, ibsrq),

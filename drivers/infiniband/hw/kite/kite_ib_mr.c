@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Kite RoCEv2 RDMA driver: protection domains, memory regions and address
- * handles.
+ * Kite RoCEv2 RDMA driver: protection domains, memory regions, memory
+ * windows and address handles.
  *
  * Memory keys are (index << 8) | tag: the device picks the index, the
  * driver the tag, which changes with every registration so that a stale
- * key of a freed MR does not match its successor. Address handles are
- * software only: UD work requests carry the address vector inline.
+ * key of a freed MR does not match its successor. Memory windows take
+ * their keys from the same table; user space binds them with work
+ * requests, which the kernel never sees. Address handles are software
+ * only: UD work requests carry the address vector inline.
  *
  * Copyright (c) 2026 Kite
  */
@@ -75,17 +77,22 @@ int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  * @access: IB_ACCESS_* flags
  *
  * The optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are
- * hints a device may ignore, as Kite does.
+ * hints a device may ignore, as Kite does. IB_ACCESS_MW_BIND is accepted
+ * when the device has memory windows (KITE_FEAT_MW).
  *
- * Return: 0; -EOPNOTSUPP for a flag Kite does not implement (memory window
- * binding, zero-based MRs, on-demand paging, ...); -EINVAL for remote write
- * or atomic access without local write (IB rule the device enforces).
+ * Return: 0; -EOPNOTSUPP for a flag Kite does not implement (zero-based
+ * MRs, on-demand paging, ..., memory window binding on a device without
+ * windows); -EINVAL for remote write or atomic access without local write
+ * (IB rule the device enforces).
  */
 static int kite_ib_access_check(struct kite_ib_dev *dev, int access)
 {
 	int ok = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
 		 IB_ACCESS_OPTIONAL;
+
+	if (dev->caps.features & KITE_FEAT_MW)
+		ok |= IB_ACCESS_MW_BIND;
 
 	if (access & ~ok) {
 		ibdev_dbg(&dev->ibdev, "MR: access flags %#x not supported\n",
@@ -108,7 +115,7 @@ static int kite_ib_reg_mr_cmd(struct kite_ib_dev *dev, struct kite_ib_mr *mr,
 {
 	struct kite_cmd_reg_mr in = {
 		.pdn = cpu_to_le32(pdn),
-		.access = cpu_to_le32(kite_ib_access_to_hw(access)),
+		.access = cpu_to_le32(kite_ib_mr_access_to_hw(access)),
 		.flags = cpu_to_le32(flags |
 				     FIELD_PREP(KITE_MR_KEY_TAG, kite_ib_next_tag())),
 		.uctx = cpu_to_le32(uctx),
@@ -317,7 +324,9 @@ int kite_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
  * @ibmr: the MR
  * @udata: unused
  *
- * Return: 0, also when the device has failed.
+ * Return: 0, also when the device has failed; -EBUSY while memory windows
+ * are bound to the MR (the device knows: user space binds them), which
+ * stays registered; or the errno of another DEREG_MR failure.
  */
 int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -334,6 +343,99 @@ int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	ib_umem_release(mr->umem);
 	kfree(mr);
 	return 0;
+}
+
+/**
+ * kite_ib_alloc_mw_in() - the ALLOC_MW command for a memory window
+ * @type: IB_MW_TYPE_1 or IB_MW_TYPE_2 (Kite's type 2 windows are IB's 2B:
+ *	bound to one QP)
+ * @pdn: the PD's number
+ * @uctx: the owner's user context number
+ * @tag: the tag of the window's first key (KITE_MR_KEY_TAG bits are used)
+ * @in: the command input to fill
+ *
+ * Return: 0, or -EOPNOTSUPP for another window type.
+ */
+int kite_ib_alloc_mw_in(enum ib_mw_type type, u32 pdn, u32 uctx, u32 tag,
+			struct kite_cmd_alloc_mw *in)
+{
+	u32 hw_type;
+
+	switch (type) {
+	case IB_MW_TYPE_1:
+		hw_type = KITE_MW_TYPE_1;
+		break;
+	case IB_MW_TYPE_2:
+		hw_type = KITE_MW_TYPE_2;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	memset(in, 0, sizeof(*in));
+	in->pdn = cpu_to_le32(pdn);
+	in->type = cpu_to_le32(hw_type);
+	in->flags = cpu_to_le32(FIELD_PREP(KITE_MR_KEY_TAG, tag));
+	in->uctx = cpu_to_le32(uctx);
+	return 0;
+}
+
+/**
+ * kite_ib_alloc_mw() - allocate a memory window
+ * @ibmw: the core's MW, embedded in &struct kite_ib_mw; its PD and type
+ *	are set (the core accepts types 1 and 2 only)
+ * @udata: user data: no driver data (zeros from a newer library are
+ *	accepted); the kernel has no memory windows of its own
+ *
+ * The window starts unbound; its rkey is the key a type 1 window's first
+ * ibv_bind_mw() names. Binding, invalidation and remote use are work
+ * requests and RDMA requests the device checks (prm_mr.rst).
+ *
+ * Return: 0; -EOPNOTSUPP on a device without memory windows, for a kernel
+ * caller, or with non-zero driver data; or the errno of ALLOC_MW (-ENOMEM
+ * when the memory translation table is full).
+ */
+int kite_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibmw->device);
+	struct kite_ib_mw *mw = to_kmw(ibmw);
+	struct kite_cmd_alloc_mw in;
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_ALLOC_MW,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	int err;
+
+	if (!(dev->caps.features & KITE_FEAT_MW) || !udata)
+		return -EOPNOTSUPP;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(&dev->ibdev, "MW: %zu bytes of unknown driver data\n",
+			  udata->inlen);
+		return -EOPNOTSUPP;
+	}
+	err = kite_ib_alloc_mw_in(ibmw->type, to_kpd(ibmw->pd)->pdn,
+				  kite_ib_uctx_of(udata), kite_ib_next_tag(),
+				  &in);
+	if (err)
+		return err;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	mw->key = cmd.result;
+	ibmw->rkey = cmd.result;
+	return 0;
+}
+
+/**
+ * kite_ib_dealloc_mw() - free a memory window, unbinding it
+ * @ibmw: the MW
+ *
+ * Return: 0, also when the device has failed; or the errno of DEALLOC_MW.
+ */
+int kite_ib_dealloc_mw(struct ib_mw *ibmw)
+{
+	return kite_ib_cmd_destroy(to_kdev(ibmw->device), KITE_CMD_DEALLOC_MW,
+				   to_kmw(ibmw)->key);
 }
 
 /**

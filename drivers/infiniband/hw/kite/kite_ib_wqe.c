@@ -42,8 +42,9 @@ static_assert(KITE_QPS_ERR == (int)IB_QPS_ERR);
  *
  * IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_WRITE, IB_ACCESS_REMOTE_READ and
  * IB_ACCESS_REMOTE_ATOMIC are translated; other flags (relaxed ordering,
- * zero-based, on-demand paging, ...) have no device bit and are ignored
- * here: callers that cannot honour them reject them first.
+ * zero-based, on-demand paging, memory window binding, ...) are ignored
+ * here: a QP's access attribute has only these bits, and callers that
+ * cannot honour the others reject them first.
  *
  * Return: the KITE_ACCESS_* bits.
  */
@@ -59,6 +60,24 @@ u32 kite_ib_access_to_hw(int ib_access)
 		hw |= KITE_ACCESS_REMOTE_READ;
 	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
 		hw |= KITE_ACCESS_REMOTE_ATOMIC;
+	return hw;
+}
+
+/**
+ * kite_ib_mr_access_to_hw() - translate an MR's IB access flags
+ * @ib_access: IB_ACCESS_* flags
+ *
+ * As kite_ib_access_to_hw(), and IB_ACCESS_MW_BIND (an MR memory windows
+ * may be bound to) as KITE_ACCESS_MW_BIND.
+ *
+ * Return: the KITE_ACCESS_* bits of REG_MR and of a REG_MR work request.
+ */
+u32 kite_ib_mr_access_to_hw(int ib_access)
+{
+	u32 hw = kite_ib_access_to_hw(ib_access);
+
+	if (ib_access & IB_ACCESS_MW_BIND)
+		hw |= KITE_ACCESS_MW_BIND;
 	return hw;
 }
 
@@ -251,7 +270,7 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
 		seg->iova = cpu_to_le64(mr->ibmr.iova);
 		seg->length = cpu_to_le64(mr->ibmr.length);
 		seg->key = cpu_to_le32(reg->key);
-		seg->access = cpu_to_le32(kite_ib_access_to_hw(reg->access));
+		seg->access = cpu_to_le32(kite_ib_mr_access_to_hw(reg->access));
 		seg->pbl_addr = cpu_to_le64(mr->frpl.dma);
 		seg->npages = cpu_to_le32(mr->npages);
 		seg->page_shift = cpu_to_le32(ilog2(mr->ibmr.page_size));
@@ -298,7 +317,8 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
  *
  * Context: any.
  * Return: 0; -EINVAL for an opcode the QP type does not allow or that
- * Kite does not have, an atomic whose remote address is not 8-byte
+ * Kite does not have for the kernel (IB_WR_BIND_MW: kernel consumers have
+ * no memory windows; user space binds its own), an atomic whose remote address is not 8-byte
  * aligned or that does not have exactly one SGE of 8 bytes, inline data
  * with RDMA READ or atomics, inline data longer than @max_inline,
  * KITE_MAX_INLINE or the stride, more SGEs than KITE_MAX_SGE or the

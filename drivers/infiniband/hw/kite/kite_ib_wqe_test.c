@@ -333,6 +333,14 @@ static void kite_wqe_test_local_inv_reg_mr(struct kunit *test)
 						     KITE_QPT_RC, 0,
 						     false), 0);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->page_shift), 21);
+	/* An MR windows may be bound to. */
+	reg.access |= IB_ACCESS_MW_BIND;
+	KUNIT_ASSERT_EQ(test, kite_ib_build_send_wqe(t->buf, 64, &reg.wr, 5,
+						     KITE_QPT_RC, 0,
+						     false), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->access),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_READ |
+			KITE_ACCESS_MW_BIND);
 	t->mr.npages = 17;
 	KUNIT_EXPECT_EQ(test, kite_ib_build_send_wqe(t->buf, 64, &reg.wr, 5,
 						     KITE_QPT_RC, 0, false),
@@ -715,6 +723,44 @@ static void kite_wqe_test_access(struct kunit *test)
 					     IB_ACCESS_REMOTE_READ |
 					     IB_ACCESS_REMOTE_ATOMIC |
 					     IB_ACCESS_RELAXED_ORDERING), 0xf);
+	/* A QP's access attribute has no window binding bit. */
+	KUNIT_EXPECT_EQ(test, kite_ib_access_to_hw(IB_ACCESS_MW_BIND), 0);
+	/* An MR's has. */
+	KUNIT_EXPECT_EQ(test, kite_ib_mr_access_to_hw(IB_ACCESS_MW_BIND),
+			KITE_ACCESS_MW_BIND);
+	KUNIT_EXPECT_EQ(test, KITE_ACCESS_MW_BIND, 0x10);
+	KUNIT_EXPECT_EQ(test,
+			kite_ib_mr_access_to_hw(IB_ACCESS_LOCAL_WRITE |
+						IB_ACCESS_REMOTE_WRITE |
+						IB_ACCESS_REMOTE_READ |
+						IB_ACCESS_REMOTE_ATOMIC |
+						IB_ACCESS_MW_BIND |
+						IB_ACCESS_RELAXED_ORDERING),
+			0x1f);
+}
+
+/* ALLOC_MW: IB window types 1 and 2 (2B), the tag, the owner. */
+static void kite_wqe_test_alloc_mw(struct kunit *test)
+{
+	struct kite_cmd_alloc_mw in;
+
+	memset(&in, 0xa5, sizeof(in));
+	KUNIT_ASSERT_EQ(test, kite_ib_alloc_mw_in(IB_MW_TYPE_1, 7, 3, 0x1c2,
+						  &in), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.pdn), 7);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.type), KITE_MW_TYPE_1);
+	/* Only the tag's 8 bits. */
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.flags), 0xc2);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.uctx), 3);
+	KUNIT_ASSERT_EQ(test, kite_ib_alloc_mw_in(IB_MW_TYPE_2, 1, 255, 0,
+						  &in), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.type), KITE_MW_TYPE_2);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.flags), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.uctx), 255);
+	KUNIT_EXPECT_EQ(test, kite_ib_alloc_mw_in((enum ib_mw_type)3, 1, 1, 0,
+						  &in), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, kite_ib_alloc_mw_in((enum ib_mw_type)0, 1, 1, 0,
+						  &in), -EOPNOTSUPP);
 }
 
 static void kite_wqe_test_qp_reset_to_init(struct kunit *test)
@@ -963,6 +1009,7 @@ static struct kunit_case kite_ib_wqe_cases[] = {
 	KUNIT_CASE(kite_wqe_test_inline),
 	KUNIT_CASE(kite_wqe_test_recv),
 	KUNIT_CASE(kite_wqe_test_access),
+	KUNIT_CASE(kite_wqe_test_alloc_mw),
 	KUNIT_CASE(kite_wqe_test_qp_reset_to_init),
 	KUNIT_CASE(kite_wqe_test_qp_init_to_rtr),
 	KUNIT_CASE(kite_wqe_test_qp_rtr_to_rts),
