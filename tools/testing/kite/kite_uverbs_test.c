@@ -804,7 +804,7 @@ static void test_provider(struct ibv_context *ctx, int data)
 	struct ibv_qp_attr attr;
 	struct ibv_wc wc;
 	struct ibv_sge sge;
-	struct ibv_ah *ah = NULL;
+	struct ibv_ah *ah = NULL, *ah_fl;
 	struct ibv_qp *qp = NULL;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr = NULL;
@@ -901,6 +901,30 @@ static void test_provider(struct ibv_context *ctx, int data)
 		       strerror(ret));
 		if (!ret && data)
 			check_loopback(cq, qp, buf);
+		/*
+		 * A flow label wider than the 20 bits of the wire (UCX passes
+		 * 0xFFFFFFFF): its low 20 bits are used, as by rxe and mlx5.
+		 */
+		aha.grh.flow_label = 0xffffffff;
+		ah_fl = ibv_create_ah(pd, &aha);
+		report(!!ah_fl, "libkite: address handle with flow label 0xFFFFFFFF: %s",
+		       ah_fl ? "ok" : strerror(errno));
+		if (ah_fl) {
+			memset(buf, 0, 2048);
+			rwr.num_sge = 1;
+			ret = ibv_post_recv(qp, &rwr, &bad_rwr);
+			report(!ret, "libkite: post another receive: %s",
+			       strerror(ret));
+			swr.wr.ud.ah = ah_fl;
+			ret = ibv_post_send(qp, &swr, &bad_swr);
+			report(!ret, "libkite: post a UD send through it: %s",
+			       strerror(ret));
+			if (!ret && data)
+				check_loopback(cq, qp, buf);
+			report(!ibv_destroy_ah(ah_fl),
+			       "libkite: destroy the flow-label AH");
+			swr.wr.ud.ah = ah;
+		}
 		swr.opcode = IBV_WR_RDMA_WRITE;
 		ret = ibv_post_send(qp, &swr, &bad_swr);
 		report(ret == EINVAL && bad_swr == &swr,
