@@ -1367,6 +1367,23 @@ static int reg_mr(uint32_t pdn, uint32_t access, uint32_t flags, uint32_t uctx,
 	return run(KITE_CMD_REG_MR, &in, sizeof(in), 0, 0, r);
 }
 
+static int rereg_mr(uint32_t key, uint32_t flags, uint32_t pdn, uint32_t access,
+		    uint64_t iova, uint64_t length, const struct kite_pbl *pbl, struct res *r)
+{
+	struct kite_cmd_rereg_mr in;
+
+	memset(&in, 0, sizeof(in));
+	in.key = key;
+	in.flags = flags;
+	in.pdn = pdn;
+	in.access = access;
+	in.iova = iova;
+	in.length = length;
+	if (pbl)
+		in.pbl = *pbl;
+	return run(KITE_CMD_REREG_MR, &in, sizeof(in), 0, 0, r);
+}
+
 static int alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t flags, struct res *r)
 {
 	struct kite_cmd_alloc_mr in = { .pdn = pdn, .max_pages = max_pages, .flags = flags };
@@ -1677,7 +1694,8 @@ static void g_query(void)
 	CHK(d.gid_tbl_len == 16, "gid_tbl_len %u", d.gid_tbl_len);
 	CHK(d.features == (KITE_FEAT_RC | KITE_FEAT_UD | KITE_FEAT_ATOMIC | KITE_FEAT_FAST_REG |
 			   KITE_FEAT_CQE_128 | KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
-			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW),
+			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW |
+			   KITE_FEAT_REREG_MR),
 	    "features 0x%x", d.features);
 	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_mcast_grp == 64, "max_mcast_grp %u", d.max_mcast_grp);
@@ -10248,6 +10266,236 @@ static void g_mw(void)
 	expect(&r, KITE_CMD_OK, -1, "after the windows: the channel answers");
 }
 
+/* ------------------------------------------------------------------ */
+/* REREG_MR                                                           */
+/* ------------------------------------------------------------------ */
+
+#define T_IOVA2		0x710000000200ULL	/* a reregistered MR's new range */
+#define RR_OFF(f)	((int)offsetof(struct kite_cmd_rereg_mr, f))
+
+/*
+ * RDMA WRITE @len bytes of a pattern from SRC to @va through @rkey on a new
+ * pair; the requester's syndrome (0: success, 0xff: no CQE). The pattern
+ * in @want.
+ */
+static unsigned rr_write(uint64_t va, uint32_t rkey, uint32_t len, uint8_t seed, uint8_t *want)
+{
+	struct kite_wqe_sge g[1];
+	struct kite_cqe c;
+	struct rcpair P;
+	uint16_t idx;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	fill_pattern(SRC, len, seed, want);
+	g[0] = sge(len, E.lkey, SRC);
+	idx = post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, va, rkey, 0, 0, g,
+		      1);
+	if (!tcq_next(&P.scq, &c) || c.qpn != P.a.qpn || c.wqe_idx != idx) {
+		cqe_diag("rereg write", &c);
+		return 0xff;
+	}
+	if (FIELD_GET(KITE_CQE_OPCODE, c.op_own) != KITE_CQE_OP_REQ)
+		return FIELD_GET(KITE_CQE_SYNDROME, c.syndrome);
+	return 0;
+}
+
+/* Access, PD and translation changed in place; the key keeps working. */
+static void rereg_valid(uint32_t k)
+{
+	static uint8_t want[4096], got[4096];
+	struct rcpair P;
+	struct qbuf b2;
+	struct res r;
+
+	rc_pair(&P, MAC, 14, 7, 6);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, DST, k, 256, 0x51) == 0,
+	    "WRITE through the MR's key before REREG_MR");
+	rereg_mr(k, KITE_REREG_F_ACCESS, 0, LW | RRD, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR ACCESS: REMOTE_WRITE taken away");
+	tap(r.result == 0, "REREG_MR: result 0 (the key is unchanged)");
+	mw_op_fails("WRITE through the same key without REMOTE_WRITE", KITE_WQE_OP_RDMA_WRITE,
+		    DST, k, 256);
+	rc_pair(&P, MAC, 14, 7, 6);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_READ, DST, k, 256, 0x52) == 0,
+	    "READ through the same key: REMOTE_READ kept");
+	rereg_mr(k, KITE_REREG_F_ACCESS, 0, LW | RWR | RRD, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR ACCESS: REMOTE_WRITE given back");
+	rc_pair(&P, MAC, 14, 7, 6);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, DST, k, 256, 0x53) == 0,
+	    "WRITE through the same key again: the data at the address");
+
+	rereg_mr(k, KITE_REREG_F_PD, E.pd2, 0, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR PD: into PD 2");
+	mw_op_fails("WRITE through the key of an MR now in another PD than the QP's",
+		    KITE_WQE_OP_RDMA_WRITE, DST, k, 64);
+	rereg_mr(k, KITE_REREG_F_PD, fx_pd, 0, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR PD: back into the QP's PD");
+	rc_pair(&P, MAC, 14, 7, 6);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, DST, k, 64, 0x54) == 0,
+	    "WRITE through the key in its PD again");
+
+	b2 = mkbuf(KITE_PBL_LEVEL_1, 12, 2, false);
+	rereg_mr(k, KITE_REREG_F_TRANS, 0, 0, T_IOVA2, 2 * 4096 - 0x200, &b2.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR TRANS: two new pages at a new iova");
+	tap(rr_write(T_IOVA2 + 4000, k, 1000, 0x55, want) == 0,
+	    "WRITE 1000 bytes across the new pages through the same key");
+	memread(b2.data + 0x200 + 4000, got, 1000);
+	tap(!memcmp(got, want, 1000), "the data is in the new pages, at the new iova's offset");
+	tap(rr_write(DST, k, 64, 0x56, want) == KITE_SYND_REMOTE_ACCESS,
+	    "WRITE to the old range through the key: REMOTE_ACCESS");
+	tap(rr_write(T_IOVA2 + 2 * 4096 - 0x200 - 8, k, 16, 0x57, want) == KITE_SYND_REMOTE_ACCESS,
+	    "WRITE across the new length's end: REMOTE_ACCESS");
+
+	rereg_mr(k, KITE_REREG_F_TRANS | KITE_REREG_F_PD | KITE_REREG_F_ACCESS, fx_pd,
+		 LW | RWR, T_IOVA, T_MR_LEN, &E.mr.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR of all three at once: back to the first pages");
+	rc_pair(&P, MAC, 14, 7, 6);
+	tap(mw_op(&P, KITE_WQE_OP_RDMA_WRITE, DST + 512, k, 2048, 0x58) == 0,
+	    "WRITE through the key into the first pages again");
+}
+
+/* Bad input: each error leaves the MR as it was. */
+static void rereg_errors(uint32_t k)
+{
+	static uint8_t want[64];
+	uint32_t fast, w, u, pdu, key;
+	struct kite_pbl bad;
+	struct rcpair P;
+	struct res r;
+
+	rereg_mr(0, KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(key), "REREG_MR key 0 -> E_OBJECT");
+	rereg_mr(retag(k, 0x99), KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(key), "REREG_MR with a stale tag -> E_OBJECT");
+	rereg_mr(0xffffff00u | (k & 0xff), KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(key), "REREG_MR index beyond the table -> E_OBJECT");
+	fast = need(alloc_mr(fx_pd, 4, 0x41, &r), &r, "ALLOC_MR (fast)");
+	rereg_mr(fast, KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(key), "REREG_MR of a fast-registration MR -> E_OBJECT");
+	w = need(alloc_mw(fx_pd, KITE_MW_TYPE_1, 0x42, 0, &r), &r, "ALLOC_MW");
+	rereg_mr(w, KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(key), "REREG_MR of a window's key -> E_OBJECT");
+	rereg_mr(E.lkey_phys, KITE_REREG_F_ACCESS, 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_STATE, RR_OFF(key), "REREG_MR of a DMA MR -> E_STATE");
+	rereg_mr(k, 0, 0, 0, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(flags), "REREG_MR with no flag -> E_PARAM");
+	rereg_mr(k, KITE_REREG_F_ACCESS | BIT(3), 0, LW, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(flags), "REREG_MR with a reserved flag -> E_PARAM");
+	rereg_mr(k, KITE_REREG_F_PD, 999, 0, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(pdn), "REREG_MR into no such PD -> E_OBJECT");
+	u = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");
+	pdu = need(alloc_pd(u, &r), &r, "ALLOC_PD of the user context");
+	rereg_mr(k, KITE_REREG_F_PD, pdu, 0, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(pdn),
+	       "REREG_MR of a kernel MR into a user context's PD -> E_OBJECT");
+	rereg_mr(k, KITE_REREG_F_ACCESS, 0, LW | BIT(5), 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(access), "REREG_MR access with a reserved bit -> E_PARAM");
+	rereg_mr(k, KITE_REREG_F_ACCESS, 0, RWR | RRD, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(access),
+	       "REREG_MR REMOTE_WRITE without LOCAL_WRITE -> E_PARAM");
+	rereg_mr(k, KITE_REREG_F_TRANS, 0, 0, T_IOVA, 0, &E.mr.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(length), "REREG_MR TRANS length 0 -> E_PARAM");
+	rereg_mr(k, KITE_REREG_F_TRANS | KITE_REREG_F_ACCESS, 0, LW, T_IOVA, T_MR_LEN + 1,
+		 &E.mr.pbl, &r);
+	expect(&r, KITE_CMD_E_PARAM, RR_OFF(length),
+	       "REREG_MR TRANS beyond its pages (with ACCESS) -> E_PARAM");
+	bad = E.mr.pbl;
+	bad.npages = 0;
+	rereg_mr(k, KITE_REREG_F_TRANS, 0, 0, T_IOVA, 4096, &bad, &r);
+	expect2(&r, KITE_CMD_E_PBL, KITE_CMD_E_PARAM, "REREG_MR TRANS with a PBL of no page");
+	bad = E.mr.pbl;
+	bad.addr = 0xfff0000000000000ULL;
+	rereg_mr(k, KITE_REREG_F_TRANS, 0, 0, T_IOVA, 4096, &bad, &r);
+	expect2(&r, KITE_CMD_E_DMA, KITE_CMD_E_PBL, "REREG_MR TRANS with a PBL outside RAM");
+	rereg_mr(k, KITE_REREG_F_PD | KITE_REREG_F_TRANS, 999, 0, T_IOVA2, 4096, &E.mr.pbl, &r);
+	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(pdn), "REREG_MR TRANS into no such PD -> E_OBJECT");
+	tap(rr_write(DST, k, 64, 0x61, want) == 0 && mem_eq(DST, want, 64),
+	    "after the refused commands the MR is as it was: WRITE through its key works");
+
+	/* Windows bound to the MR: not reregistered (as DEREG_MR). */
+	key = need(reg_mr(fx_pd, LW | MWB, 0x67, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		   "REG_MR (MW_BIND, to reregister)");
+	rc_pair(&P, MAC, 14, 7, 6);
+	w = bind_ok(&P, &P.b, "type 1 bound to the MR to reregister", T_WIN, 64, w, key, RRD,
+		    0x43);
+	rereg_mr(key, KITE_REREG_F_ACCESS, 0, LW | MWB | RRD, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_BUSY, RR_OFF(key), "REREG_MR of an MR with a window bound -> E_BUSY");
+	w = bind_ok(&P, &P.b, "the window unbound", 0, 0, w, 0, 0, 0x44);
+	rereg_mr(key, KITE_REREG_F_ACCESS, 0, LW | MWB | RRD, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_OK, -1, "REREG_MR once the window left it");
+	cmd_obj(KITE_CMD_DEREG_MR, key, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the reregistered MR by its key");
+	(void)w;
+}
+
+/* Random REREG_MR commands: each one answered, the device whole after. */
+static void rereg_random(void)
+{
+	const char *seed = getenv("KITE_SEED");
+	uint32_t keys[4], key, flags, access, pdn;
+	unsigned i, n = 400, ok = 0, refused = 0, bad = 0;
+	uint64_t iova, len;
+	struct kite_pbl pbl;
+	struct res r;
+
+	rng_state = seed ? strtoull(seed, NULL, 0) * 37 + 5 : 0x7272ULL;
+	diag("seed 0x%" PRIx64, rng_state);
+	for (i = 0; i < 3; i++)
+		keys[i] = need(reg_mr(fx_pd, LW, 0x20 + i, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r),
+			       &r, "REG_MR random");
+	keys[3] = E.lkey_phys;
+	for (i = 0; i < n; i++) {
+		key = rndn(4) ? keys[rndn(4)] : (uint32_t)rnd();
+		flags = rndn(8) ? 1 + rndn(7) : (uint32_t)rnd();
+		pdn = rndn(4) ? (rndn(2) ? fx_pd : E.pd2) : (uint32_t)rnd();
+		access = rndn(4) ? (uint32_t)rndn(32) : (uint32_t)rnd();
+		iova = rndn(2) ? T_IOVA + rndn(4096) : rnd();
+		len = rndn(4) ? 1 + rndn(T_MR_LEN) : rnd();
+		pbl = E.mr.pbl;
+		if (!rndn(4))
+			pbl.npages = (uint32_t)rnd();
+		if (!rndn(8))
+			pbl.addr = rnd();
+		if (!rndn(8))
+			pbl.cfg = (uint32_t)rnd();
+		rereg_mr(key, flags, pdn, access, iova, len, &pbl, &r);
+		if (!r.done)
+			bad++;
+		else if ((r.status & 0xff) == KITE_CMD_OK)
+			ok++;
+		else
+			refused++;
+		if (bad)
+			break;
+	}
+	tap(!bad && ok + refused == n, "%u random REREG_MR: every one answered (%u done, %u refused)",
+	    n, ok, refused);
+	tap(ok > 0 && refused > 0, "random REREG_MR: both outcomes seen");
+	for (i = 0; i < 3; i++) {
+		rereg_mr(keys[i], KITE_REREG_F_TRANS | KITE_REREG_F_PD | KITE_REREG_F_ACCESS, fx_pd,
+			 LW, T_IOVA, T_MR_LEN, &E.mr.pbl, &r);
+		expect(&r, KITE_CMD_OK, -1, "after the random ones: REREG_MR %u restores it", i);
+		cmd_obj(KITE_CMD_DEREG_MR, keys[i], 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "after the random ones: DEREG_MR %u", i);
+	}
+}
+
+static void g_rereg(void)
+{
+	struct res r;
+	uint32_t k;
+
+	eng_setup();
+	rc_keys();
+	k = need(reg_mr(fx_pd, LW | RWR | RRD, 0x66, 0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
+		 "REG_MR (to reregister)");
+	rereg_valid(k);
+	rereg_errors(k);
+	rereg_random();
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "after REREG_MR: the channel answers");
+}
+
 static const struct group {
 	const char *name;
 	void (*fn)(void);
@@ -10291,6 +10539,7 @@ static const struct group {
 	{ "mcast_random", g_mcast_random },
 	{ "cntr", g_cntr },
 	{ "mw", g_mw },
+	{ "rereg", g_rereg },
 };
 
 static void run_group(const struct group *g)

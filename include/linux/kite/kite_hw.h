@@ -304,6 +304,7 @@ struct kite_cmd {
 #define KITE_CMD_DEREG_MR		0x2a
 #define KITE_CMD_ALLOC_MW		0x2b
 #define KITE_CMD_DEALLOC_MW		0x2c
+#define KITE_CMD_REREG_MR		0x2d
 #define KITE_CMD_ADD_GID		0x30
 #define KITE_CMD_DEL_GID		0x31
 #define KITE_CMD_CREATE_SRQ		0x38
@@ -387,6 +388,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_MCAST			BIT(8)
 #define KITE_FEAT_QP_CNTR		BIT(9)	/* QP counter sets, max_cntr */
 #define KITE_FEAT_MW			BIT(10)	/* memory windows, types 1 and 2B */
+#define KITE_FEAT_REREG_MR		BIT(11)	/* REREG_MR */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -667,6 +669,24 @@ struct kite_cmd_alloc_mr {
 /* Memory keys: index in the memory translation table and a tag. */
 #define KITE_KEY_INDEX			GENMASK(31, 8)
 #define KITE_KEY_TAG			GENMASK(7, 0)
+
+/*
+ * REREG_MR: change a registered MR in place, its key unchanged. Only the
+ * parts named in flags change; the others are ignored (and not checked).
+ */
+struct kite_cmd_rereg_mr {
+	__le32 key;		/* the MR's key, from REG_MR */
+	__le32 flags;		/* KITE_REREG_F_* */
+	__le32 pdn;		/* with KITE_REREG_F_PD */
+	__le32 access;		/* with KITE_REREG_F_ACCESS: KITE_ACCESS_* */
+	__le64 iova;		/* with KITE_REREG_F_TRANS */
+	__le64 length;		/* with KITE_REREG_F_TRANS */
+	struct kite_pbl pbl;	/* with KITE_REREG_F_TRANS */
+};
+
+#define KITE_REREG_F_TRANS		BIT(0)	/* iova, length and pbl */
+#define KITE_REREG_F_PD			BIT(1)
+#define KITE_REREG_F_ACCESS		BIT(2)
 
 /*
  * ALLOC_MW: result = the window's key, from the memory translation table
@@ -978,6 +998,7 @@ static_assert(sizeof(struct kite_cmd_create_qp) == 80);
 static_assert(sizeof(struct kite_cmd_modify_qp) == 80);
 static_assert(sizeof(struct kite_cmd_reg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mr) == 16);
+static_assert(sizeof(struct kite_cmd_rereg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mw) == 16);
 static_assert(sizeof(struct kite_cmd_add_gid) == 32);
 static_assert(sizeof(struct kite_cmd_create_srq) == 32);

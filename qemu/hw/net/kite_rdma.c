@@ -118,7 +118,8 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_FAST_REG | KITE_FEAT_CQE_128 |
                               KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
                               KITE_FEAT_SRQ | KITE_FEAT_MCAST |
-                              KITE_FEAT_QP_CNTR | KITE_FEAT_MW);
+                              KITE_FEAT_QP_CNTR | KITE_FEAT_MW |
+                              KITE_FEAT_REREG_MR);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
@@ -308,10 +309,46 @@ KiteMR *kite_mr_alloc(KiteState *s, KiteCmdCtx *c, uint8_t tag)
     return NULL;
 }
 
+/* REG_MR and REREG_MR: access an MR may have. */
+static bool kite_mr_access_ok(uint32_t access)
+{
+    return !(access & ~KITE_ACCESS_MR_ALL) &&
+           (!(access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) ||
+            (access & KITE_ACCESS_LOCAL_WRITE));
+}
+
+/*
+ * REG_MR and REREG_MR: load the page list at @pbl_off of the command and
+ * check that [iova, iova + length) fits in it (@len_off: the length's
+ * offset, for the syndrome). False with the command's error set.
+ */
+static bool kite_mr_pages(KiteState *s, KiteCmdCtx *c, size_t pbl_off,
+                          size_t len_off, uint64_t iova, uint64_t length,
+                          KitePbl *pbl)
+{
+    uint64_t off, size;
+
+    if (length == 0) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, len_off);
+        return false;
+    }
+    if (!kite_pbl_load(s, c, pbl_off, 0, 0, pbl)) {
+        return false;
+    }
+    size = (uint64_t)pbl->npages << pbl->page_shift;
+    off = iova & ((1ULL << pbl->page_shift) - 1);
+    if (length > size - off) {
+        kite_pbl_free(pbl);
+        kite_cmd_err(c, KITE_CMD_E_PARAM, len_off);
+        return false;
+    }
+    return true;
+}
+
 static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
 {
     uint32_t pdn, access, flags, uctx;
-    uint64_t iova, length, off, size;
+    uint64_t iova, length;
     KitePbl pbl = {};
     KiteMR *mr;
 
@@ -330,9 +367,7 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
                                                     pdn));
         return;
     }
-    if ((access & ~KITE_ACCESS_MR_ALL) ||
-        ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
-         !(access & KITE_ACCESS_LOCAL_WRITE))) {
+    if (!kite_mr_access_ok(access)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM,
                      offsetof(struct kite_cmd_reg_mr, access));
         return;
@@ -353,26 +388,15 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
                      offsetof(struct kite_cmd_reg_mr, uctx));
         return;
     }
-    if (!(flags & KITE_MR_F_PHYS)) {
-        if (length == 0) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM,
-                         offsetof(struct kite_cmd_reg_mr, length));
-            return;
-        }
-        if (!kite_pbl_load(s, c, offsetof(struct kite_cmd_reg_mr, pbl), 0, 0,
-                           &pbl)) {
-            return;
-        }
-        size = (uint64_t)pbl.npages << pbl.page_shift;
-        off = iova & ((1ULL << pbl.page_shift) - 1);
-        if (length > size - off) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM,
-                         offsetof(struct kite_cmd_reg_mr, length));
-            return;
-        }
+    if (!(flags & KITE_MR_F_PHYS) &&
+        !kite_mr_pages(s, c, offsetof(struct kite_cmd_reg_mr, pbl),
+                       offsetof(struct kite_cmd_reg_mr, length), iova, length,
+                       &pbl)) {
+        return;
     }
     mr = kite_mr_alloc(s, c, FIELD_GET(KITE_MR_KEY_TAG, flags));
     if (!mr) {
+        kite_pbl_free(&pbl);
         return;
     }
     *mr = (KiteMR) {
@@ -388,6 +412,87 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
         .length = length,
         .pbl = pbl,
     };
+}
+
+/*
+ * REREG_MR: a registered MR (not a fast-registration MR, a window or a
+ * DMA MR) changes its translation, PD or access in place; its key stays.
+ * Every check is made before anything changes. The registration number
+ * changes: READ responses queued for the old registration are not sent.
+ */
+static void kite_cmd_rereg_mr(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t key, index, flags, pdn, access;
+    uint64_t iova, length;
+    KitePbl pbl = {};
+    KiteMR *mr;
+
+    if (!kite_cmd_in(c, sizeof(struct kite_cmd_rereg_mr))) {
+        return;
+    }
+    key = in32(c, offsetof(struct kite_cmd_rereg_mr, key));
+    flags = in32(c, offsetof(struct kite_cmd_rereg_mr, flags));
+    pdn = in32(c, offsetof(struct kite_cmd_rereg_mr, pdn));
+    access = in32(c, offsetof(struct kite_cmd_rereg_mr, access));
+    iova = ldq_le_p(c->in + offsetof(struct kite_cmd_rereg_mr, iova));
+    length = ldq_le_p(c->in + offsetof(struct kite_cmd_rereg_mr, length));
+
+    index = FIELD_GET(KITE_KEY_INDEX, key);
+    mr = &s->rdma.mr[index < KITE_MAX_MR ? index : 0];
+    if (index == 0 || index >= KITE_MAX_MR || !mr->valid || mr->mw_type ||
+        mr->fast || mr->tag != FIELD_GET(KITE_KEY_TAG, key)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_rereg_mr, key));
+        return;
+    }
+    if (!flags || (flags & ~(KITE_REREG_F_TRANS | KITE_REREG_F_PD |
+                             KITE_REREG_F_ACCESS))) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_rereg_mr, flags));
+        return;
+    }
+    if (mr->flags & KITE_MR_F_PHYS) {
+        /* A DMA MR names bus addresses: nothing to translate again. */
+        kite_cmd_err(c, KITE_CMD_E_STATE,
+                     offsetof(struct kite_cmd_rereg_mr, key));
+        return;
+    }
+    if ((flags & KITE_REREG_F_PD) &&
+        (!kite_pd_valid(s, pdn) || s->rdma.pd[pdn].uctx != mr->uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT,
+                     offsetof(struct kite_cmd_rereg_mr, pdn));
+        return;
+    }
+    if ((flags & KITE_REREG_F_ACCESS) && !kite_mr_access_ok(access)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     offsetof(struct kite_cmd_rereg_mr, access));
+        return;
+    }
+    if (mr->nmw) {
+        /* Windows are bound to it (IBA 10.6.7.2.6, as for DEREG_MR). */
+        kite_cmd_err(c, KITE_CMD_E_BUSY,
+                     offsetof(struct kite_cmd_rereg_mr, key));
+        return;
+    }
+    if ((flags & KITE_REREG_F_TRANS) &&
+        !kite_mr_pages(s, c, offsetof(struct kite_cmd_rereg_mr, pbl),
+                       offsetof(struct kite_cmd_rereg_mr, length), iova,
+                       length, &pbl)) {
+        return;
+    }
+    if (flags & KITE_REREG_F_TRANS) {
+        kite_pbl_free(&mr->pbl);
+        mr->pbl = pbl;
+        mr->iova = iova;
+        mr->length = length;
+    }
+    if (flags & KITE_REREG_F_PD) {
+        mr->pdn = pdn;
+    }
+    if (flags & KITE_REREG_F_ACCESS) {
+        mr->access = access;
+    }
+    mr->gen = ++s->rdma.mr_gen;
 }
 
 static void kite_cmd_alloc_mr(KiteState *s, KiteCmdCtx *c)
@@ -557,6 +662,7 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_REG_MR] = kite_cmd_reg_mr,
     [KITE_CMD_ALLOC_MR] = kite_cmd_alloc_mr,
     [KITE_CMD_DEREG_MR] = kite_cmd_dereg_mr,
+    [KITE_CMD_REREG_MR] = kite_cmd_rereg_mr,
     [KITE_CMD_ALLOC_MW] = kite_cmd_alloc_mw,
     [KITE_CMD_DEALLOC_MW] = kite_cmd_dealloc_mw,
     [KITE_CMD_ADD_GID] = kite_cmd_add_gid,
