@@ -127,6 +127,25 @@ static struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The MR changes in place (REREG_MR): its keys stay, so a peer that holds
+ * the rkey keeps using it. The I/O virtual address is the new address.
+ */
+static int kite_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			 void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int err;
+
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err)
+		errno = err;
+	return err;
+}
+
 static int kite_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;
@@ -224,6 +243,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.query_srq = kite_query_srq,
 	.reg_mr = kite_reg_mr,
 	.req_notify_cq = kite_req_notify_cq,
+	.rereg_mr = kite_rereg_mr,
 	.resize_cq = kite_resize_cq,
 };
 

@@ -2978,6 +2978,207 @@ out:
 }
 
 /*
+ * ibv_rereg_mr(): the MR changes in place under its keys. Bad input (raw
+ * commands where libibverbs would refuse first): driver data, lengths,
+ * unmapped pages, access flags; each refusal leaves the MR as it was.
+ * With --data, on an RC QP connected to itself: access taken away and
+ * given back, new pages, another PD, pages pinned read-only made
+ * writable, all through the same rkey; EBUSY while a window is bound.
+ */
+static int rr_raw(struct ibv_mr *mr, uint32_t flags, uint64_t start,
+		  uint64_t len, uint32_t pd_handle, uint32_t access,
+		  uint64_t drv)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr body;
+		uint64_t drv;
+	} req = {
+		.hdr = { .command = IB_USER_VERBS_CMD_REREG_MR,
+			 .in_words = sizeof(req) / 4,
+			 .out_words = sizeof(resp) / 4 },
+		.body = { .response = (uintptr_t)&resp,
+			  .mr_handle = mr->handle, .flags = flags,
+			  .start = start, .length = len, .hca_va = start,
+			  .pd_handle = pd_handle, .access_flags = access },
+		.drv = drv,
+	};
+
+	if (write(mr->context->cmd_fd, &req, sizeof(req)) == sizeof(req))
+		return resp.lkey == mr->lkey && resp.rkey == mr->rkey ? 0 : -1;
+	return errno;
+}
+
+#define RR_RW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+static void test_rereg_data(struct qpx_loop *l, struct ibv_mr *t, char *tbuf,
+			    struct ibv_pd *pd2)
+{
+	uint32_t rkey = t->rkey, lkey = t->lkey;
+	struct ibv_mw *mw;
+	struct ibv_mr *ro;
+	char *page, *nbuf;
+	int ret;
+
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 100, rkey, 500, 21);
+	report(!ret, "rereg: WRITE through the MR before: %s", mw_res(ret));
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	report(!ret && t->rkey == rkey && t->lkey == lkey,
+	       "rereg: REMOTE_WRITE taken away, keys kept (0x%x): %d, %s",
+	       t->rkey, ret, strerror(ret ? errno : 0));
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 100, rkey, 500, 22);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "rereg: WRITE through the same rkey: %s (want remote access error)",
+	       mw_res(ret));
+	ret = mw_rdma(l, IBV_WR_RDMA_READ, tbuf + 100, rkey, 500, 23);
+	report(!ret, "rereg: READ through the same rkey still works: %s", mw_res(ret));
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RR_RW);
+	report(!ret, "rereg: REMOTE_WRITE given back: %d", ret);
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 200, rkey, 500, 24);
+	report(!ret, "rereg: WRITE through the same rkey again: %s", mw_res(ret));
+
+	if (posix_memalign((void **)&nbuf, 4096, 8192)) {
+		report(0, "rereg: 8 KiB of new pages");
+		return;
+	}
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf,
+			   8192, 0);
+	report(!ret && t->rkey == rkey && t->addr == nbuf,
+	       "rereg: new pages, the same rkey: %d, %s", ret,
+	       strerror(ret ? errno : 0));
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, nbuf + 3000, rkey, 2000, 25);
+	report(!ret, "rereg: WRITE 2000 bytes across the new pages: %s", mw_res(ret));
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 100, rkey, 64, 26);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "rereg: WRITE to the old pages: %s (want remote access error)",
+	       mw_res(ret));
+
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_TRANSLATION,
+			   pd2, tbuf, 16384, 0);
+	report(!ret && t->pd == pd2, "rereg: the first pages, in another PD: %d", ret);
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 100, rkey, 64, 27);
+	report(ret == IBV_WC_REM_ACCESS_ERR,
+	       "rereg: WRITE from a QP of the old PD: %s (want remote access error)",
+	       mw_res(ret));
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_PD, l->pd, NULL, 0, 0);
+	report(!ret, "rereg: back into the QP's PD: %d", ret);
+	ret = mw_rdma(l, IBV_WR_RDMA_WRITE, tbuf + 100, rkey, 64, 28);
+	report(!ret, "rereg: WRITE from the QP of its PD again: %s", mw_res(ret));
+
+	/* Pinned read-only (untouched pages), made writable: pinned again. */
+	page = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ro = page != MAP_FAILED ? ibv_reg_mr(l->pd, page, 8192, 0) : NULL;
+	report(!!ro, "rereg: an MR over untouched pages, read-only: %s",
+	       ro ? "ok" : strerror(errno));
+	if (ro) {
+		ret = ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				   RR_RW);
+		report(!ret, "rereg: read-only pages made writable: %d", ret);
+		ret = mw_rdma(l, IBV_WR_RDMA_WRITE, page + 4000, ro->rkey, 300, 29);
+		report(!ret, "rereg: WRITE into them reaches the process's pages: %s",
+		       mw_res(ret));
+		ibv_dereg_mr(ro);
+	}
+	if (page != MAP_FAILED)
+		munmap(page, 8192);
+
+	/* A window bound to the MR: not reregistered (EBUSY). */
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   RR_RW | IBV_ACCESS_MW_BIND);
+	report(!ret, "rereg: windows may be bound (MW_BIND): %d", ret);
+	mw = ibv_alloc_mw(l->pd, IBV_MW_TYPE_2);
+	ret = mw ? mw_bind_wr(l, mw, ibv_inc_rkey(mw->rkey), t, tbuf, 64,
+			      IBV_ACCESS_REMOTE_READ) : -ENOMEM;
+	report(ret == IBV_WC_SUCCESS, "rereg: a type 2 window bound to the MR: %s",
+	       mw_res(ret));
+	errno = 0;
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   RR_RW | IBV_ACCESS_MW_BIND);
+	report(ret == IBV_REREG_MR_ERR_CMD && errno == EBUSY,
+	       "rereg: with a window bound: %d, %s (want %s)", ret,
+	       strerror(errno), strerror(EBUSY));
+	if (mw)
+		ibv_dealloc_mw(mw);
+	ret = ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RR_RW);
+	report(!ret, "rereg: once the window is gone: %d", ret);
+	free(nbuf);
+}
+
+static void test_rereg(struct ibv_context *ctx, const struct ibv_device_attr *da,
+		       int data)
+{
+	struct qpx_loop l = {};
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_mr *t = NULL;
+	char *buf, *tbuf;
+	void *none;
+	int ret;
+
+	if (posix_memalign((void **)&buf, 4096, 2 * 16384)) {
+		report(0, "rereg: 32 KiB of pages");
+		return;
+	}
+	tbuf = buf + 16384;
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, MW_QP_OPS, buf, 16384,
+			    RR_RW | IBV_ACCESS_MW_BIND);
+	pd2 = ibv_alloc_pd(ctx);
+	t = ret || !pd2 ? NULL :
+	    ibv_reg_mr(l.pd, tbuf, 16384, RR_RW | IBV_ACCESS_MW_BIND);
+	report(!!t, "rereg: QP, PDs and the MR to reregister: %s",
+	       strerror(t ? 0 : ret ?: errno));
+	if (!t)
+		goto out;
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_ACCESS, 0, 0, 0, RR_RW, 1);
+	report(ret == EOPNOTSUPP, "rereg: non-zero driver data: %s (want %s)",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_ACCESS, 0, 0, 0, RR_RW, 0);
+	report(!ret, "rereg: zero driver data (a newer library): %s, keys kept",
+	       ret < 0 ? "new keys" : strerror(ret));
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_TRANSLATION, (uintptr_t)tbuf, 0, 0,
+		     0, 0);
+	report(ret == EINVAL, "rereg: new pages of length 0: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_TRANSLATION, (uintptr_t)tbuf,
+		     da->max_mr_size + 4096, 0, 0, 0);
+	report(ret == EINVAL, "rereg: new pages beyond max_mr_size: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	none = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ret = none == MAP_FAILED ? -1 :
+	      rr_raw(t, IBV_REREG_MR_CHANGE_TRANSLATION, (uintptr_t)none, 8192,
+		     0, 0, 0);
+	report(ret == EFAULT, "rereg: new pages not accessible: %s (want %s)",
+	       strerror(ret), strerror(EFAULT));
+	if (none != MAP_FAILED)
+		munmap(none, 8192);
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_ACCESS, 0, 0, 0,
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED, 0);
+	report(ret == EOPNOTSUPP, "rereg: zero-based access: %s (want %s)",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	ret = rr_raw(t, IBV_REREG_MR_CHANGE_ACCESS | IBV_REREG_MR_CHANGE_PD, 0,
+		     0, pd2->handle, IBV_ACCESS_REMOTE_WRITE, 0);
+	report(ret == EINVAL,
+	       "rereg: REMOTE_WRITE without LOCAL_WRITE (and a new PD): %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	if (!data)
+		goto out;
+	ret = rc_self_connect(l.qp);
+	report(!ret, "rereg: QP connected to itself: %s", strerror(ret));
+	if (!ret)
+		test_rereg_data(&l, t, tbuf, pd2);
+out:
+	if (t)
+		ibv_dereg_mr(t);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	qpx_loop_free(&l);
+	free(buf);
+}
+
+/*
  * Isolation between contexts: a context's mmap offsets reach only its own
  * doorbell page, and a doorbell written to one context's page for another
  * context's QP is ignored by the device (the guest script checks that the
@@ -3818,6 +4019,7 @@ int main(int argc, char **argv)
 		test_qp_ex_ud(ctx);
 	}
 	test_mw(ctx, &da, data);
+	test_rereg(ctx, &da, data);
 	test_isolation(dev);
 	test_number_reuse(dev);
 	test_mr_flags(ctx);

@@ -464,6 +464,8 @@ struct kite_ib_srq {
  * @frpl: fast-registration MRs: a level-1 PTE page map_mr_sg fills
  * @max_pages: fast-registration MRs: capacity of @frpl
  * @npages: fast-registration MRs: pages mapped by the last map_mr_sg
+ * @access: user MRs: the IB_ACCESS_* flags of the registration (REREG_MR
+ *	keeps them when it changes something else)
  * @key: the key the device gave at creation, which DEREG_MR takes (a
  *	fast-registration MR's keys change with IB_WR_REG_MR work requests,
  *	which may be flushed instead of executed)
@@ -476,6 +478,7 @@ struct kite_ib_mr {
 	struct kite_ib_dma_page frpl;
 	u32 max_pages;
 	u32 npages;
+	int access;
 };
 
 /**
@@ -833,6 +836,12 @@ struct ib_mr *kite_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			       u32 max_num_sg);
 int kite_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		      int sg_nents, unsigned int *sg_offset);
+void kite_ib_rereg_mr_in(u32 key, int flags, u32 pdn, int access, u64 iova,
+			 u64 length, const struct kite_pbl *pbl,
+			 struct kite_cmd_rereg_mr *in);
+struct ib_mr *kite_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 iova, int access,
+				    struct ib_pd *ibpd, struct ib_udata *udata);
 int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		      struct ib_udata *udata);

@@ -167,6 +167,29 @@ struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+static int kite_ib_mr_length_check(struct kite_ib_dev *dev, u64 length)
+{
+	if (!length || length > dev->caps.max_mr_size) {
+		ibdev_dbg(&dev->ibdev, "MR: length %llu, the device has 1 .. %llu\n",
+			  length, dev->caps.max_mr_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The MR commands take no driver data: zeros from a newer library pass. */
+static int kite_ib_mr_udata_check(struct kite_ib_dev *dev,
+				  struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(&dev->ibdev, "MR: %zu bytes of unknown driver data\n",
+			  udata->inlen);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /**
  * kite_ib_reg_user_mr() - register user memory
  * @ibpd: the PD
@@ -197,17 +220,12 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = kite_ib_access_check(dev, access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > dev->caps.max_mr_size) {
-		ibdev_dbg(&dev->ibdev, "MR: length %llu, the device has 1 .. %llu\n",
-			  length, dev->caps.max_mr_size);
-		return ERR_PTR(-EINVAL);
-	}
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(&dev->ibdev, "MR: %zu bytes of unknown driver data\n",
-			  udata->inlen);
-		return ERR_PTR(-EOPNOTSUPP);
-	}
+	err = kite_ib_mr_length_check(dev, length);
+	if (err)
+		return ERR_PTR(err);
+	err = kite_ib_mr_udata_check(dev, udata);
+	if (err)
+		return ERR_PTR(err);
 	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
@@ -223,6 +241,7 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				 kite_ib_uctx_of(udata), iova, length);
 	if (err)
 		goto err_free_pbl;
+	mr->access = access;
 	return &mr->ibmr;
 
 err_free_pbl:
@@ -231,6 +250,136 @@ err_release_umem:
 	ib_umem_release(mr->umem);
 err_free_mr:
 	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/**
+ * kite_ib_rereg_mr_in() - build the input of REREG_MR
+ * @key: the MR's key
+ * @flags: IB_MR_REREG_* of what changes
+ * @pdn: with IB_MR_REREG_PD, the new PD's number
+ * @access: with IB_MR_REREG_ACCESS, the new IB_ACCESS_* flags
+ * @iova: with IB_MR_REREG_TRANS, the new I/O virtual address
+ * @length: with IB_MR_REREG_TRANS, the new length
+ * @pbl: with IB_MR_REREG_TRANS, the new pages
+ * @in: the command's input; the fields of what does not change are zero
+ */
+void kite_ib_rereg_mr_in(u32 key, int flags, u32 pdn, int access, u64 iova,
+			 u64 length, const struct kite_pbl *pbl,
+			 struct kite_cmd_rereg_mr *in)
+{
+	u32 hwflags = 0;
+
+	memset(in, 0, sizeof(*in));
+	in->key = cpu_to_le32(key);
+	if (flags & IB_MR_REREG_TRANS) {
+		hwflags |= KITE_REREG_F_TRANS;
+		in->iova = cpu_to_le64(iova);
+		in->length = cpu_to_le64(length);
+		in->pbl = *pbl;
+	}
+	if (flags & IB_MR_REREG_PD) {
+		hwflags |= KITE_REREG_F_PD;
+		in->pdn = cpu_to_le32(pdn);
+	}
+	if (flags & IB_MR_REREG_ACCESS) {
+		hwflags |= KITE_REREG_F_ACCESS;
+		in->access = cpu_to_le32(kite_ib_mr_access_to_hw(access));
+	}
+	in->flags = cpu_to_le32(hwflags);
+}
+
+/**
+ * kite_ib_rereg_user_mr() - change a user MR's pages, PD or access in place
+ * @ibmr: the MR, from kite_ib_reg_user_mr()
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and IB_MR_REREG_ACCESS
+ * @start: with IB_MR_REREG_TRANS, the new user virtual address
+ * @length: with IB_MR_REREG_TRANS, the new length
+ * @iova: with IB_MR_REREG_TRANS, the new address the MR's users name it by
+ * @access: with IB_MR_REREG_ACCESS, the new IB_ACCESS_* flags
+ * @ibpd: with IB_MR_REREG_PD, the new PD
+ * @udata: user data: no driver data (zeros from a newer library are
+ *	accepted)
+ *
+ * REREG_MR changes the MR under its keys: a peer holding the rkey keeps
+ * using it, with the new rights. New pages are pinned before the command
+ * and the old ones released after it, so the device never holds an
+ * unpinned page; a failure leaves the MR as it was. Pages pinned
+ * read-only are pinned again when the new access makes them writable.
+ *
+ * Return: NULL (the MR changed in place), or an ERR_PTR() of -EOPNOTSUPP
+ * (a device without REREG_MR, access flags Kite does not implement,
+ * non-zero driver data), -EINVAL (a length of 0 or beyond max_mr_size, a
+ * remote access without local write), -EBUSY (memory windows are bound
+ * to the MR), or the errno of pinning or of REREG_MR.
+ */
+struct ib_mr *kite_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 iova, int access,
+				    struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibmr->device);
+	struct kite_ib_mr *mr = to_kmr(ibmr);
+	struct kite_cmd_rereg_mr in;
+	struct kite_ib_cmd cmd = {
+		.opcode = KITE_CMD_REREG_MR,
+		.in = &in,
+		.in_len = sizeof(in),
+	};
+	struct kite_ib_pbl pbl = {};
+	struct ib_umem *umem = NULL;
+	int err;
+
+	if (!(dev->caps.features & KITE_FEAT_REREG_MR) || !mr->umem)
+		return ERR_PTR(-EOPNOTSUPP);
+	err = kite_ib_mr_udata_check(dev, udata);
+	if (err)
+		return ERR_PTR(err);
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = kite_ib_access_check(dev, access);
+		if (err)
+			return ERR_PTR(err);
+	} else {
+		access = mr->access;
+	}
+	if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(access) &&
+	    !mr->umem->writable) {
+		/* The same pages, pinned for writing this time. */
+		flags |= IB_MR_REREG_TRANS;
+		start = mr->umem->address;
+		length = mr->umem->length;
+		iova = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		err = kite_ib_mr_length_check(dev, length);
+		if (err)
+			return ERR_PTR(err);
+		umem = ib_umem_get_va(ibmr->device, start, length, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		err = kite_ib_umem_pbl(dev, umem, iova, &pbl);
+		if (err)
+			goto err_release_umem;
+	}
+	kite_ib_rereg_mr_in(mr->key, flags,
+			    (flags & IB_MR_REREG_PD) ? to_kpd(ibpd)->pdn : 0,
+			    access, iova, length, &pbl.desc, &in);
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		goto err_free_pbl;
+	if (umem) {
+		kite_ib_pbl_free(&mr->pbl, &kite_ib_dma_page_ops, dev);
+		ib_umem_release(mr->umem);
+		mr->pbl = pbl;
+		mr->umem = umem;
+	}
+	mr->access = access;
+	return NULL;
+
+err_free_pbl:
+	if (umem)
+		kite_ib_pbl_free(&pbl, &kite_ib_dma_page_ops, dev);
+err_release_umem:
+	ib_umem_release(umem);
 	return ERR_PTR(err);
 }
 

@@ -739,6 +739,51 @@ static void kite_wqe_test_access(struct kunit *test)
 			0x1f);
 }
 
+/* REREG_MR: only what changes is named, and only its fields are set. */
+static void kite_wqe_test_rereg_mr(struct kunit *test)
+{
+	struct kite_pbl pbl = {
+		.addr = cpu_to_le64(0x123456789000ULL),
+		.cfg = cpu_to_le32(0x0c01),
+		.npages = cpu_to_le32(3),
+	};
+	struct kite_cmd_rereg_mr in;
+
+	memset(&in, 0xa5, sizeof(in));
+	kite_ib_rereg_mr_in(0x1234c2, IB_MR_REREG_ACCESS, 9,
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND,
+			    0x1000, 0x2000, &pbl, &in);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.key), 0x1234c2);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.flags), KITE_REREG_F_ACCESS);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.access),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_MW_BIND);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.pdn), 0);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.iova), 0);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.length), 0);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.pbl.addr), 0);
+
+	kite_ib_rereg_mr_in(0x55, IB_MR_REREG_PD, 9, IB_ACCESS_REMOTE_READ,
+			    0x1000, 0x2000, &pbl, &in);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.flags), KITE_REREG_F_PD);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.pdn), 9);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.access), 0);
+
+	kite_ib_rereg_mr_in(0x55, IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+			    IB_MR_REREG_ACCESS, 4, IB_ACCESS_LOCAL_WRITE |
+			    IB_ACCESS_REMOTE_WRITE, 0x7f0000001100ULL, 0x2f00,
+			    &pbl, &in);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.flags),
+			KITE_REREG_F_TRANS | KITE_REREG_F_PD |
+			KITE_REREG_F_ACCESS);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.access),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.iova), 0x7f0000001100ULL);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.length), 0x2f00);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(in.pbl.addr), 0x123456789000ULL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.pbl.cfg), 0x0c01);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(in.pbl.npages), 3);
+}
+
 /* ALLOC_MW: IB window types 1 and 2 (2B), the tag, the owner. */
 static void kite_wqe_test_alloc_mw(struct kunit *test)
 {
@@ -1010,6 +1055,7 @@ static struct kunit_case kite_ib_wqe_cases[] = {
 	KUNIT_CASE(kite_wqe_test_recv),
 	KUNIT_CASE(kite_wqe_test_access),
 	KUNIT_CASE(kite_wqe_test_alloc_mw),
+	KUNIT_CASE(kite_wqe_test_rereg_mr),
 	KUNIT_CASE(kite_wqe_test_qp_reset_to_init),
 	KUNIT_CASE(kite_wqe_test_qp_init_to_rtr),
 	KUNIT_CASE(kite_wqe_test_qp_rtr_to_rts),
