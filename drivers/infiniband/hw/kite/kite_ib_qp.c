@@ -713,6 +713,35 @@ static int kite_ib_access_to_ib(u32 access, int *out)
 }
 
 /*
+ * The address vector of QUERY_QP's output as the RoCE address it was set
+ * from (kite_ib_av_to_cmd()), without a reference to the source GID
+ * attribute: the caller gets the GID index, as from any query_qp.
+ */
+static int kite_ib_av_from_cmd(struct kite_ib_dev *dev,
+			       const struct kite_cmd_modify_qp *out,
+			       struct rdma_ah_attr *ah)
+{
+	u32 flow_label = le32_to_cpu(out->flow_label);
+	u16 vlan = le16_to_cpu(out->vlan);
+	union ib_gid dgid;
+
+	if (out->sgid_index >= dev->caps.gid_tbl_len ||
+	    (out->net_type != KITE_NET_ROCE_V2_IPV4 &&
+	     out->net_type != KITE_NET_ROCE_V2_IPV6) ||
+	    (flow_label & ~KITE_FLOW_LABEL))
+		return -EIO;
+	memcpy(dgid.raw, out->dgid, sizeof(dgid.raw));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, 1);
+	rdma_ah_set_grh(ah, &dgid, flow_label, out->sgid_index, out->hop_limit,
+			out->traffic_class);
+	if (vlan & KITE_VLAN_VALID)
+		rdma_ah_set_sl(ah, FIELD_GET(KITE_VLAN_PCP, vlan));
+	memcpy(ah->roce.dmac, out->dmac, sizeof(ah->roce.dmac));
+	return 0;
+}
+
+/*
  * Translate QUERY_QP's output into @attr, checking every value: only the
  * attributes in @out->mask are meaningful (those set since RESET).
  * Return: 0, or -EIO with @what naming the bad field.
@@ -779,6 +808,10 @@ static int kite_ib_query_out_to_attr(struct kite_ib_dev *dev,
 		return -EIO;
 	attr->max_rd_atomic = out->max_rd_atomic;
 	attr->max_dest_rd_atomic = out->max_dest_rd_atomic;
+
+	*what = "address vector";
+	if (mask & KITE_QP_ATTR_AV)
+		return kite_ib_av_from_cmd(dev, out, &attr->ah_attr);
 	return 0;
 }
 
@@ -789,7 +822,8 @@ static int kite_ib_query_out_to_attr(struct kite_ib_dev *dev,
  * @attr_mask: the attributes wanted (all are returned)
  * @init_attr: filled with the creation attributes and actual capacities
  *
- * The address vector is not returned yet.
+ * The address vector is returned with its source GID index and no
+ * reference to the GID attribute.
  *
  * Context: process context, may sleep.
  * Return: 0; -EIO if the device returned a value out of range; or the
