@@ -768,6 +768,7 @@ int kite_ib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 int kite_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 			   struct ib_udata *udata);
 int kite_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+void kite_ib_cq_clean(struct kite_ib_cq *cq, u32 qpn, struct kite_ib_srq *srq);
 int kite_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 enum ib_wc_status kite_ib_syndrome_to_wc_status(u8 syndrome);
 enum kite_ib_bad kite_ib_cqe_check_wc(const struct ib_wc *wc, u32 synd,

@@ -755,22 +755,27 @@ static bool kite_ib_wq_complete(struct kite_ib_wq *wq, u16 idx, u64 *wr_id,
 	return true;
 }
 
-/* Which queue of @qp a CQE of opcode @op completes; NULL if neither. */
-static struct kite_ib_wq *kite_ib_cqe_wq(struct kite_ib_qp *qp, u32 op)
+/* Does a CQE of opcode @op complete a receive WQE? */
+static bool kite_ib_cqe_is_recv(u32 op)
 {
 	switch (op) {
-	case KITE_CQE_OP_REQ:
-	case KITE_CQE_OP_REQ_ERR:
-		return &qp->sq;
 	case KITE_CQE_OP_RESP_SEND:
 	case KITE_CQE_OP_RESP_SEND_IMM:
 	case KITE_CQE_OP_RESP_SEND_INV:
 	case KITE_CQE_OP_RESP_WRITE_IMM:
 	case KITE_CQE_OP_RESP_ERR:
-		return &qp->rq;
+		return true;
 	default:
-		return NULL;
+		return false;
 	}
+}
+
+/* Which queue of @qp a CQE of opcode @op completes; NULL if neither. */
+static struct kite_ib_wq *kite_ib_cqe_wq(struct kite_ib_qp *qp, u32 op)
+{
+	if (op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR)
+		return &qp->sq;
+	return kite_ib_cqe_is_recv(op) ? &qp->rq : NULL;
 }
 
 /**
@@ -981,6 +986,71 @@ static int kite_ib_cq_flush_dead(struct kite_ib_dev *dev,
 	}
 	xa_unlock(&dev->qp_xa);
 	return n;
+}
+
+/**
+ * kite_ib_cq_clean() - drop a kernel QP's completions from one of its CQs
+ * @cq: a kernel CQ of the QP
+ * @qpn: the QP, being reset or destroyed
+ * @srq: the QP's SRQ, to which the receives dropped return; or NULL
+ *
+ * The CQEs of @qpn not yet polled complete WQEs that no longer exist: the
+ * QP's counters start again from 0 at RESET, and its number may be reused
+ * after destroy, so they would match new WQEs (or be taken for bad device
+ * data). They are dropped; the CQEs of other QPs after them move up, each
+ * slot keeping the owner bit of its index, and the consumer counter
+ * advances by the number dropped. Only valid CQEs move, so a CQE the device
+ * writes meanwhile lands beyond them.
+ *
+ * Context: process or softirq context; takes &kite_ib_cq.lock.
+ */
+void kite_ib_cq_clean(struct kite_ib_cq *cq, u32 qpn, struct kite_ib_srq *srq)
+{
+	unsigned int log_depth = ilog2(cq->hwq.depth);
+	u32 end, n, idx, op, op_own, own, dropped = 0;
+	struct kite_cqe *cqe, *dst;
+	unsigned long flags;
+	u32 posted_len;
+	u64 wr_id;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (n = 0; n < cq->hwq.depth; n++) {
+		end = (cq->ci + n) & KITE_CQ_INDEX_MASK;
+		if (!kite_ib_cqe_valid(kite_ib_hwq_entry(&cq->hwq, end), end,
+				       log_depth))
+			break;
+	}
+	/* The CQEs' bodies only after their owner bits. */
+	dma_rmb();
+	while (n--) {
+		idx = (cq->ci + n) & KITE_CQ_INDEX_MASK;
+		cqe = kite_ib_hwq_entry(&cq->hwq, idx);
+		op_own = le32_to_cpu(cqe->op_own);
+		op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+		if (op != KITE_CQE_OP_RESIZE &&
+		    (le32_to_cpu(cqe->qpn) & KITE_OBJ_MASK) == qpn) {
+			if (srq && kite_ib_cqe_is_recv(op))
+				kite_ib_srq_complete(srq,
+						     le16_to_cpu(cqe->wqe_idx),
+						     &wr_id, &posted_len);
+			dropped++;
+			continue;
+		}
+		if (!dropped)
+			continue;
+		dst = kite_ib_hwq_entry(&cq->hwq,
+					(idx + dropped) & KITE_CQ_INDEX_MASK);
+		own = le32_to_cpu(dst->op_own) & KITE_CQE_OWNER;
+		memcpy(dst, cqe, sizeof(*dst));
+		dst->op_own = cpu_to_le32((op_own & ~KITE_CQE_OWNER) | own);
+	}
+	if (dropped) {
+		cq->ci = (cq->ci + dropped) & KITE_CQ_INDEX_MASK;
+		/* The moves are done before the device may reuse the slots. */
+		dma_mb();
+		WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci & KITE_CQ_DB_CI));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /**

@@ -540,6 +540,58 @@ static void kite_ib_test_poll(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->qp.ref.refcount), 1u);
 }
 
+/*
+ * A QP reset or destroyed: its CQEs leave the CQ, the others move up in
+ * order, each slot keeping the owner bit of its index, across the wrap.
+ */
+static void kite_ib_test_cq_clean(struct kunit *test)
+{
+	struct kite_cq_test *t = kite_cq_fixture(test);
+	struct kite_cqe *cqe;
+	struct ib_wc wc[4];
+	u32 i;
+
+	/* Two CQEs consumed, so that the next four wrap. */
+	t->cq.ci = 2;
+	fake_cqe(t, 2, 9, KITE_CQE_OP_RESP_SEND, 0);
+	fake_cqe(t, 3, 5, KITE_CQE_OP_REQ, 0x10);
+	fake_cqe(t, 4, 9, KITE_CQE_OP_REQ, 0);
+	fake_cqe(t, 5, 5, KITE_CQE_OP_RESP_SEND, 0x11);
+	/* Slot 6 (2 of the next pass) is not valid: the CQEs end at 5. */
+	kite_ib_cq_clean(&t->cq, 9, NULL);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 4u);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 4u);
+	/* CQE 3 moved to 4, across the wrap: the owner bit is slot 4's. */
+	for (i = 4; i < 6; i++) {
+		cqe = kite_ib_hwq_entry(&t->cq.hwq, i);
+		KUNIT_EXPECT_TRUE(test, kite_ib_cqe_valid(cqe, i, 2));
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(cqe->qpn), 5u);
+		KUNIT_EXPECT_EQ(test, le16_to_cpu(cqe->wqe_idx), 0xc + i);
+	}
+	cqe = kite_ib_hwq_entry(&t->cq.hwq, 4);
+	KUNIT_EXPECT_EQ(test, FIELD_GET(KITE_CQE_OPCODE,
+					le32_to_cpu(cqe->op_own)),
+			KITE_CQE_OP_REQ);
+	KUNIT_EXPECT_FALSE(test,
+			   kite_ib_cqe_valid(kite_ib_hwq_entry(&t->cq.hwq, 6),
+					     6, 2));
+
+	/* Nothing of QP 9 left: nothing moves. */
+	kite_ib_cq_clean(&t->cq, 9, NULL);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 4u);
+	/* QP 5 is gone: polling skips its two CQEs, none is lost. */
+	KUNIT_EXPECT_EQ(test, kite_ib_poll_cq(&t->cq.ibcq, 4, wc), 0);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 6u);
+
+	/* Only CQEs of the QP: all dropped, ci past them. */
+	fake_cqe(t, 6, 9, KITE_CQE_OP_REQ, 0);
+	fake_cqe(t, 7, 9, KITE_CQE_OP_RESP_ERR, 0);
+	kite_ib_cq_clean(&t->cq, 9, NULL);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 8u);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dbrec.ci), 8u);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.cqs_isolated), 0);
+}
+
 /* How often bad device data of class @what was counted. */
 static s64 bad(struct kite_cq_test *t, enum kite_ib_bad what)
 {
@@ -810,6 +862,7 @@ static struct kunit_case kite_ib_cq_test_cases[] = {
 	KUNIT_CASE(kite_ib_test_poll),
 	KUNIT_CASE(kite_ib_test_poll_corrupt),
 	KUNIT_CASE(kite_ib_test_poll_dead),
+	KUNIT_CASE(kite_ib_test_cq_clean),
 	KUNIT_CASE(kite_ib_test_check_wc),
 	KUNIT_CASE(kite_ib_test_recv_wr_len),
 	KUNIT_CASE(kite_ib_test_notify),

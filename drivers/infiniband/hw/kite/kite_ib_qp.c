@@ -481,13 +481,29 @@ err_free_wqs:
 	return err;
 }
 
+/*
+ * Drop a kernel QP's completions not yet polled from its CQs (see
+ * kite_ib_cq_clean()); a user QP's library cleans the CQs it maps.
+ */
+static void kite_ib_qp_clean_cqs(struct kite_ib_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+
+	if (ibqp->recv_cq)
+		kite_ib_cq_clean(to_kcq(ibqp->recv_cq), qp->qpn,
+				 ibqp->srq ? to_ksrq(ibqp->srq) : NULL);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		kite_ib_cq_clean(to_kcq(ibqp->send_cq), qp->qpn, NULL);
+}
+
 /**
  * kite_ib_destroy_qp() - destroy a QP
  * @ibqp: the QP
  * @udata: unused
  *
  * Withdraws the QP from EQE dispatch (waiting for dispatchers still
- * holding a reference), destroys it in the device and frees its queues.
+ * holding a reference), destroys it in the device and frees its queues. A
+ * kernel QP's completions not yet polled are dropped from its CQs.
  *
  * Context: process context, may sleep.
  * Return: 0, or the errno of DESTROY_QP on a working device (the QP is
@@ -509,6 +525,8 @@ int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	if (!qp->uctx)
+		kite_ib_qp_clean_cqs(qp);
 	kite_ib_wq_free(dev, &qp->rq);
 	kite_ib_wq_free(dev, &qp->sq);
 	return 0;
@@ -564,6 +582,7 @@ void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RESET && !qp->uctx) {
 		kite_ib_hwq_zero(&qp->sq.hwq);
 		kite_ib_hwq_zero(&qp->rq.hwq);
+		kite_ib_qp_clean_cqs(qp);
 	}
 }
 
