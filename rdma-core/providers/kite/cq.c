@@ -526,6 +526,58 @@ static void kite_cq_update_ci(struct kite_cq *cq, uint32_t start)
 	cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
 }
 
+/*
+ * Drop the CQEs of QP @qpn still in @cq, for a QP being reset or destroyed:
+ * they complete WQEs that no longer exist, and a QP number and WQE index
+ * reused later would match them. The receives they complete go back to
+ * @srq, if given. The CQEs of other QPs move up over them, each slot keeping
+ * the owner bit of its index; ci advances by the number dropped.
+ */
+void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
+{
+	uint32_t depth = 1U << cq->ring.log_depth, end, n, dropped = 0;
+	uint64_t wr_id;
+
+	kite_cq_lock(cq);
+	for (end = cq->ci; end - cq->ci < depth; end++)
+		if (!kite_cqe_valid(kite_ring_entry(&cq->ring, end), end,
+				    cq->ring.log_depth))
+			break;
+	/* The CQEs' bodies only after their owner bits. */
+	udma_from_device_barrier();
+	for (n = end - cq->ci; n--;) {
+		uint32_t idx = cq->ci + n;
+		struct kite_cqe *cqe = kite_ring_entry(&cq->ring, idx);
+		uint32_t op_own = le32toh(cqe->op_own);
+		uint32_t op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+		struct kite_cqe *dst;
+		uint32_t own;
+
+		if (op != KITE_CQE_OP_RESIZE &&
+		    (le32toh(cqe->qpn) & KITE_OBJ_MASK) == qpn) {
+			if (srq && op != KITE_CQE_OP_REQ &&
+			    op != KITE_CQE_OP_REQ_ERR)
+				kite_srq_complete(srq, le16toh(cqe->wqe_idx),
+						  &wr_id);
+			dropped++;
+			continue;
+		}
+		if (!dropped)
+			continue;
+		dst = kite_ring_entry(&cq->ring, idx + dropped);
+		own = le32toh(dst->op_own) & KITE_CQE_OWNER;
+		memcpy(dst, cqe, sizeof(*dst));
+		dst->op_own = htole32((op_own & ~KITE_CQE_OWNER) | own);
+	}
+	if (dropped) {
+		cq->ci += dropped;
+		/* The moves are done before the device may reuse the slots. */
+		udma_to_device_barrier();
+		cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
+	}
+	kite_cq_unlock(cq);
+}
+
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct kite_cq *cq = to_kite_cq(ibcq);

@@ -280,6 +280,7 @@ int kite_destroy_cq(struct ibv_cq *ibcq);
 int kite_resize_cq(struct ibv_cq *ibcq, int cqe);
 int kite_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq);
 int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void kite_cq_event(struct ibv_cq *ibcq);
 

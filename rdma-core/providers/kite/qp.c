@@ -314,6 +314,22 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
+/*
+ * The completions of @qp that no one polled are dropped from its CQs when
+ * it is reset or destroyed (its receives from an SRQ go back to the SRQ):
+ * otherwise a WQE index counted again from 0, or the QP number reused,
+ * would match them.
+ */
+static void kite_qp_clean_cqs(struct kite_qp *qp)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+
+	if (ibqp->recv_cq)
+		kite_cq_clean(to_kite_cq(ibqp->recv_cq), ibqp->qp_num, qp->srq);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		kite_cq_clean(to_kite_cq(ibqp->send_cq), ibqp->qp_num, NULL);
+}
+
 int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask)
 {
@@ -326,6 +342,7 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	    attr->qp_state != IBV_QPS_RESET)
 		return ret;
 	/* The device forgot the queues: start them over, empty. */
+	kite_qp_clean_cqs(qp);
 	pthread_spin_lock(&qp->sq.lock);
 	pthread_spin_lock(&qp->rq.lock);
 	qp->sq.pi = qp->sq.ci = 0;
@@ -355,6 +372,7 @@ int kite_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	kite_qp_clean_cqs(qp);
 	kite_qp_table_set(ctx, ibqp->qp_num, NULL);
 	kite_wq_free(&qp->rq);
 	kite_wq_free(&qp->sq);
