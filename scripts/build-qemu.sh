@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Build qemu-system-x86_64 with the Kite device model.
 #
-# Overlays the model (qemu/hw/net/*, include/linux/kite/kite_hw.h) into
+# Overlays the model (qemu/hw/net/kite*, include/linux/kite/kite_hw.h) into
 # bookworm's QEMU 7.2 source tree in $KITE_CACHE/src/qemu-7.2 with symlinks,
-# so edits in the repository are picked up by the next build, configures
-# once in $KITE_CACHE/build/qemu and builds incrementally with ninja.
+# so edits in the repository are picked up by the next build, splices the
+# model's trace events (qemu/hw/net/trace-events-kite) into hw/net/trace-events,
+# configures once in $KITE_CACHE/build/qemu and builds incrementally with
+# ninja.
 # Idempotent; prints the path of the binary as the last line on stdout.
 #
 # Debian's QEMU source is DFSG-stripped (no firmware blobs): run the binary
@@ -30,7 +32,7 @@ flock 9
 for f in "$SRC"/hw/net/kite*; do
 	[ -L "$f" ] && [ ! -e "$f" ] && rm -f "$f"
 done
-for f in "$KITE_ROOT"/qemu/hw/net/*; do
+for f in "$KITE_ROOT"/qemu/hw/net/kite*; do
 	[ -f "$f" ] || continue
 	ln -sfn "$f" "$SRC/hw/net/$(basename "$f")"
 done
@@ -45,6 +47,30 @@ if ! grep -qxF "$MESON_LINE" "$SRC/hw/net/meson.build"; then
 	log "hw/net/meson.build: $MESON_LINE"
 	sed -i '/kite/d' "$SRC/hw/net/meson.build"
 	printf '%s\n' "$MESON_LINE" >>"$SRC/hw/net/meson.build"
+fi
+
+# The model's trace events: a block of hw/net/trace-events between marker
+# lines, put back from qemu/hw/net/trace-events-kite on every build (tracetool
+# reads one trace-events file per directory). The file is rewritten only when
+# the block changed, so that an unchanged build regenerates nothing.
+TRACE=$SRC/hw/net/trace-events
+TRACE_BEGIN="# kite begin: from qemu/hw/net/trace-events-kite (scripts/build-qemu.sh)"
+TRACE_END="# kite end"
+[ -f "$TRACE" ] || die "no $TRACE"
+if grep -q '^# kite begin' "$TRACE" && ! grep -qxF "$TRACE_END" "$TRACE"; then
+	die "$TRACE: a kite begin marker without its end marker"
+fi
+{
+	sed '/^# kite begin/,/^# kite end$/d' "$TRACE"
+	printf '%s\n' "$TRACE_BEGIN"
+	cat "$KITE_ROOT/qemu/hw/net/trace-events-kite"
+	printf '%s\n' "$TRACE_END"
+} >"$TRACE.kite-new"
+if cmp -s "$TRACE.kite-new" "$TRACE"; then
+	rm -f "$TRACE.kite-new"
+else
+	log "hw/net/trace-events: kite trace events updated"
+	mv "$TRACE.kite-new" "$TRACE"
 fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then

@@ -27,9 +27,15 @@
  * the device's internal loopback (destination MAC = the port's MAC): the
  * receive path, GRH, CQEs and events, drops and receive errors.
  *
+ * trace runs QEMU with -trace enable=kite_* and checks that the model's
+ * trace events (qemu/hw/net/trace-events-kite) reach the log.
+ *
  * usage: kite-model-test QEMU_BINARY [GROUP...]
  * env:   KITE_SEED (robustness PRNG seed), KITE_QEMU_STDERR_LOG (append every
- *        QEMU's stderr to this file), KITE_TEST_VERBOSE=1 (show stderr)
+ *        QEMU's stderr to this file), KITE_TEST_VERBOSE=1 (show stderr),
+ *        KITE_QEMU_TRACE=PATTERN (every QEMU runs with -trace enable=PATTERN,
+ *        e.g. 'kite_*'), KITE_QEMU_GUEST_LOG (append every QEMU's -D log,
+ *        guest errors and trace events, to this file)
  *
  * Copyright (c) 2026 Kite
  */
@@ -174,6 +180,12 @@ static char *ib;
 static size_t ib_start, ib_end;
 static char qmp_buf[65536];
 static size_t qmp_len;
+
+/*
+ * QEMU's -trace enable= pattern: the trace group's own, else KITE_QEMU_TRACE
+ * (with the log backend, events go to the -D log, guest.log).
+ */
+static const char *trace_pattern;
 
 /* Groups with a network wire: QEMU's dgram port, the test's port. */
 static unsigned wire_qemu_port, wire_test_port;
@@ -507,6 +519,19 @@ static bool qom_set(const char *prop, const char *value, const char **reply)
 	return qmp(buf, reply);
 }
 
+/* Append the NULL-terminated strings to QEMU's @argv (room for 48). */
+static void argv_add(char **argv, int *argc, ...)
+{
+	const char *a;
+	va_list ap;
+
+	va_start(ap, argc);
+	while ((a = va_arg(ap, const char *)) && *argc < 47)
+		argv[(*argc)++] = (char *)a;
+	va_end(ap);
+	argv[*argc] = NULL;
+}
+
 static void qemu_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -531,7 +556,10 @@ static void qemu_start(void)
 	if (pid < 0)
 		fatal("fork: %s", strerror(errno));
 	if (pid == 0) {
-		char qtarg[160], qmparg[192], logarg[160];
+		char qtarg[160], qmparg[192], logarg[160], nd[256], tracearg[160];
+		const char *trace = trace_pattern ? trace_pattern : getenv("KITE_QEMU_TRACE");
+		char *argv[48];
+		int argc = 0;
 		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int nul = open("/dev/null", O_RDWR);
 
@@ -542,32 +570,31 @@ static void qemu_start(void)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(ls);
+		argv_add(argv, &argc, qemu_bin, "-machine", "q35", "-accel", "qtest",
+			 "-qtest", qtarg, "-qtest-log", "/dev/null",
+			 "-qmp", qmparg, "-nodefaults",
+			 "-display", "none", "-m", "256M",
+			 "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+			 "-L", "/usr/lib/ipxe/qemu", NULL);
 		if (wire_qemu_port) {
-			char nd[256];
-
 			/* A dgram wire whose other end is the test's socket. */
 			snprintf(nd, sizeof(nd),
 				 "dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
 				 "local.port=%u,remote.type=inet,remote.host=127.0.0.1,"
 				 "remote.port=%u", wire_qemu_port, wire_test_port);
-			execl(qemu_bin, qemu_bin, "-machine", "q35", "-accel", "qtest",
-			      "-qtest", qtarg, "-qtest-log", "/dev/null",
-			      "-qmp", qmparg, "-nodefaults",
-			      "-display", "none", "-m", "256M",
-			      "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
-			      "-L", "/usr/lib/ipxe/qemu", "-netdev", nd,
-			      "-device", "kite,id=k,addr=3.0,netdev=n0,mac=" MAC_STR,
-			      "-d", "guest_errors", "-D", logarg, (char *)NULL);
-			_exit(127);
+			argv_add(argv, &argc, "-netdev", nd, "-device",
+				 "kite,id=k,addr=3.0,netdev=n0,mac=" MAC_STR, NULL);
+		} else {
+			argv_add(argv, &argc, "-device", "kite,id=k,addr=3.0,mac=" MAC_STR,
+				 NULL);
 		}
-		execl(qemu_bin, qemu_bin, "-machine", "q35", "-accel", "qtest",
-		      "-qtest", qtarg, "-qtest-log", "/dev/null",
-		      "-qmp", qmparg, "-nodefaults",
-		      "-display", "none", "-m", "256M",
-		      "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
-		      "-L", "/usr/lib/ipxe/qemu",
-		      "-device", "kite,id=k,addr=3.0,mac=" MAC_STR,
-		      "-d", "guest_errors", "-D", logarg, (char *)NULL);
+		/* Trace events go to the -D log with QEMU's log backend. */
+		if (trace) {
+			snprintf(tracearg, sizeof(tracearg), "enable=%s", trace);
+			argv_add(argv, &argc, "-trace", tracearg, NULL);
+		}
+		argv_add(argv, &argc, "-d", "guest_errors", "-D", logarg, NULL);
+		execv(qemu_bin, argv);
 		_exit(127);
 	}
 	qemu_pid = pid;
@@ -599,7 +626,7 @@ static bool qemu_stop(void)
 	int st = 0, i;
 	FILE *f;
 	char line[1024];
-	const char *logf = getenv("KITE_QEMU_STDERR_LOG");
+	const char *logf = getenv("KITE_QEMU_STDERR_LOG"), *glog;
 
 	/* SIGTERM first: closing the qtest socket first races with qtest's log. */
 	if (qemu_pid > 0) {
@@ -652,6 +679,19 @@ static bool qemu_stop(void)
 		}
 		if (out)
 			fclose(out);
+		fclose(f);
+	}
+	glog = getenv("KITE_QEMU_GUEST_LOG");
+	f = glog ? fopen(log_path, "r") : NULL;
+	if (f) {
+		FILE *out = fopen(glog, "a");
+
+		if (out) {
+			fprintf(out, "==== group %s\n", cur_group);
+			while (fgets(line, sizeof(line), f))
+				fputs(line, out);
+			fclose(out);
+		}
 		fclose(f);
 	}
 	if (verbose) {
@@ -10496,6 +10536,67 @@ static void g_rereg(void)
 	expect(&r, KITE_CMD_OK, -1, "after REREG_MR: the channel answers");
 }
 
+/* ------------------------------------------------------------------ */
+/* Trace events                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The -D log of the running QEMU has a line containing @needle. */
+static bool log_has(const char *needle)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(log_path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * QEMU runs with -trace enable=kite_* (run_group()): a command, doorbells,
+ * a WQE, a CQE, a DMA error and a guest error each leave their trace event
+ * in the log (QEMU's log backend; flushed per message).
+ */
+static void g_trace(void)
+{
+	static const char *const want[] = {
+		"kite_mmio_write ", "kite_mmio_read ", "kite_cmdq_cfg ",
+		"kite_db_cmdq ", "kite_cmd_submit ", "kite_cmd_complete ",
+		"kite_eqe_post ", "kite_db ", "kite_sq_wqe ", "kite_cqe_write ",
+		"kite_qp_state ", "kite_err_dma ", "kite_err_guest ",
+	};
+	struct kite_wqe_sge g;
+	struct kite_wqe_ud av;
+	struct kite_cqe sc;
+	struct res r;
+	unsigned i;
+
+	eng_setup();
+	av = av4(E.b.qpn, T_QKEY, MAC);
+	g = sge(64, E.lkey, T_IOVA);
+	post_send(&E.gsi, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, &g, 1,
+		  NULL, 0, true);
+	tap(tcq_next(&E.scq, &sc) && cqe_is(&sc, KITE_CQE_OP_REQ, 1, 0),
+	    "a signaled SEND completes");
+	run(KITE_CMD_QUERY_DEVICE, NULL, 0, sizeof(struct kite_cmd_query_device_out),
+	    NOT_RAM, &r);
+	expect(&r, KITE_CMD_E_DMA, -1, "out_addr outside guest RAM -> E_DMA");
+	/* An SQ doorbell of a QP that does not exist: a guest error. */
+	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, 500, 1));
+	nop(&r);
+	expect(&r, KITE_CMD_OK, -1, "NOP after a bad doorbell");
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		tap(log_has(want[i]), "trace event %sfires", want[i]);
+	tap(log_has("kite_cmd_submit ") && log_has(" NOP cookie "),
+	    "kite_cmd_submit names the opcode (NOP)");
+	tap(log_has("kite_err_dma command output: addr 0x8000000000 "),
+	    "kite_err_dma names the access and its address");
+	tap(log_has("kite_err_guest kite k: doorbell "),
+	    "kite_err_guest carries the guest-error message");
+}
+
 static const struct group {
 	const char *name;
 	void (*fn)(void);
@@ -10540,6 +10641,7 @@ static const struct group {
 	{ "cntr", g_cntr },
 	{ "mw", g_mw },
 	{ "rereg", g_rereg },
+	{ "trace", g_trace },
 };
 
 static void run_group(const struct group *g)
@@ -10553,6 +10655,7 @@ static void run_group(const struct group *g)
 	memset(&eq0, 0, sizeof(eq0));
 	memset(&eq1, 0, sizeof(eq1));
 	stats_buf = 0;
+	trace_pattern = g->fn == g_trace ? "kite_*" : NULL;
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
 	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire ||
 	     g->fn == g_rc_pipe || g->fn == g_rc_loss || g->fn == g_uc_wire ||

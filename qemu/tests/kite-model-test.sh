@@ -6,7 +6,10 @@
 #
 # usage: kite-model-test.sh /path/to/qemu-system-x86_64 [GROUP...]
 # env:   KITE_CACHE (default ~/.cache/kite), KITE_SEED, KITE_TEST_VERBOSE,
-#        KITE_QEMU_STDERR_LOG (append every QEMU's stderr to this file)
+#        KITE_QEMU_STDERR_LOG (append every QEMU's stderr to this file),
+#        KITE_QEMU_TRACE (-trace enable=PATTERN for every QEMU, e.g. 'kite_*'),
+#        KITE_QEMU_GUEST_LOG (append every QEMU's -D log, with the guest
+#        errors and the trace events, to this file)
 set -uo pipefail
 
 QEMU=${1:?usage: $0 /path/to/qemu-system-x86_64 [GROUP...]}

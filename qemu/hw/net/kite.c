@@ -40,6 +40,7 @@
 #include "qom/object.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 /* PCI configuration space layout. */
 #define KITE_PCIE_CAP_OFFSET    0x80
@@ -71,10 +72,12 @@ static void kite_reset_done(void *opaque)
     KiteState *s = opaque;
 
     s->status = KITE_STATUS_READY;
+    trace_kite_reset_done();
 }
 
 static void kite_reset_start(KiteState *s)
 {
+    trace_kite_reset_start(s->reset_delay_us);
     timer_del(s->reset_timer);
     s->status = KITE_STATUS_RESETTING;
     s->icr = 0;
@@ -118,7 +121,10 @@ void kite_raise_vector(KiteState *s, unsigned vector)
 
     if (vector < KITE_MAX_VECTORS && msix_enabled(pdev)) {
         /* A masked vector sets its pending bit instead. */
+        trace_kite_irq_msix(vector);
         msix_notify(pdev, vector);
+    } else {
+        trace_kite_irq_msix_disabled(vector);
     }
 }
 
@@ -126,6 +132,7 @@ void kite_raise_vector(KiteState *s, unsigned vector)
 static void kite_set_icr(KiteState *s, uint32_t causes)
 {
     s->icr |= causes;
+    trace_kite_irq_causes(causes, s->icr, s->imr);
     if (causes & s->imr) {
         kite_raise_vector(s, 0);
     }
@@ -142,6 +149,7 @@ static void kite_fatal(KiteState *s, uint8_t code, bool silent)
     if (!kite_ready(s)) {
         return;
     }
+    trace_kite_fatal(code, silent);
     if (!silent) {
         kite_async_event(s, KITE_EQE_DEVICE_FATAL, 0, code);
     }
@@ -196,21 +204,39 @@ void kite_link_changed(KiteState *s, bool up)
 
 /* Registers */
 
+/*
+ * Everything the guest did wrong goes through here: counted (bad-writes),
+ * traced (kite_err_guest) and logged (-d guest_errors). The message is
+ * only formatted when the trace event or the log wants it.
+ */
 void kite_guest_error(KiteState *s, const char *fmt, ...)
 {
+    const char *id = DEVICE(s)->id ? DEVICE(s)->id : "(no id)";
     va_list ap;
     char *msg;
 
     s->bad_writes++;
-    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR) &&
+        !trace_event_get_state_backends(TRACE_KITE_ERR_GUEST)) {
         return;
     }
     va_start(ap, fmt);
     msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    qemu_log_mask(LOG_GUEST_ERROR, "kite %s: %s\n",
-                  DEVICE(s)->id ? DEVICE(s)->id : "(no id)", msg);
+    trace_kite_err_guest(id, msg);
+    qemu_log_mask(LOG_GUEST_ERROR, "kite %s: %s\n", id, msg);
     g_free(msg);
+}
+
+/*
+ * A DMA of the device failed: every such failure is counted here
+ * (KITE_STAT_DMA_ERRORS) and traced with what was being accessed.
+ */
+void kite_dma_error(KiteState *s, const char *what, uint64_t addr,
+                    uint64_t len, bool write)
+{
+    s->stats[KITE_STAT_DMA_ERRORS]++;
+    trace_kite_err_dma(what, addr, len, write);
 }
 
 static uint32_t kite_global_read(KiteState *s, hwaddr addr)
@@ -329,18 +355,18 @@ static void kite_global_write(KiteState *s, hwaddr addr, uint32_t val)
 static uint64_t kite_reg_read(void *opaque, hwaddr addr, unsigned size)
 {
     KiteState *s = opaque;
+    uint32_t val = 0;
 
     if (addr < KITE_ETH_REGS_START) {
-        return kite_global_read(s, addr);
+        val = kite_global_read(s, addr);
+    } else if (addr < KITE_ETH_REGS_END) {
+        val = kite_eth_read(s, addr);
+    } else if (addr >= KITE_RDMA_REGS_OFFSET &&
+               addr < KITE_RDMA_REGS_OFFSET + KITE_RDMA_REGS_SIZE) {
+        val = kite_rdma_read(s, addr - KITE_RDMA_REGS_OFFSET);
     }
-    if (addr < KITE_ETH_REGS_END) {
-        return kite_eth_read(s, addr);
-    }
-    if (addr >= KITE_RDMA_REGS_OFFSET &&
-        addr < KITE_RDMA_REGS_OFFSET + KITE_RDMA_REGS_SIZE) {
-        return kite_rdma_read(s, addr - KITE_RDMA_REGS_OFFSET);
-    }
-    return 0;
+    trace_kite_mmio_read(addr, val);
+    return val;
 }
 
 static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
@@ -349,6 +375,7 @@ static void kite_reg_write(void *opaque, hwaddr addr, uint64_t data,
     KiteState *s = opaque;
     uint32_t val = data;
 
+    trace_kite_mmio_write(addr, val);
     if (addr < KITE_ETH_REGS_START) {
         kite_global_write(s, addr, val);
     } else if (addr < KITE_ETH_REGS_END) {

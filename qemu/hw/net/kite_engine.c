@@ -40,6 +40,7 @@
 #include "net/net.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 #define KITE_ETH_HLEN           14
 #define KITE_VLAN_HLEN          4
@@ -286,15 +287,16 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
 /* Memory keys                                                         */
 /* ------------------------------------------------------------------ */
 
-bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
-                 bool write)
+/* DMA to or from guest memory; @what names the access for the trace. */
+bool kite_dma_rw(KiteState *s, const char *what, uint64_t addr, void *buf,
+                 uint64_t len, bool write)
 {
     MemTxResult r;
 
     r = write ? pci_dma_write(PCI_DEVICE(s), addr, buf, len) :
                 pci_dma_read(PCI_DEVICE(s), addr, buf, len);
     if (r != MEMTX_OK) {
-        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_dma_error(s, what, addr, len, write);
         return false;
     }
     return true;
@@ -329,7 +331,7 @@ KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
 
 static bool kite_read_le64(KiteState *s, uint64_t addr, uint64_t *val)
 {
-    if (!kite_dma_rw(s, addr, val, 8, false)) {
+    if (!kite_dma_rw(s, "MR page list", addr, val, 8, false)) {
         return false;
     }
     *val = le64_to_cpu(*val);
@@ -386,17 +388,18 @@ bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
     uint64_t psize, off, n, pa;
 
     if (mr->flags & KITE_MR_F_PHYS) {
-        return kite_dma_rw(s, addr, buf, len, write);
+        return kite_dma_rw(s, "MR data", addr, buf, len, write);
     }
     psize = 1ULL << mr->pbl.page_shift;
     off = addr - mr->iova + (mr->iova & (psize - 1));
     while (len) {
         n = MIN(len, psize - (off & (psize - 1)));
         if (!kite_mr_page(s, mr, off >> mr->pbl.page_shift, &pa)) {
-            s->stats[KITE_STAT_DMA_ERRORS]++;
+            kite_dma_error(s, "MR page translation", addr, len, write);
             return false;
         }
-        if (!kite_dma_rw(s, pa + (off & (psize - 1)), buf, n, write)) {
+        if (!kite_dma_rw(s, "MR data", pa + (off & (psize - 1)), buf, n,
+                         write)) {
             return false;
         }
         off += n;
@@ -695,11 +698,12 @@ void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
     uint32_t opw = 0, synd;
     bool ok;
 
-    ok = kite_dma_rw(s, addr, wqe, stride, false);
+    ok = kite_dma_rw(s, "SQ WQE", addr, wqe, stride, false);
     if (ok) {
         opw = ldl_le_p(wqe);
         wqe_op = FIELD_GET(KITE_WQE_OPCODE, opw);
         wqe_idx = lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
+        trace_kite_sq_wqe(qpn, wqe_idx, wqe_op, opw);
     }
     wq->ci++;
 
@@ -1028,7 +1032,7 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
                                       msg, len, at);
     }
     addr = kite_pbl_entry(&wq->pbl, wq->ci, wq->log_depth, wq->wqe_shift);
-    if (!kite_dma_rw(s, addr, wqe, stride, false)) {
+    if (!kite_dma_rw(s, "RQ WQE", addr, wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
     nsge = ldl_le_p(wqe);

@@ -38,6 +38,7 @@
 #include "net/net.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 /* Frames one TX ring sends per bottom-half run. */
 #define KITE_ETH_TX_BUDGET      64
@@ -113,9 +114,10 @@ static void kite_eth_queue_notify(KiteState *s, KiteEthQueue *q,
     kite_raise_vector(s, FIELD_GET(KITE_ETHQ_CFG_VECTOR, r->cfg));
 }
 
-static void kite_eth_dma_error(KiteState *s, const char *what, uint64_t addr)
+static void kite_eth_dma_error(KiteState *s, const char *what, uint64_t addr,
+                               uint64_t len, bool write)
 {
-    s->stats[KITE_STAT_DMA_ERRORS]++;
+    kite_dma_error(s, what, addr, len, write);
     kite_guest_error(s, "DMA error on %s at 0x%" PRIx64, what, addr);
 }
 
@@ -133,7 +135,8 @@ static void kite_ring_complete(KiteState *s, KiteEthRing *r, uint16_t status,
     stw_le_p(word, status);
     stw_le_p(word + 2, pkt_len);
     if (pci_dma_write(PCI_DEVICE(s), addr, word, rx ? 4 : 2) != MEMTX_OK) {
-        kite_eth_dma_error(s, rx ? "RX descriptor" : "TX descriptor", addr);
+        kite_eth_dma_error(s, rx ? "RX descriptor" : "TX descriptor", addr,
+                           rx ? 4 : 2, true);
     }
     r->head++;
 }
@@ -302,7 +305,8 @@ static void kite_eth_tx_one(KiteState *s, KiteEthQueue *q)
 
     if (pci_dma_read(PCI_DEVICE(s), desc_addr, desc, sizeof(desc)) !=
         MEMTX_OK) {
-        kite_eth_dma_error(s, "TX descriptor", desc_addr);
+        kite_eth_dma_error(s, "TX descriptor", desc_addr, sizeof(desc),
+                           false);
         /* Nothing can be reported in it: skip it. */
         r->head++;
         return;
@@ -327,7 +331,7 @@ static void kite_eth_tx_one(KiteState *s, KiteEthQueue *q)
         goto complete;
     }
     if (pci_dma_read(PCI_DEVICE(s), addr, e->frame, len) != MEMTX_OK) {
-        kite_eth_dma_error(s, "TX buffer", addr);
+        kite_eth_dma_error(s, "TX buffer", addr, len, false);
         status |= KITE_ETH_DESC_ERR;
         goto complete;
     }
@@ -443,7 +447,8 @@ static ssize_t kite_eth_receive(NetClientState *nc, const uint8_t *buf,
     desc_addr = kite_ring_desc_addr(r, r->head);
     if (pci_dma_read(PCI_DEVICE(s), desc_addr, desc, sizeof(desc)) !=
         MEMTX_OK) {
-        kite_eth_dma_error(s, "RX descriptor", desc_addr);
+        kite_eth_dma_error(s, "RX descriptor", desc_addr, sizeof(desc),
+                           false);
         kite_eth_rx_drop(s);
         r->head++;
         return size;
@@ -462,7 +467,7 @@ static ssize_t kite_eth_receive(NetClientState *nc, const uint8_t *buf,
                          buf_len);
         status |= KITE_ETH_DESC_ERR;
     } else if (pci_dma_write(PCI_DEVICE(s), addr, buf, size) != MEMTX_OK) {
-        kite_eth_dma_error(s, "RX buffer", addr);
+        kite_eth_dma_error(s, "RX buffer", addr, size, true);
         status |= KITE_ETH_DESC_ERR;
     }
 
@@ -650,6 +655,7 @@ static void kite_eth_write_tail(KiteState *s, KiteEthQueue *q, bool rx,
     KiteEthRing *r = rx ? &q->rx : &q->tx;
     const char *name = rx ? "RX" : "TX";
 
+    trace_kite_eth_db(name, q->index, val);
     if (!kite_ring_enabled(r)) {
         kite_guest_error(s, "%s queue %u: TAIL 0x%x written while "
                          "disabled", name, q->index, val);

@@ -508,6 +508,8 @@ struct KiteState {
 
 /* kite.c */
 void kite_guest_error(KiteState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+void kite_dma_error(KiteState *s, const char *what, uint64_t addr,
+                    uint64_t len, bool write);
 bool kite_ready(KiteState *s);
 void kite_raise_vector(KiteState *s, unsigned vector);
 void kite_link_changed(KiteState *s, bool up);
@@ -691,8 +693,8 @@ void kite_rx_drop(KiteState *s, const char *why);
 void kite_engine_xmit(KiteState *s, uint8_t *f, size_t len);
 /* kite_engine_xmit() without the loss hooks (kite_loss.c). */
 void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len);
-bool kite_dma_rw(KiteState *s, uint64_t addr, void *buf, uint64_t len,
-                 bool write);
+bool kite_dma_rw(KiteState *s, const char *what, uint64_t addr, void *buf,
+                 uint64_t len, bool write);
 KiteMR *kite_key_check(KiteState *s, uint32_t pdn, uint32_t key,
                        uint64_t addr, uint64_t len, uint32_t access);
 /* A work request executed by the engine itself: LOCAL_INV, REG_MR, BIND_MW. */

@@ -26,7 +26,7 @@ static bool kite_pbl_read_page(KiteState *s, KiteCmdCtx *c, uint64_t addr,
     uint32_t i;
 
     if (pci_dma_read(PCI_DEVICE(s), addr, ents, count * 8) != MEMTX_OK) {
-        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_dma_error(s, "PBL page", addr, count * 8, false);
         c->code = KITE_CMD_E_DMA;
         c->syndrome = 0;
         return false;

@@ -30,6 +30,7 @@
 #include "hw/pci/pci.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 #define KITE_EQE_SHIFT          4
 #define KITE_CQE_OWNER_OFF      offsetof(struct kite_cqe, op_own)
@@ -59,11 +60,13 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
     uint64_t addr;
 
     if (!eq) {
+        trace_kite_eqe_dropped(eqn, type, obj);
         s->rdma.dropped_events++;
         return;
     }
     depth = 1U << eq->log_depth;
     if ((uint16_t)(eq->pi - eq->ci) >= depth) {
+        trace_kite_eq_overflow(eqn, type, obj);
         s->stats[KITE_STAT_EQ_OVERFLOWS]++;
         if (!eq->overflowed) {
             eq->overflowed = true;
@@ -100,11 +103,12 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
     if (pci_dma_write(pdev, addr + 4, (uint8_t *)&eqe + 4,
                       sizeof(eqe) - 4) != MEMTX_OK ||
         pci_dma_write(pdev, addr, &eqe.type_owner, 4) != MEMTX_OK) {
-        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_dma_error(s, "EQE", addr, sizeof(eqe), true);
         kite_guest_error(s, "EQ %u: EQE write to 0x%" PRIx64 " failed",
                          eqn, addr);
         return;
     }
+    trace_kite_eqe_post(eqn, eq->pi, type, obj, data, addr);
     eq->pi++;
     eq->overflowed = false;
     s->stats[KITE_STAT_EQES]++;
@@ -220,7 +224,8 @@ static bool kite_cq_read_dbrec(KiteState *s, KiteCQ *cq, uint32_t *ci,
 
     if (pci_dma_read(PCI_DEVICE(s), cq->dbrec_addr, &rec,
                      sizeof(rec)) != MEMTX_OK) {
-        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_dma_error(s, "CQ doorbell record", cq->dbrec_addr, sizeof(rec),
+                       false);
         return false;
     }
     *ci = FIELD_GET(KITE_CQ_DB_CI, le32_to_cpu(rec.ci));
@@ -237,6 +242,7 @@ static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
     if (cq->state == KITE_CQ_STATE_ERROR) {
         return;
     }
+    trace_kite_cq_error(cq->cqn, why);
     cq->state = KITE_CQ_STATE_ERROR;
     cq->fire_pending = false;
     timer_del(cq->mod_timer);
@@ -253,6 +259,7 @@ static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
 
 static void kite_cq_fire(KiteState *s, KiteCQ *cq)
 {
+    trace_kite_cq_fire(cq->cqn, cq->eqn);
     timer_del(cq->mod_timer);
     cq->fire_pending = false;
     cq->arm_state = KITE_CQ_ARM_STATE_FIRED;
@@ -324,9 +331,13 @@ static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
                        size - KITE_CQE_SIZE) != MEMTX_OK) ||
         pci_dma_write(pdev, addr + KITE_CQE_OWNER_OFF,
                       slot + KITE_CQE_OWNER_OFF, 4) != MEMTX_OK) {
-        s->stats[KITE_STAT_DMA_ERRORS]++;
+        kite_dma_error(s, "CQE", addr, size, true);
         return false;
     }
+    trace_kite_cqe_write(cq->cqn, idx, FIELD_GET(KITE_CQE_OPCODE, op_own),
+                         le32_to_cpu(cqe->qpn), le16_to_cpu(cqe->wqe_idx),
+                         le32_to_cpu(cqe->byte_len),
+                         le32_to_cpu(cqe->syndrome), addr);
     return true;
 }
 
@@ -401,6 +412,7 @@ static void kite_cq_arm(KiteState *s, KiteCQ *cq)
     uint8_t cmd = cq->db_cmd, sn = cq->db_sn;
     bool was_armed;
 
+    trace_kite_cq_arm(cq->cqn, cmd, sn);
     cq->db_pending = false;
     if (cq->state != KITE_CQ_STATE_OK) {
         return;
@@ -750,6 +762,7 @@ void kite_qp_error(KiteState *s, uint32_t qpn)
     if (qp->state == KITE_QPS_ERR) {
         return;
     }
+    trace_kite_qp_error(qpn, qp->state);
     qp->state = KITE_QPS_ERR;
     kite_async_event(s, KITE_EQE_QP_FATAL, qpn, 0);
     kite_engine_kick(s, qpn, true, true);
@@ -1196,6 +1209,7 @@ void kite_cmd_modify_qp(KiteState *s, KiteCmdCtx *c)
         }
     }
     qp->attr_mask |= attrs;
+    trace_kite_qp_state(le32_to_cpu(in.qpn), cur, next);
     qp->state = next;
     if (attrs & KITE_QP_ATTR_RQ_PSN) {
         qp->rc.epsn = le32_to_cpu(in.rq_psn) & KITE_PSN_MASK;
@@ -1372,6 +1386,8 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
     KiteState *s = opaque;
     unsigned page = addr >> KITE_DB_PAGE_SHIFT;
 
+    trace_kite_db(addr, page, FIELD_GET(KITE_DB_TYPE, val),
+                  FIELD_GET(KITE_DB_OBJ, val), val);
     if (size != 8 || (addr & (KITE_DB_PAGE_SIZE - 1)) != KITE_DB_OFFSET) {
         kite_bad_db(s, addr, val, "not a 64-bit write to the doorbell");
         return;

@@ -60,6 +60,7 @@
 #include "net/net.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 /* BTH opcodes of the RC transport (IBA 9.2). */
 #define RC_SEND_FIRST           0x00
@@ -326,7 +327,8 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
         return bad;
     }
     ptes = g_new(uint64_t, npages);
-    if (!kite_dma_rw(s, pbl, ptes, 8ULL * npages, false)) {
+    if (!kite_dma_rw(s, "REG_MR WQE page list", pbl, ptes, 8ULL * npages,
+                     false)) {
         g_free(ptes);
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
@@ -387,12 +389,13 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
 
     w->idx = pos;
     w->op = 0;
-    if (!kite_dma_rw(s, addr, w->wqe, stride, false)) {
+    if (!kite_dma_rw(s, "SQ WQE", addr, w->wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
     w->opw = ldl_le_p(w->wqe);
     w->op = FIELD_GET(KITE_WQE_OPCODE, w->opw);
     w->idx = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
+    trace_kite_sq_wqe(qp - s->rdma.qp, w->idx, w->op, w->opw);
     w->nsge = FIELD_GET(KITE_WQE_NUM_SGE, w->opw);
     w->inl = w->opw & KITE_WQE_F_INLINE;
     w->ilen = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, inline_len));

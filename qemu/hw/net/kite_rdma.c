@@ -23,6 +23,7 @@
 #include "hw/pci/pci.h"
 
 #include "kite_int.h"
+#include "trace.h"
 
 #define KITE_MAX_CMD_OUT        0xffff
 #define KITE_MAX_MR_SIZE        (1ULL << 39)
@@ -679,6 +680,48 @@ static KiteCmdFn *const kite_cmd_table[256] = {
     [KITE_CMD_DETACH_MCAST] = kite_cmd_detach_mcast,
 };
 
+/* Opcode names for the trace (kite_cmd_submit). */
+#define KITE_CMD_NAME(op) [KITE_CMD_##op] = #op
+
+static const char *const kite_cmd_names[256] = {
+    KITE_CMD_NAME(NOP),
+    KITE_CMD_NAME(QUERY_DEVICE),
+    KITE_CMD_NAME(QUERY_PORT),
+    KITE_CMD_NAME(QUERY_STATS),
+    KITE_CMD_NAME(ALLOC_UCTX),
+    KITE_CMD_NAME(DEALLOC_UCTX),
+    KITE_CMD_NAME(ALLOC_PD),
+    KITE_CMD_NAME(DEALLOC_PD),
+    KITE_CMD_NAME(CREATE_EQ),
+    KITE_CMD_NAME(DESTROY_EQ),
+    KITE_CMD_NAME(CREATE_CQ),
+    KITE_CMD_NAME(QUERY_CQ),
+    KITE_CMD_NAME(MODIFY_CQ),
+    KITE_CMD_NAME(DESTROY_CQ),
+    KITE_CMD_NAME(CREATE_QP),
+    KITE_CMD_NAME(MODIFY_QP),
+    KITE_CMD_NAME(QUERY_QP),
+    KITE_CMD_NAME(DESTROY_QP),
+    KITE_CMD_NAME(REG_MR),
+    KITE_CMD_NAME(ALLOC_MR),
+    KITE_CMD_NAME(DEREG_MR),
+    KITE_CMD_NAME(REREG_MR),
+    KITE_CMD_NAME(ALLOC_MW),
+    KITE_CMD_NAME(DEALLOC_MW),
+    KITE_CMD_NAME(ADD_GID),
+    KITE_CMD_NAME(DEL_GID),
+    KITE_CMD_NAME(CREATE_SRQ),
+    KITE_CMD_NAME(MODIFY_SRQ),
+    KITE_CMD_NAME(QUERY_SRQ),
+    KITE_CMD_NAME(DESTROY_SRQ),
+    KITE_CMD_NAME(ALLOC_CNTR),
+    KITE_CMD_NAME(DEALLOC_CNTR),
+    KITE_CMD_NAME(QUERY_CNTR),
+    KITE_CMD_NAME(SET_QP_CNTR),
+    KITE_CMD_NAME(ATTACH_MCAST),
+    KITE_CMD_NAME(DETACH_MCAST),
+};
+
 static uint32_t kite_cmdq_depth(KiteState *s)
 {
     return 1U << FIELD_GET(KITE_CMDQ_CFG_LOG_DEPTH, s->rdma.cmdq_cfg);
@@ -698,9 +741,10 @@ static bool kite_cmdq_runnable(KiteState *s)
            !r->fault_cmd_hang && r->cmdq_pi != r->cmdq_ci;
 }
 
+/* kite_cmdq_exec() failed a DMA to or from the entry (kite_dma_error()). */
 static void kite_cmdq_halt(KiteState *s)
 {
-    s->stats[KITE_STAT_DMA_ERRORS]++;
+    trace_kite_cmdq_halt(s->rdma.cmdq_ci);
     s->rdma.cmdq_status |= KITE_CMDQ_STATUS_HALTED | KITE_CMDQ_STATUS_DMA_ERR;
     kite_guest_error(s, "command queue entry %u unreachable: halted",
                      s->rdma.cmdq_ci);
@@ -718,6 +762,7 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
     MemTxResult r;
 
     if (pci_dma_read(pdev, entry, &cmd, sizeof(cmd)) != MEMTX_OK) {
+        kite_dma_error(s, "command entry", entry, sizeof(cmd), false);
         return false;
     }
     opcode = FIELD_GET(KITE_CMD_OPCODE, le32_to_cpu(cmd.opcode));
@@ -728,6 +773,9 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
     c.out_dma = out_addr != 0;
     memcpy(c.in, cmd.payload, sizeof(c.in));
     fn = kite_cmd_table[opcode];
+    trace_kite_cmd_submit(s->rdma.cmdq_ci, opcode,
+                          kite_cmd_names[opcode] ? kite_cmd_names[opcode] :
+                          "(unknown)", cookie, c.in_len, c.out_len, out_addr);
 
     if (s->rdma.fault_cmd_opcode == opcode) {
         c.code = s->rdma.fault_cmd_status;
@@ -749,12 +797,15 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
         if (c.out_dma) {
             r = pci_dma_write(pdev, out_addr, c.out, c.out_size);
             if (r != MEMTX_OK) {
-                s->stats[KITE_STAT_DMA_ERRORS]++;
+                kite_dma_error(s, "command output", out_addr, c.out_size,
+                               true);
                 c.code = KITE_CMD_E_DMA;
                 c.result = 0;
             }
         } else if (pci_dma_write(pdev, entry + KITE_CMD_PAYLOAD_OFF, c.out,
                                  c.out_size) != MEMTX_OK) {
+            kite_dma_error(s, "command entry output",
+                           entry + KITE_CMD_PAYLOAD_OFF, c.out_size, true);
             g_free(c.out);
             return false;
         }
@@ -776,11 +827,19 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
              FIELD_PREP(KITE_CMD_STATUS_CODE, c.code) |
              FIELD_PREP(KITE_CMD_STATUS_SYNDROME, c.syndrome);
     if (stl_le_pci_dma(pdev, entry + KITE_CMD_RESULT_OFF, c.result,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK ||
-        stl_le_pci_dma(pdev, entry + KITE_CMD_STATUS_OFF, status,
                        MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        kite_dma_error(s, "command result", entry + KITE_CMD_RESULT_OFF,
+                       sizeof(uint32_t), true);
         return false;
     }
+    if (stl_le_pci_dma(pdev, entry + KITE_CMD_STATUS_OFF, status,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        kite_dma_error(s, "command status", entry + KITE_CMD_STATUS_OFF,
+                       sizeof(uint32_t), true);
+        return false;
+    }
+    trace_kite_cmd_complete(s->rdma.cmdq_ci, opcode, cookie, c.code,
+                            c.syndrome, c.result);
     s->rdma.cmdq_ci++;
     s->stats[KITE_STAT_CMDS]++;
     if (c.code != KITE_CMD_OK) {
@@ -852,6 +911,7 @@ static void kite_cmdq_write_cfg(KiteState *s, uint32_t val)
     KiteRdma *r = &s->rdma;
     unsigned log = FIELD_GET(KITE_CMDQ_CFG_LOG_DEPTH, val);
 
+    trace_kite_cmdq_cfg(val, kite_cmdq_base(s));
     if (!(val & KITE_CMDQ_CFG_ENABLE)) {
         r->cmdq_cfg = val & KITE_CMDQ_CFG_LOG_DEPTH;
         r->cmdq_pi = 0;
@@ -905,6 +965,7 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
         kite_cmdq_write_cfg(s, val);
         break;
     case KITE_RDMA_CMDQ_PI:
+        trace_kite_db_cmdq(val, r->cmdq_ci);
         if (!enabled) {
             kite_guest_error(s, "CMDQ_PI write 0x%x while disabled", val);
             break;
@@ -987,6 +1048,7 @@ bool kite_fault_take(KiteState *s, KiteFault f)
     }
     z->count--;
     z->injected[f]++;
+    trace_kite_fault_inject(kite_fault_names[f]);
     qemu_log_mask(LOG_GUEST_ERROR, "kite: fuzz: injected %s\n",
                   kite_fault_names[f]);
     return true;

@@ -284,7 +284,7 @@ uint32_t kite_recv_take(KiteState *s, KiteQP *qp)
     stride = 1U << srq->wq.wqe_shift;
     addr = kite_pbl_entry(&srq->wq.pbl, srq->wq.ci, srq->wq.log_depth,
                           srq->wq.wqe_shift);
-    if (!kite_dma_rw(s, addr, &hdr, sizeof(hdr), false)) {
+    if (!kite_dma_rw(s, "SRQ WQE", addr, &hdr, sizeof(hdr), false)) {
         /* Not even the tag: the SRQ is unusable. */
         srq->state = KITE_SRQ_STATE_ERROR;
         kite_guest_error(s, "SRQ %u WQE %u unreachable: SRQ in error",
@@ -307,8 +307,9 @@ uint32_t kite_recv_take(KiteState *s, KiteQP *qp)
         hdr.rsvd0 || hdr.rsvd[0] || hdr.rsvd[1]) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
-    if (nsge && !kite_dma_rw(s, addr + sizeof(hdr), qp->rwqe.sge,
-                             nsge * sizeof(struct kite_wqe_sge), false)) {
+    if (nsge && !kite_dma_rw(s, "SRQ WQE SGEs", addr + sizeof(hdr),
+                             qp->rwqe.sge, nsge * sizeof(struct kite_wqe_sge),
+                             false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
     qp->rwqe.nsge = nsge;
