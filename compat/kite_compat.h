@@ -204,6 +204,25 @@ static inline int kite_compat_respond_udata(struct ib_udata *udata,
 						       _end_member))
 #define ib_respond_udata(_udata, _rep)					\
 	kite_compat_respond_udata(_udata, &(_rep), sizeof(_rep))
+
+/* The same series added the check for requests without driver data. */
+static inline int ib_is_udata_in_empty(struct ib_udata *udata)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	return kite_compat_copy_validate_udata_in(udata, NULL, 0, 0);
+}
+#endif
+
+#ifndef KITE_HAVE_RDMA_DRIVER_KITE
+#include <rdma/ib_user_ioctl_verbs.h>
+/*
+ * The upstream form adds RDMA_DRIVER_KITE to enum rdma_driver_id after
+ * RDMA_DRIVER_IONIC, which makes it 22; libkite's copy of the header
+ * (scripts/build-rdma-core.sh) says the same. A kernel without the name
+ * stores the number and compares it with the one user space sends.
+ */
+#define RDMA_DRIVER_KITE	22
 #endif
 
 #ifndef KITE_HAVE_RDMA_COUNTER_INIT

@@ -73,6 +73,13 @@ add_to_list() {
 add_to_list 'publish_internal_headers(rdma'
 add_to_list 'rdma_kernel_provider_abi('
 
+# The kernel-headers update of the provider series: enum rdma_driver_id as
+# the kernel has it, with RDMA_DRIVER_KITE last (scripts/overlay-kernel.sh;
+# compat/kite_compat.h gives older kernels the same number).
+ids=$SRC/kernel-headers/rdma/ib_user_ioctl_verbs.h
+insert_after "$ids" $'\tRDMA_DRIVER_MANA,' $'\tRDMA_DRIVER_IONIC,'
+insert_after "$ids" $'\tRDMA_DRIVER_IONIC,' $'\tRDMA_DRIVER_KITE,'
+
 insert_after "$SRC/CMakeLists.txt" 'add_subdirectory(providers/erdma)' \
 	'add_subdirectory(providers/kite)'
 

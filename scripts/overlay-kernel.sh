@@ -44,6 +44,16 @@ add_line() {
 		echo "$line" >>"$file"
 	fi
 }
+# The driver id, last in enum rdma_driver_id (the uapi header user space
+# matches providers by).
+ids=$tree/include/uapi/rdma/ib_user_ioctl_verbs.h
+if ! grep -qx $'\tRDMA_DRIVER_KITE,' "$ids"; then
+	awk '/^enum rdma_driver_id \{/ { inb = 1 }
+		inb && /^};/ { print "\tRDMA_DRIVER_KITE,"; inb = 0 } { print }' \
+		"$ids" >"$ids.kite" && mv "$ids.kite" "$ids"
+fi
+grep -qx $'\tRDMA_DRIVER_KITE,' "$ids" || die "$ids: could not add RDMA_DRIVER_KITE"
+
 add_line drivers/net/ethernet/Kconfig 'source "drivers/net/ethernet/kite/Kconfig"' '^endif # ETHERNET'
 add_line drivers/net/ethernet/Makefile 'obj-$(CONFIG_NET_VENDOR_KITE) += kite/'
 add_line drivers/infiniband/Kconfig 'source "drivers/infiniband/hw/kite/Kconfig"' '^if !UML'

@@ -5,9 +5,9 @@
  * The rdma-core provider for the Kite RoCEv2 NIC, driven in the kernel by
  * kite_ib. kite_ib is an auxiliary driver bound to the "kite_en.rdma"
  * auxiliary device of the kite_en Ethernet driver and registers its
- * ib_devices as kite%d. As an out-of-tree driver it reports
- * RDMA_DRIVER_UNKNOWN, so the device is matched by its parent's modalias or
- * by name, and only a kernel speaking KITE_UVERBS_ABI_VERSION is accepted.
+ * ib_devices as kite%d with the driver id RDMA_DRIVER_KITE, by which this
+ * provider matches them (or, failing that, by the parent's modalias); only
+ * a kernel speaking KITE_UVERBS_ABI_VERSION is accepted.
  *
  * It opens a device (user context, checked response, the context's doorbell
  * page mapped), answers device and port queries, allocates PDs, registers
@@ -304,7 +304,7 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 
 	/* On failure this closes cmd_fd and sets errno. */
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   RDMA_DRIVER_UNKNOWN);
+					   RDMA_DRIVER_KITE);
 	if (!ctx)
 		return NULL;
 
@@ -375,19 +375,15 @@ static void kite_uninit_device(struct verbs_device *vdev)
 }
 
 static const struct verbs_match_ent kite_match_table[] = {
+	VERBS_DRIVER_ID(RDMA_DRIVER_KITE),
 	/* The parent device: the auxiliary device of kite_en. */
 	VERBS_MODALIAS_MATCH("auxiliary:kite_en.rdma", NULL),
-	/* The ib_device's own name, kite%d. */
-	VERBS_NAME_MATCH("kite", NULL),
 	{},
 };
 
 static const struct verbs_device_ops kite_dev_ops = {
 	.name = "kite",
-	/*
-	 * The kernel reports RDMA_DRIVER_UNKNOWN, so the ABI version is the
-	 * only check that the kernel driver speaks this provider's ABI.
-	 */
+	/* The kernel driver must speak this provider's ABI. */
 	.match_min_abi_version = KITE_UVERBS_ABI_VERSION,
 	.match_max_abi_version = KITE_UVERBS_ABI_VERSION,
 	.match_table = kite_match_table,

@@ -1823,7 +1823,7 @@ static int op_ioctl(struct rng *r, struct ctx *c)
 	if (h->method_id == 1)
 		h->method_id = 0;
 	h->num_attrs = n;
-	h->driver_id = chance(r, 8) ? (uint32_t)rnd64(r) : RDMA_DRIVER_UNKNOWN;
+	h->driver_id = chance(r, 8) ? (uint32_t)rnd64(r) : RDMA_DRIVER_KITE;
 	for (i = 0; i < n; i++) {
 		struct ib_uverbs_attr *a = &h->attrs[i];
 
@@ -1853,7 +1853,7 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 	uint32_t port = chance(r, 4) ? (uint32_t)interesting(r, 1) : 1;
 
 	memset(buf, 0, sizeof(buf));
-	h->driver_id = RDMA_DRIVER_UNKNOWN;
+	h->driver_id = RDMA_DRIVER_KITE;
 	switch (rnd(r, 4)) {
 	case 0:
 		h->object_id = UVERBS_OBJECT_DEVICE;

@@ -129,11 +129,12 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 {
 	struct kite_ib_dev *dev = to_kdev(ibdev);
 	const struct kite_ib_caps *c = &dev->caps;
+	int err;
 
 	/* No driver data in either direction (7.x passes NULL at register). */
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
+	err = ib_is_udata_in_empty(udata);
+	if (err)
+		return err;
 	memset(attr, 0, sizeof(*attr));
 	/* The KITE_REG_FW_VER encoding; libkite formats it likewise. */
 	attr->fw_ver = c->fw_ver;
@@ -312,7 +313,7 @@ static void kite_ib_get_dev_fw_str(struct ib_device *ibdev, char *str)
 
 static const struct ib_device_ops kite_ib_dev_ops = {
 	.owner = THIS_MODULE,
-	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.driver_id = RDMA_DRIVER_KITE,
 	.uverbs_abi_ver = KITE_UVERBS_ABI_VERSION,
 
 	.add_gid = kite_ib_add_gid,
