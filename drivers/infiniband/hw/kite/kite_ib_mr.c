@@ -181,13 +181,12 @@ static int kite_ib_mr_length_check(struct kite_ib_dev *dev, u64 length)
 static int kite_ib_mr_udata_check(struct kite_ib_dev *dev,
 				  struct ib_udata *udata)
 {
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(&dev->ibdev, "MR: %zu bytes of unknown driver data\n",
-			  udata->inlen);
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	int err = ib_is_udata_in_empty(udata);
+
+	if (err)
+		ibdev_dbg(&dev->ibdev, "MR: %zu bytes of driver data: %d\n",
+			  udata->inlen, err);
+	return err;
 }
 
 /**
@@ -557,10 +556,11 @@ int kite_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	if (!(dev->caps.features & KITE_FEAT_MW) || !udata)
 		return -EOPNOTSUPP;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(&dev->ibdev, "MW: %zu bytes of unknown driver data\n",
-			  udata->inlen);
-		return -EOPNOTSUPP;
+	err = ib_is_udata_in_empty(udata);
+	if (err) {
+		ibdev_dbg(&dev->ibdev, "MW: %zu bytes of driver data: %d\n",
+			  udata->inlen, err);
+		return err;
 	}
 	err = kite_ib_alloc_mw_in(ibmw->type, to_kpd(ibmw->pd)->pdn,
 				  kite_ib_uctx_of(udata), kite_ib_next_tag(),
@@ -605,9 +605,9 @@ int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct kite_cmd_modify_qp path = {};
 	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EOPNOTSUPP;
+	err = ib_is_udata_in_empty(udata);
+	if (err)
+		return err;
 	/* The same translation as a connected QP's path. */
 	err = kite_ib_av_to_cmd(init_attr->ah_attr, &path);
 	if (err)

@@ -618,9 +618,9 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur, next;
 	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EOPNOTSUPP;
+	err = ib_is_udata_in_empty(udata);
+	if (err)
+		return err;
 
 	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 					    READ_ONCE(qp->state);

@@ -276,13 +276,13 @@ int kite_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		.in = &in,
 		.in_len = sizeof(in),
 	};
+	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+	err = ib_is_udata_in_empty(udata);
+	if (err) {
 		ibdev_dbg(&dev->ibdev,
-			  "modify SRQ %u: driver data not supported\n",
-			  srq->srqn);
-		return -EOPNOTSUPP;
+			  "modify SRQ %u: driver data: %d\n", srq->srqn, err);
+		return err;
 	}
 	if (attr_mask & IB_SRQ_MAX_WR) {
 		ibdev_dbg(&dev->ibdev,
