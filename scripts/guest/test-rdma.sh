@@ -124,13 +124,36 @@ cp /tmp/pt-*.log /kite-out/ 2>/dev/null
 # checked, polling and with events) and perftest's RC tests, unchanged.
 # pair ID NAME SERVER-CMD...: run a server and its client (the same command
 # with the server's address); both must succeed. Logs: /kite-out/ID-*.log.
+# A server still running 30 s (scaled) after its client ended is stuck:
+# what the device and the driver hold for it goes to /kite-out/ID-hang.txt
+# (the QPs and CQs with the device's own contexts, the SRQs, the port's
+# counters) before it is killed.
+pair_hang_dump() {
+	local id=$1
+	{
+		echo "=== $id: server stuck; $(date)"
+		rdma -dd res show qp dev kite0
+		rdma -r res show qp dev kite0
+		rdma -dd res show cq dev kite0
+		rdma -r res show cq dev kite0
+		rdma -dd res show srq dev kite0
+		rdma statistic show link kite0/1
+		ethtool -S "$(kite_netdev)"
+		dmesg | tail -n 30
+	} >"/kite-out/$id-hang.txt" 2>&1
+}
 pair() {
 	local id=$1 name=$2 st server
 	shift 2
-	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$@" >"/tmp/$id-server.log" 2>&1 &
+	# VERBS_LOG_LEVEL=2: libkite's warnings (a CQE skipped) in the logs.
+	VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$@" >"/tmp/$id-server.log" 2>&1 &
 	server=$!
 	wait_for 10 listening 18515
-	check "$name" bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
+	check "$name" bash -c "VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
+	if ! wait_for 30 bash -c "! kill -0 $server"; then
+		pair_hang_dump "$id"
+		kill "$server" 2>/dev/null
+	fi
 	wait "$server"
 	st=$?
 	check "$name: the server side completes too" test "$st" = 0
