@@ -196,12 +196,16 @@ vm_netdev() {
 KITE_PANIC_RE='Kernel panic - not syncing|double fault:'
 
 vm_wait() {
-	local name=$1 timeout=$2 pid dir start
+	local name=$1 timeout=$2 pid dir start other
 	pid=${KITE_VM_PID[$name]}
 	dir=${KITE_VM_DIR[$name]}
 	start=$SECONDS
 	while kill -0 "$pid" 2>/dev/null; do
-		vm_serve_requests "$name"
+		# Every VM's requests, not only this one's: two VMs run at once.
+		for other in "${!KITE_VM_DIR[@]}"; do
+			kill -0 "${KITE_VM_PID[$other]}" 2>/dev/null &&
+				vm_serve_requests "$other"
+		done
 		if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then
 			warn "$name: kernel panic on the console, stopping it"
 			kill "$pid" 2>/dev/null
@@ -236,8 +240,10 @@ vm_serve_requests() {
 	mapfile -t cmds <"$dir/request"
 	for cmd in "${cmds[@]}"; do
 		case $cmd in
-		"set_link "* | "qom-set /machine/peripheral/kite0 fault-"*) ;;
-		"qom-get /machine/peripheral/kite0 fault-"*) reply=1 ;;
+		"set_link "* | "qom-set /machine/peripheral/kite0 fault-"* | \
+			"qom-set /machine/peripheral/kite0 loss-"*) ;;
+		"qom-get /machine/peripheral/kite0 fault-"* | \
+			"qom-get /machine/peripheral/kite0 loss-"*) reply=1 ;;
 		*)
 			warn "$name: refusing monitor request '$cmd'"
 			cmds=()

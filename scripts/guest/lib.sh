@@ -109,8 +109,8 @@ peer_barrier() {
 
 # host_monitor COMMAND...: have the host run QEMU monitor commands for this
 # VM, in order, in one round trip (set_link, or qom-set of kite0's fault-*
-# properties; qom-get of them answers in /kite-out/reply) and wait for
-# them, at most 20 s.
+# and loss-* properties; qom-get of them answers in /kite-out/reply) and
+# wait for them, at most 20 s.
 host_monitor() {
 	local i
 	rm -f /kite-out/request.done /kite-out/reply

@@ -242,6 +242,52 @@ for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
 	done
 done
 
+# RoCE under loss, where the receiving VM has a Kite NIC (Kite<->Kite and
+# Kite<->rdma_rxe): each Kite device loses 1%, then 5%, then 10% of the
+# RoCEv2 frames it sends and duplicates and reorders 0.5% (the model's
+# seeded loss-tx-* properties, prm_port.rst); a Kite device whose peer is
+# rdma_rxe does the same to the frames it receives, so that both
+# directions lose. RC ib_write_bw, ib_read_bw and ib_send_bw complete (a
+# completion in error fails perftest), and the model counted the losses.
+loss_set() {
+	local p=kite0 cmds=()
+	[ "$KITE_NIC" = kite ] || return 0
+	cmds=("qom-set /machine/peripheral/$p loss-seed $2"
+		"qom-set /machine/peripheral/$p loss-tx-drop $1"
+		"qom-set /machine/peripheral/$p loss-tx-dup $3"
+		"qom-set /machine/peripheral/$p loss-tx-reorder $3")
+	if [ "$KITE_PEER_NIC" != kite ]; then
+		cmds+=("qom-set /machine/peripheral/$p loss-rx-drop $1"
+			"qom-set /machine/peripheral/$p loss-rx-dup $3"
+			"qom-set /machine/peripheral/$p loss-rx-reorder $3")
+	fi
+	host_monitor "${cmds[@]}"
+}
+recv_nic=$KITE_NIC
+[ "$KITE_ROLE" = send ] && recv_nic=$KITE_PEER_NIC
+if [ "$recv_nic" = kite ]; then
+	for permille in 10 50 100; do
+		pct=$((permille / 10))
+		if [ "$KITE_NIC" = kite ]; then
+			check "loss $pct%: $rdev loses $pct% of its RoCEv2 frames, duplicates and reorders 0.5%" \
+				loss_set "$permille" "$((permille + ${KITE_SELF_IP##*.}))" 5
+		fi
+		for t in ib_write_bw ib_read_bw ib_send_bw; do
+			pt=$((pt + 1))
+			pt_pair "pt$pt" "loss $pct%: perftest $t -n 100 -s 16384 $rdev<->$prdev" \
+				$((18600 + pt)) "$t" -d "$rdev" -n 100 -s 16384 -x "$gidx" \
+				-p $((18600 + pt))
+		done
+	done
+	if [ "$KITE_NIC" = kite ]; then
+		host_monitor "qom-get /machine/peripheral/kite0 loss-counts"
+		tr -d '\r' </kite-out/reply 2>/dev/null | grep -o '"rx-dropped.*"' >/kite-out/loss-counts.txt
+		check "loss: the model lost, duplicated and reordered frames ($(cat /kite-out/loss-counts.txt))" \
+			grep -qE 'tx-dropped=[1-9].* tx-duplicated=[1-9].* tx-reordered=[1-9]' /kite-out/loss-counts.txt
+		check "loss: back to no loss" loss_set 0 1 0
+	fi
+fi
+
 # NVMe over RDMA between the VMs: the receiving VM is the target, the
 # sending VM the host (Kite or rdma_rxe on either side).
 if [ "$KITE_ROLE" = receive ]; then
