@@ -16,6 +16,9 @@ check "ethops: interface created" test -n "$nic"
 ip addr add 10.77.0.1/24 dev "$nic"
 ip link set "$nic" up
 check "ethops: carrier up" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
+# kite_ib logs the core driver's events (link, MTU, MAC) at debug level.
+check "ethops: kite_ib's debug messages on (dynamic debug)" bash -c \
+	"echo 'module kite_ib +p' >/sys/kernel/debug/dynamic_debug/control"
 
 check "ethtool -i: driver, firmware and bus" bash -c \
 	"ethtool -i $nic | grep -qx 'driver: kite_en' && ethtool -i $nic | grep -qx 'firmware-version: 1.0.0' && ethtool -i $nic | grep -qx 'bus-info: $bdf'"

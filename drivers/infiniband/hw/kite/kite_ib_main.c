@@ -528,7 +528,8 @@ static void kite_ib_event(struct kite_aux_dev *kadev, enum kite_aux_event event)
 		dev_warn(&kadev->adev.dev, "unknown event %d\n", event);
 		return;
 	}
-	dev_info(&kadev->adev.dev, "event: %s\n", name);
+	/* Routine: the netdev reports its link itself; the port follows. */
+	dev_dbg(&kadev->adev.dev, "event: %s\n", name);
 	switch (event) {
 	case KITE_AUX_EVENT_LINK_UP:
 	case KITE_AUX_EVENT_LINK_DOWN:
