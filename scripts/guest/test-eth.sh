@@ -125,7 +125,7 @@ rc_pair() {
 		done
 	fi
 	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
-	check "$name ($KITE_ROLE)${pt_todo:+ # TODO $pt_todo}" test "$ok" = 0
+	check "$name ($KITE_ROLE)" test "$ok" = 0
 }
 # pt_pair ID NAME PORT CMD...: like rc_pair, for perftest on TCP or
 # rdma_cm port PORT: the server tells the client (UDP 7778) once it
@@ -249,10 +249,6 @@ done
 # rdma_rxe does the same to the frames it receives, so that both
 # directions lose. RC ib_write_bw, ib_read_bw and ib_send_bw complete (a
 # completion in error fails perftest), and the model counted the losses.
-# The perftest checks are a known gap (TODO) until the requester's stall
-# under loss is found: in one CI run an ib_send_bw client at 5% never saw
-# the completion of its last SEND, although the wire shows the responder's
-# ACK for its last PSN arriving after the timeout's retransmission.
 loss_set() {
 	local p=kite0 cmds=()
 	[ "$KITE_NIC" = kite ] || return 0
@@ -270,7 +266,6 @@ loss_set() {
 recv_nic=$KITE_NIC
 [ "$KITE_ROLE" = send ] && recv_nic=$KITE_PEER_NIC
 if [ "$recv_nic" = kite ]; then
-	pt_todo="issue 17.3: an RC requester under loss may never complete its last WQE"
 	for permille in 10 50 100; do
 		pct=$((permille / 10))
 		if [ "$KITE_NIC" = kite ]; then
@@ -284,7 +279,6 @@ if [ "$recv_nic" = kite ]; then
 				-p $((18600 + pt))
 		done
 	done
-	pt_todo=
 	if [ "$KITE_NIC" = kite ]; then
 		host_monitor "qom-get /machine/peripheral/kite0 loss-counts"
 		tr -d '\r' </kite-out/reply 2>/dev/null | grep -o '"rx-dropped.*"' >/kite-out/loss-counts.txt
