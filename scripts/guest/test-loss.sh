@@ -256,11 +256,11 @@ loss() {
 	timeout 300 "$rcpp" -d kite0 -g "$gidx" -p "$idle_port" -n 10 \
 		>"/kite-out/loss-$name-idle.log" 2>&1 &
 	idle=$!
-	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 \
+	timeout 300 ib_write_bw -F -d kite0 -x "$gidx" -p "$pt_port" -D 200 \
 		>"/kite-out/loss-$name-pt-server.log" 2>&1 &
 	srv=$!
 	sleep 1
-	timeout 300 ib_write_bw -d kite0 -x "$gidx" -p "$pt_port" -D 200 127.0.0.1 \
+	timeout 300 ib_write_bw -F -d kite0 -x "$gidx" -p "$pt_port" -D 200 127.0.0.1 \
 		>"/kite-out/loss-$name-pt-client.log" 2>&1 &
 	cli=$!
 	# The stream runs once both its QPs are in RTS (perftest's output is

@@ -111,11 +111,16 @@ check "ibv_ud_pingpong -e: the server side completes too" test "$?" = 0
 cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 
 # perftest (Debian's, on this libibverbs and libkite): UD send bandwidth.
-LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
+# Every perftest runs with -F: on a busy VM its calibration of the CPU
+# clock against gettimeofday() can fail ("Correlation coefficient r^2 <
+# 0.9"), after which it exits 1 ("Can't produce a report") once the test
+# itself has passed; -F reports anyway. These checks are about completion,
+# not figures (bench-pair.sh measures).
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -F -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
 server=$!
 wait_for 10 listening 18515
 check "perftest: ib_send_bw -c UD (loopback)" bash -c \
-	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -F -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
 wait "$server"
 check "perftest: ib_send_bw -c UD, the server side completes too" test "$?" = 0
 cp /tmp/pt-*.log /kite-out/ 2>/dev/null
@@ -205,16 +210,16 @@ check "ibv_srq_pingpong: 16 QPs on one SRQ, 200 x 4096 bytes, data checked" bash
 wait "$srv"
 check "ibv_srq_pingpong: the server side completes too" test "$?" = 0
 cp /tmp/srqpp-*.log /kite-out/ 2>/dev/null
-pair ib_send_bw-srq "perftest: ib_send_bw --use-srq (RC)" ib_send_bw -d kite0 -x "$gidx" -n 200 --use-srq
+pair ib_send_bw-srq "perftest: ib_send_bw --use-srq (RC)" ib_send_bw -F -d kite0 -x "$gidx" -n 200 --use-srq
 perftests="ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat"
 # The debug lane (several times slower) runs one: every perftest reaches
 # the same kernel paths (context, PD, MR, CQ, QP, mmap); what differs is
 # libkite's and the device's data path, which the lts lane covers.
 [ "${KITE_LANE:-lts}" = debug ] && perftests=ib_read_bw
 for t in $perftests; do
-	pair "$t" "perftest: $t (RC)" "$t" -d kite0 -x "$gidx" -n 200
+	pair "$t" "perftest: $t (RC)" "$t" -F -d kite0 -x "$gidx" -n 200
 done
-pair ib_send_bw-e "perftest: ib_send_bw -e (sleep on CQ events)" ib_send_bw -d kite0 -x "$gidx" -n 200 -e
+pair ib_send_bw-e "perftest: ib_send_bw -e (sleep on CQ events)" ib_send_bw -F -d kite0 -x "$gidx" -n 200 -e
 
 # QP-bound counters (rdma statistic qp): each bound counter is one of the
 # device's QP counter sets. kite_ib built for 6.12 has none: that kernel's
