@@ -18,7 +18,8 @@
 #          4 MB TCP transfer compared by checksum, both ways; then RDMA
 #          between the two: ibv_ud_pingpong over Kite<->Kite and over
 #          Kite<->rdma_rxe (soft-RoCE on the virtio-net VM), data checked,
-#          and rdma_cm (udaddy); RC perftests with the Kite devices
+#          and rdma_cm (udaddy); an SRQ (ibv_srq_pingpong, perftest
+#          --use-srq); RC perftests with the Kite devices
 #          losing 1%, 5% and 10% of their RoCEv2 frames (and duplicating
 #          and reordering some), Kite<->Kite and Kite<->rdma_rxe; the
 #          wire's capture is checked (ICRC, tshark)

@@ -238,10 +238,18 @@ for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
 			args+=(-R)
 			[ "$t" = ib_send_bw ] && args+=(-e)
 		fi
-		pt_pair "pt$pt" "rc: perftest $t ${args[*]:6} $rdev<->$prdev" $((18600 + pt)) \
+		pt_pair "pt$pt" "rc: perftest $t ${args[*]:7} $rdev<->$prdev" $((18600 + pt)) \
 			"$t" "${args[@]}"
 	done
 done
+# A shared receive queue across the wire: rdma-core's ibv_srq_pingpong (16
+# RC QPs receiving from one SRQ, data checked) and perftest's RC send
+# bandwidth with --use-srq.
+rc_pair srqpp "srq: ibv_srq_pingpong $rdev<->$prdev: 16 QPs, 200 x 4096 bytes, data checked" \
+	"$rb/ibv_srq_pingpong" -d "$rdev" -g "$gidx" -c -n 200 -s 4096
+pt=$((pt + 1))
+pt_pair "pt$pt" "srq: perftest ib_send_bw --use-srq $rdev<->$prdev" $((18600 + pt)) \
+	ib_send_bw -F -d "$rdev" -n 200 -x "$gidx" --use-srq -p $((18600 + pt))
 
 # RoCE under loss, where the receiving VM has a Kite NIC (Kite<->Kite and
 # Kite<->rdma_rxe): each Kite device loses 1%, then 5%, then 10% of the
