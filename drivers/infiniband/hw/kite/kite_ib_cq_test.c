@@ -592,6 +592,59 @@ static void kite_ib_test_cq_clean(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&t->dev.cqs_isolated), 0);
 }
 
+/*
+ * A QP on an SRQ reset: its receive CQEs give their SRQ WQEs back (free
+ * for the next post), its send CQEs and a receive CQE naming a WQE that is
+ * not outstanding take nothing, and another QP's receive stays.
+ */
+static void kite_ib_test_cq_clean_srq(struct kunit *test)
+{
+	struct kite_cq_test *t = kite_cq_fixture(test);
+	struct kite_ib_srq *srq = kunit_kzalloc(test, sizeof(*srq), GFP_KERNEL);
+	unsigned long busy[1] = {};
+	u64 wr_id[4] = {};
+	u32 len[4] = {};
+	u16 free[4] = {};
+	struct kite_cqe *cqe;
+
+	KUNIT_ASSERT_NOT_NULL(test, srq);
+	spin_lock_init(&srq->lock);
+	srq->hwq.depth = 4;
+	srq->wr_id = wr_id;
+	srq->len = len;
+	srq->busy = busy;
+	srq->free = free;
+	srq->outstanding = 4;
+	bitmap_fill(busy, 4);
+
+	fake_cqe(t, 0, 9, KITE_CQE_OP_RESP_SEND, 1);
+	fake_cqe(t, 1, 5, KITE_CQE_OP_RESP_SEND, 2);
+	fake_cqe(t, 2, 9, KITE_CQE_OP_REQ, 0);
+	fake_cqe(t, 3, 9, KITE_CQE_OP_RESP_WRITE_IMM, 3);
+	kite_ib_cq_clean(&t->cq, 9, srq);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 3u);
+	KUNIT_EXPECT_EQ(test, srq->outstanding, 2u);
+	KUNIT_EXPECT_EQ(test, srq->nfree, 2u);
+	/* Newest first: WQE 3, then WQE 1. */
+	KUNIT_EXPECT_EQ(test, free[0], 3);
+	KUNIT_EXPECT_EQ(test, free[1], 1);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, busy));
+	KUNIT_EXPECT_TRUE(test, test_bit(2, busy));
+	KUNIT_EXPECT_FALSE(test, test_bit(3, busy));
+	/* QP 5's receive moved to the last slot, still naming WQE 2. */
+	cqe = kite_ib_hwq_entry(&t->cq.hwq, 3);
+	KUNIT_EXPECT_TRUE(test, kite_ib_cqe_valid(cqe, 3, 2));
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cqe->qpn), 5u);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(cqe->wqe_idx), 2);
+
+	/* A receive CQE naming a WQE already free gives nothing back twice. */
+	fake_cqe(t, 4, 9, KITE_CQE_OP_RESP_ERR, 1);
+	kite_ib_cq_clean(&t->cq, 9, srq);
+	KUNIT_EXPECT_EQ(test, srq->outstanding, 2u);
+	KUNIT_EXPECT_EQ(test, srq->nfree, 2u);
+	KUNIT_EXPECT_EQ(test, t->cq.ci, 4u);
+}
+
 /* How often bad device data of class @what was counted. */
 static s64 bad(struct kite_cq_test *t, enum kite_ib_bad what)
 {
@@ -863,6 +916,7 @@ static struct kunit_case kite_ib_cq_test_cases[] = {
 	KUNIT_CASE(kite_ib_test_poll_corrupt),
 	KUNIT_CASE(kite_ib_test_poll_dead),
 	KUNIT_CASE(kite_ib_test_cq_clean),
+	KUNIT_CASE(kite_ib_test_cq_clean_srq),
 	KUNIT_CASE(kite_ib_test_check_wc),
 	KUNIT_CASE(kite_ib_test_recv_wr_len),
 	KUNIT_CASE(kite_ib_test_notify),
