@@ -641,85 +641,52 @@ static void kite_cmd_nop(KiteState *s, KiteCmdCtx *c)
 
 typedef void KiteCmdFn(KiteState *s, KiteCmdCtx *c);
 
-static KiteCmdFn *const kite_cmd_table[256] = {
-    [KITE_CMD_NOP] = kite_cmd_nop,
-    [KITE_CMD_QUERY_DEVICE] = kite_cmd_query_device,
-    [KITE_CMD_QUERY_PORT] = kite_cmd_query_port,
-    [KITE_CMD_QUERY_STATS] = kite_cmd_query_stats,
-    [KITE_CMD_ALLOC_UCTX] = kite_cmd_alloc_uctx,
-    [KITE_CMD_DEALLOC_UCTX] = kite_cmd_dealloc_uctx,
-    [KITE_CMD_ALLOC_PD] = kite_cmd_alloc_pd,
-    [KITE_CMD_DEALLOC_PD] = kite_cmd_dealloc_pd,
-    [KITE_CMD_CREATE_EQ] = kite_cmd_create_eq,
-    [KITE_CMD_DESTROY_EQ] = kite_cmd_destroy_eq,
-    [KITE_CMD_CREATE_CQ] = kite_cmd_create_cq,
-    [KITE_CMD_QUERY_CQ] = kite_cmd_query_cq,
-    [KITE_CMD_MODIFY_CQ] = kite_cmd_modify_cq,
-    [KITE_CMD_DESTROY_CQ] = kite_cmd_destroy_cq,
-    [KITE_CMD_CREATE_QP] = kite_cmd_create_qp,
-    [KITE_CMD_MODIFY_QP] = kite_cmd_modify_qp,
-    [KITE_CMD_QUERY_QP] = kite_cmd_query_qp,
-    [KITE_CMD_DESTROY_QP] = kite_cmd_destroy_qp,
-    [KITE_CMD_REG_MR] = kite_cmd_reg_mr,
-    [KITE_CMD_ALLOC_MR] = kite_cmd_alloc_mr,
-    [KITE_CMD_DEREG_MR] = kite_cmd_dereg_mr,
-    [KITE_CMD_REREG_MR] = kite_cmd_rereg_mr,
-    [KITE_CMD_ALLOC_MW] = kite_cmd_alloc_mw,
-    [KITE_CMD_DEALLOC_MW] = kite_cmd_dealloc_mw,
-    [KITE_CMD_ADD_GID] = kite_cmd_add_gid,
-    [KITE_CMD_DEL_GID] = kite_cmd_del_gid,
-    [KITE_CMD_CREATE_SRQ] = kite_cmd_create_srq,
-    [KITE_CMD_MODIFY_SRQ] = kite_cmd_modify_srq,
-    [KITE_CMD_QUERY_SRQ] = kite_cmd_query_srq,
-    [KITE_CMD_DESTROY_SRQ] = kite_cmd_destroy_srq,
-    [KITE_CMD_ALLOC_CNTR] = kite_cmd_alloc_cntr,
-    [KITE_CMD_DEALLOC_CNTR] = kite_cmd_dealloc_cntr,
-    [KITE_CMD_QUERY_CNTR] = kite_cmd_query_cntr,
-    [KITE_CMD_SET_QP_CNTR] = kite_cmd_set_qp_cntr,
-    [KITE_CMD_ATTACH_MCAST] = kite_cmd_attach_mcast,
-    [KITE_CMD_DETACH_MCAST] = kite_cmd_detach_mcast,
-};
+/* One command opcode: its handler and its name (for the trace). */
+typedef struct KiteCmdOp {
+    KiteCmdFn *fn;
+    const char *name;
+} KiteCmdOp;
 
-/* Opcode names for the trace (kite_cmd_submit). */
-#define KITE_CMD_NAME(op) [KITE_CMD_##op] = #op
+#define KITE_CMD_OP(op, handler) \
+    [KITE_CMD_##op] = { .fn = (handler), .name = #op }
 
-static const char *const kite_cmd_names[256] = {
-    KITE_CMD_NAME(NOP),
-    KITE_CMD_NAME(QUERY_DEVICE),
-    KITE_CMD_NAME(QUERY_PORT),
-    KITE_CMD_NAME(QUERY_STATS),
-    KITE_CMD_NAME(ALLOC_UCTX),
-    KITE_CMD_NAME(DEALLOC_UCTX),
-    KITE_CMD_NAME(ALLOC_PD),
-    KITE_CMD_NAME(DEALLOC_PD),
-    KITE_CMD_NAME(CREATE_EQ),
-    KITE_CMD_NAME(DESTROY_EQ),
-    KITE_CMD_NAME(CREATE_CQ),
-    KITE_CMD_NAME(QUERY_CQ),
-    KITE_CMD_NAME(MODIFY_CQ),
-    KITE_CMD_NAME(DESTROY_CQ),
-    KITE_CMD_NAME(CREATE_QP),
-    KITE_CMD_NAME(MODIFY_QP),
-    KITE_CMD_NAME(QUERY_QP),
-    KITE_CMD_NAME(DESTROY_QP),
-    KITE_CMD_NAME(REG_MR),
-    KITE_CMD_NAME(ALLOC_MR),
-    KITE_CMD_NAME(DEREG_MR),
-    KITE_CMD_NAME(REREG_MR),
-    KITE_CMD_NAME(ALLOC_MW),
-    KITE_CMD_NAME(DEALLOC_MW),
-    KITE_CMD_NAME(ADD_GID),
-    KITE_CMD_NAME(DEL_GID),
-    KITE_CMD_NAME(CREATE_SRQ),
-    KITE_CMD_NAME(MODIFY_SRQ),
-    KITE_CMD_NAME(QUERY_SRQ),
-    KITE_CMD_NAME(DESTROY_SRQ),
-    KITE_CMD_NAME(ALLOC_CNTR),
-    KITE_CMD_NAME(DEALLOC_CNTR),
-    KITE_CMD_NAME(QUERY_CNTR),
-    KITE_CMD_NAME(SET_QP_CNTR),
-    KITE_CMD_NAME(ATTACH_MCAST),
-    KITE_CMD_NAME(DETACH_MCAST),
+static const KiteCmdOp kite_cmd_ops[256] = {
+    KITE_CMD_OP(NOP, kite_cmd_nop),
+    KITE_CMD_OP(QUERY_DEVICE, kite_cmd_query_device),
+    KITE_CMD_OP(QUERY_PORT, kite_cmd_query_port),
+    KITE_CMD_OP(QUERY_STATS, kite_cmd_query_stats),
+    KITE_CMD_OP(ALLOC_UCTX, kite_cmd_alloc_uctx),
+    KITE_CMD_OP(DEALLOC_UCTX, kite_cmd_dealloc_uctx),
+    KITE_CMD_OP(ALLOC_PD, kite_cmd_alloc_pd),
+    KITE_CMD_OP(DEALLOC_PD, kite_cmd_dealloc_pd),
+    KITE_CMD_OP(CREATE_EQ, kite_cmd_create_eq),
+    KITE_CMD_OP(DESTROY_EQ, kite_cmd_destroy_eq),
+    KITE_CMD_OP(CREATE_CQ, kite_cmd_create_cq),
+    KITE_CMD_OP(QUERY_CQ, kite_cmd_query_cq),
+    KITE_CMD_OP(MODIFY_CQ, kite_cmd_modify_cq),
+    KITE_CMD_OP(DESTROY_CQ, kite_cmd_destroy_cq),
+    KITE_CMD_OP(CREATE_QP, kite_cmd_create_qp),
+    KITE_CMD_OP(MODIFY_QP, kite_cmd_modify_qp),
+    KITE_CMD_OP(QUERY_QP, kite_cmd_query_qp),
+    KITE_CMD_OP(DESTROY_QP, kite_cmd_destroy_qp),
+    KITE_CMD_OP(REG_MR, kite_cmd_reg_mr),
+    KITE_CMD_OP(ALLOC_MR, kite_cmd_alloc_mr),
+    KITE_CMD_OP(DEREG_MR, kite_cmd_dereg_mr),
+    KITE_CMD_OP(REREG_MR, kite_cmd_rereg_mr),
+    KITE_CMD_OP(ALLOC_MW, kite_cmd_alloc_mw),
+    KITE_CMD_OP(DEALLOC_MW, kite_cmd_dealloc_mw),
+    KITE_CMD_OP(ADD_GID, kite_cmd_add_gid),
+    KITE_CMD_OP(DEL_GID, kite_cmd_del_gid),
+    KITE_CMD_OP(CREATE_SRQ, kite_cmd_create_srq),
+    KITE_CMD_OP(MODIFY_SRQ, kite_cmd_modify_srq),
+    KITE_CMD_OP(QUERY_SRQ, kite_cmd_query_srq),
+    KITE_CMD_OP(DESTROY_SRQ, kite_cmd_destroy_srq),
+    KITE_CMD_OP(ALLOC_CNTR, kite_cmd_alloc_cntr),
+    KITE_CMD_OP(DEALLOC_CNTR, kite_cmd_dealloc_cntr),
+    KITE_CMD_OP(QUERY_CNTR, kite_cmd_query_cntr),
+    KITE_CMD_OP(SET_QP_CNTR, kite_cmd_set_qp_cntr),
+    KITE_CMD_OP(ATTACH_MCAST, kite_cmd_attach_mcast),
+    KITE_CMD_OP(DETACH_MCAST, kite_cmd_detach_mcast),
 };
 
 static uint32_t kite_cmdq_depth(KiteState *s)
@@ -772,10 +739,10 @@ static bool kite_cmdq_exec(KiteState *s, uint64_t entry)
     out_addr = le64_to_cpu(cmd.out_addr);
     c.out_dma = out_addr != 0;
     memcpy(c.in, cmd.payload, sizeof(c.in));
-    fn = kite_cmd_table[opcode];
+    fn = kite_cmd_ops[opcode].fn;
     trace_kite_cmd_submit(s->rdma.cmdq_ci, opcode,
-                          kite_cmd_names[opcode] ? kite_cmd_names[opcode] :
-                          "(unknown)", cookie, c.in_len, c.out_len, out_addr);
+                          kite_cmd_ops[opcode].name ?: "(unknown)", cookie,
+                          c.in_len, c.out_len, out_addr);
 
     if (s->rdma.fault_cmd_opcode == opcode) {
         c.code = s->rdma.fault_cmd_status;
