@@ -123,13 +123,18 @@ host_monitor() {
 	return 1
 }
 
-# fault SETTING...: set kite0's fault-* properties in the model (QOM
-# qom-set), in order, in one round trip.
-fault() {
+# model_set "PROPERTY VALUE"...: set properties of kite0 in the model
+# (QOM qom-set: fault-*, loss-*), in order, in one round trip.
+model_set() {
 	local -a cmds=()
 	local f
 	for f in "$@"; do cmds+=("qom-set /machine/peripheral/kite0 $f"); done
 	host_monitor "${cmds[@]}"
+}
+
+# fault "fault-NAME VALUE"...: arm or disarm the model's fault injection.
+fault() {
+	model_set "$@"
 }
 
 # The Kite function's network interface.

@@ -251,10 +251,10 @@ pt=$((pt + 1))
 pt_pair "pt$pt" "srq: perftest ib_send_bw --use-srq $rdev<->$prdev" $((18600 + pt)) \
 	ib_send_bw -F -d "$rdev" -n 200 -x "$gidx" --use-srq -p $((18600 + pt))
 
-# RoCE under loss, where the receiving VM has a Kite NIC (Kite<->Kite and
-# Kite<->rdma_rxe): each Kite device loses 1%, then 5%, then 10% of the
-# RoCEv2 frames it sends and duplicates and reorders 0.5% (the model's
-# seeded loss-tx-* properties, prm_port.rst); a Kite device whose peer is
+# RoCE under loss, in every pair (Kite<->Kite, a Kite client with an
+# rdma_rxe server and the reverse): each Kite device loses 1%, then 5%,
+# then 10% of the RoCEv2 frames it sends and duplicates and reorders 0.5%
+# (the model's seeded loss-tx-* properties, prm_port.rst); a Kite whose peer is
 # rdma_rxe does the same to the frames it receives, so that both
 # directions lose. RC ib_write_bw, ib_read_bw and ib_send_bw complete (a
 # completion in error fails perftest), and the model counted the losses.
@@ -263,22 +263,15 @@ pt_pair "pt$pt" "srq: perftest ib_send_bw --use-srq $rdev<->$prdev" $((18600 + p
 # produce a report") after a run that passed; these checks are about
 # completion, not figures.
 loss_set() {
-	local p=kite0 cmds=()
+	local props=()
 	[ "$KITE_NIC" = kite ] || return 0
-	cmds=("qom-set /machine/peripheral/$p loss-seed $2"
-		"qom-set /machine/peripheral/$p loss-tx-drop $1"
-		"qom-set /machine/peripheral/$p loss-tx-dup $3"
-		"qom-set /machine/peripheral/$p loss-tx-reorder $3")
+	props=("loss-seed $2" "loss-tx-drop $1" "loss-tx-dup $3" "loss-tx-reorder $3")
 	if [ "$KITE_PEER_NIC" != kite ]; then
-		cmds+=("qom-set /machine/peripheral/$p loss-rx-drop $1"
-			"qom-set /machine/peripheral/$p loss-rx-dup $3"
-			"qom-set /machine/peripheral/$p loss-rx-reorder $3")
+		props+=("loss-rx-drop $1" "loss-rx-dup $3" "loss-rx-reorder $3")
 	fi
-	host_monitor "${cmds[@]}"
+	model_set "${props[@]}"
 }
-recv_nic=$KITE_NIC
-[ "$KITE_ROLE" = send ] && recv_nic=$KITE_PEER_NIC
-if [ "$recv_nic" = kite ]; then
+if [ "$KITE_NIC" = kite ] || [ "$KITE_PEER_NIC" = kite ]; then
 	for permille in 10 50 100; do
 		pct=$((permille / 10))
 		if [ "$KITE_NIC" = kite ]; then

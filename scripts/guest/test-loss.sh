@@ -155,7 +155,7 @@ poke_idle_server() {
 
 # The fatal-error trigger goes through the host's QEMU monitor (set-up, not
 # timed: the harness's round trip); the timed part waits for the unbind.
-export -f host_monitor wait_for since_mark kernel_log_since
+export -f host_monitor model_set fault wait_for since_mark kernel_log_since
 export KITE_SCALE
 
 health() { devlink health show "pci/$bdf" reporter fw_fatal; }
@@ -348,7 +348,7 @@ exited_not() {
 
 loss flr "echo 1 >/sys/bus/pci/devices/$bdf/reset"
 loss fatal "wait_for 10 since_mark loss-fatal 'kite_ib.*unbound'" "" \
-	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 7'"
+	"fault 'fault-fatal 7'"
 check "devlink health: the error count rose by one" test "$(health_field error)" = $((errors0 + 1))
 check "devlink health: recovered, healthy again" bash -c "devlink health show pci/$bdf reporter fw_fatal | grep -q 'state healthy.*recover [1-9]'"
 check "devlink health: dump shows the device state at the error (fatal, code 7)" \
@@ -360,10 +360,10 @@ check "devlink health: diagnose shows the device ready now" \
 	bash -c "devlink health diagnose pci/$bdf reporter fw_fatal | tr -d ',:' | grep -q 'ready true fatal false'"
 check "rdma link: ACTIVE after the automatic recovery" \
 	bash -c "rdma link show kite0/1 | grep -q 'state ACTIVE'"
-check "model: a silent fatal error can be armed" host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent true"
+check "model: a silent fatal error can be armed" fault "fault-fatal-silent true"
 loss fatal-silent "wait_for 10 since_mark loss-fatal-silent 'kite_ib.*unbound'" "" \
-	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 9'"
-host_monitor "qom-set /machine/peripheral/kite0 fault-fatal-silent false"
+	"fault 'fault-fatal 9'"
+fault "fault-fatal-silent false"
 check "devlink health: the health poll found the silent error (count +2)" \
 	test "$(health_field error)" = $((errors0 + 2))
 check "kite_en: the silent error was found by STATUS (code 9)" \
@@ -377,7 +377,7 @@ export bdf
 check "devlink health: auto-recovery can be turned off" \
 	devlink health set "pci/$bdf" reporter fw_fatal auto_recover false
 loss recover "devlink health recover pci/$bdf reporter fw_fatal && wait_for 10 since_mark loss-recover 'kite_ib.*unbound'" "" \
-	"host_monitor 'qom-set /machine/peripheral/kite0 fault-fatal 11' && wait_for 10 health_error && sleep 3 && no_reset && health_error"
+	"fault 'fault-fatal 11' && wait_for 10 health_error && sleep 3 && no_reset && health_error"
 check "devlink health: the manual recovery counted (errors +3)" \
 	test "$(health_field error)" = $((errors0 + 3))
 check "devlink health: auto-recovery back on" \
