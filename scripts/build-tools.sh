@@ -42,4 +42,11 @@ for prog in kite_rc_stream; do
 			-L"$RC/lib" -Wl,-rpath,"$RC/lib" -lrdmacm -libverbs
 	fi
 done
+# LD_PRELOAD shims for unchanged applications.
+for prog in kite_ah_flowlabel; do
+	if [ ! "$OUT/$prog.so" -nt "$SRC/$prog.c" ]; then
+		gcc -O2 -g -Wall -Wextra -Werror -shared -fPIC \
+			-I"$RC/include" -o "$OUT/$prog.so" "$SRC/$prog.c" -ldl
+	fi
+done
 echo "$OUT"

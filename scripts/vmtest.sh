@@ -209,15 +209,38 @@ wire_check() {
 	tap_result "$?" "$KITE_VM_TAG $1: wire capture: tshark decodes $out RoCEv2 frames (BTH), $bad malformed"
 }
 
+# flowlabel_check GROUP VM IP...: each Kite sender (IP) sent UD SENDs of an
+# application QP from UDP source port 0xffc0 (65472), the port of flow label
+# 0xfffff: the low 20 bits of the 0xFFFFFFFF that test-eth.sh's
+# kite_ah_flowlabel.so pass gave its address handles.
+flowlabel_check() {
+	local group=$1 pcap=$VMLOGS/$2/wire1.pcap ip n bad=0 counts=
+	shift 2
+	if ! command -v tshark >/dev/null; then
+		tap_skip "$KITE_VM_TAG $group: wire capture: UD source port of flow label 0xfffff" "tshark not installed"
+		return
+	fi
+	for ip; do
+		n=$(tshark -r "$pcap" -Y "ip.src == $ip && udp.srcport == 65472 &&
+			infiniband.bth.opcode == 100 && infiniband.deth.srcqp != 1" 2>/dev/null | wc -l)
+		[ "$n" -gt 0 ] || bad=1
+		counts+=" $ip:$n"
+	done
+	tap_result "$bad" "$KITE_VM_TAG $group: wire capture: Kite's UD SENDs through the 0xFFFFFFFF-label AH leave from UDP port 0xffc0 ($counts )"
+}
+
 group_eth() {
 	# Each pair runs the perftest suite: allow it more time.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 2))
 	two_vms eth-kite kite kite
 	wire_check eth-kite eth-kite-a
+	flowlabel_check eth-kite eth-kite-a 10.77.0.1 10.77.0.2
 	two_vms eth-mixed kite virtio
 	wire_check eth-mixed eth-mixed-a
+	flowlabel_check eth-mixed eth-mixed-a 10.77.0.1
 	two_vms eth-mixed-rev virtio kite
 	wire_check eth-mixed-rev eth-mixed-rev-b
+	flowlabel_check eth-mixed-rev eth-mixed-rev-b 10.77.0.2
 }
 
 group_link() {

@@ -67,23 +67,41 @@ gid_index() {
 check "roce: $rdev has the IPv4 GID" wait_for 10 bash -c "[ -n \"\$(grep -l $ip4gid /sys/class/infiniband/$rdev/ports/1/gids/* 2>/dev/null)\" ]"
 gidx=$(gid_index)
 udpp() {
-	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 90 \
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib LD_PRELOAD=${udpp_preload:-} timeout 90 \
 		"$KITE_RDMA_CORE/bin/ibv_ud_pingpong" -d "$rdev" -g "$gidx" -c -n 500 -s 1024 "$@"
 }
 prdev=rxe0
 [ "$KITE_PEER_NIC" = kite ] && prdev=kite0
-what="ibv_ud_pingpong $rdev<->$prdev (GID $gidx): 500 x 1024 bytes, data checked"
-if [ "$KITE_ROLE" = receive ]; then
-	check "roce: $what (server)" udpp
-else
-	ok=1
-	for i in $(seq 1 30); do
-		udpp "$KITE_PEER_IP" >/tmp/udpp.log 2>&1 && { ok=0; break; }
-		sleep 1
-	done
-	cp /tmp/udpp.log /kite-out/ 2>/dev/null
-	check "roce: $what (client)" test "$ok" = 0
-fi
+side=client
+[ "$KITE_ROLE" = receive ] && side=server
+# ud_pair ID NAME: udpp as the server (receive role) or as the client, which
+# retries until the server is up.
+ud_pair() {
+	local id=$1 name=$2 ok=1 i
+	if [ "$KITE_ROLE" = receive ]; then
+		udpp >"/tmp/$id.log" 2>&1
+		ok=$?
+	else
+		for i in $(seq 1 30); do
+			udpp "$KITE_PEER_IP" >"/tmp/$id.log" 2>&1 && { ok=0; break; }
+			sleep 1
+		done
+	fi
+	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
+	check "$name ($side)" test "$ok" = 0
+}
+ud_pair udpp "roce: ibv_ud_pingpong $rdev<->$prdev (GID $gidx): 500 x 1024 bytes, data checked"
+# Address handles whose flow label is wider than the wire's 20 bits (UCX
+# passes 0xFFFFFFFF): the same exchange, every AH both sides create given
+# that label by the kite_ah_flowlabel.so shim, which notes each one. The
+# low 20 bits are used; Kite's UD frames then leave from UDP source port
+# 0xffc0 (rdma_flow_label_to_udp_sport(0xfffff)), which the host checks in
+# the wire capture.
+udpp_preload=$KITE_TOOLS/kite_ah_flowlabel.so
+ud_pair udfl "roce: ibv_ud_pingpong $rdev<->$prdev, AH flow label 0xFFFFFFFF: 500 x 1024 bytes, data checked"
+udpp_preload=
+check "roce: the AH was created with flow label 0xFFFFFFFF ($side)" \
+	grep -q 'flow label 0xffffffff: created' /tmp/udfl.log
 
 # rdma_cm over RoCEv2: udaddy resolves the peer's address and route and
 # connects UD QPs with an SIDR exchange, which the kernel's ib_cm carries in
