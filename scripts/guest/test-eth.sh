@@ -168,6 +168,13 @@ pt_pair() {
 			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 stdbuf -oL "$@" >>"/tmp/$id.log" 2>&1 &
 			pid=$!
 			wait_for 20 listening "$port"
+			# What listens as the client is told to start (a failed
+			# rdma_cm connection is seen against this).
+			{
+				echo "== listening on $port:"
+				ss -Hltn "sport = :$port"
+				rdma res show cm_id 2>&1 | grep -E "src-addr [^ ]*:$port( |$)"
+			} >>"/tmp/$id.log" 2>&1
 			for i in 1 2 3; do
 				echo "ready $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
 			done
