@@ -22,7 +22,9 @@
 #                               start a VM in the background; DIR receives
 #                               console.log, guest.log, dmesg.log, results
 #   vm_wait NAME TIMEOUT        wait for it; returns the guest script's exit
-#                               status, 124 on timeout, 125 on a kernel panic
+#                               status, 124 on timeout, 125 on a kernel panic,
+#                               126 when stopped for a panic of a VM named
+#                               in KITE_VM_STOP_ON_PANIC
 #   vm_monitor NAME COMMAND     send a command to the VM's QEMU monitor
 #
 # A guest asks the host for a monitor command (set_link, or qom-set of the
@@ -205,6 +207,13 @@ vm_wait() {
 		for other in "${!KITE_VM_DIR[@]}"; do
 			kill -0 "${KITE_VM_PID[$other]}" 2>/dev/null &&
 				vm_serve_requests "$other"
+		done
+		for other in ${KITE_VM_STOP_ON_PANIC:-}; do
+			grep -qE "$KITE_PANIC_RE" "${KITE_VM_DIR[$other]}/console.log" 2>/dev/null || continue
+			warn "$name: $other panicked, stopping $name"
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 126
 		done
 		if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then
 			warn "$name: kernel panic on the console, stopping it"

@@ -159,22 +159,61 @@ group_wire() {
 # vm_timeout: how long a VM of this lane may run.
 vm_timeout() { echo $((KITE_VM_TIMEOUT * KITE_VM_SCALE)); }
 
+# panic_outside_kite NAME STATUS NIC: VM NAME panicked (STATUS 125) in a
+# kernel that ran none of Kite's code: its NIC is not Kite's (test-eth.sh
+# loads no Kite module there) and no oops on its console names one.
+panic_outside_kite() {
+	[ "$2" = 125 ] && [ "$3" != kite ] &&
+		! grep 'Modules linked in:' "${KITE_VM_DIR[$1]}/console.log" | grep -q kite
+}
+
 # two_vms GROUP NIC_A NIC_B [SCRIPT]: VM a sends to VM b over one wire; both
 # run SCRIPT (default test-eth.sh) from scripts/guest.
+# The rdma_rxe peer's Debian 6.12 kernel (no Kite module in it) has
+# panicked in 3 of about 15 eth runs on a loaded host, always during RDMA
+# READs with Kite (rxe as requester twice, as responder once): a zeroed
+# list head on the stack in net_rx_action, double faults in the slab
+# allocator's fast path; every oops shows an EFLAGS no CPU can push (high
+# bits set, some equal to RAX's), which points below the guest, at TCG.
+# Such a panic of a VM that runs no Kite code is reported as a TODO with
+# where its logs are kept, and the pair runs once more; its second run
+# counts. A Kite VM's panic is never retried.
 two_vms() {
 	local group=$1 a=0 b=0 p1 p2 script=$KITE_ROOT/scripts/guest/${4:-test-eth.sh}
-	p1=$((20000 + RANDOM % 20000))
-	p2=$((p1 + 1))
-	vm_start "$group-a" "$VMLOGS/$group-a" "$script" \
-		"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
-		--env KITE_PEER_NIC="$3" \
-		--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
-	vm_start "$group-b" "$VMLOGS/$group-b" "$script" \
-		"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
-		--env KITE_PEER_NIC="$2" \
-		--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
-	vm_wait "$group-a" "$(vm_timeout)" || a=$?
-	vm_wait "$group-b" "$(vm_timeout)" || b=$?
+	local try vm st KITE_VM_STOP_ON_PANIC
+	for try in 1 2; do
+		a=0 b=0
+		p1=$((20000 + RANDOM % 20000))
+		p2=$((p1 + 1))
+		vm_start "$group-a" "$VMLOGS/$group-a" "$script" \
+			"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
+			--env KITE_PEER_NIC="$3" \
+			--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
+		vm_start "$group-b" "$VMLOGS/$group-b" "$script" \
+			"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
+			--env KITE_PEER_NIC="$2" \
+			--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
+		# On the first run, a VM whose peer without Kite panicked is
+		# stopped at once: its checks against a dead peer are not kept.
+		KITE_VM_STOP_ON_PANIC=
+		[ "$try" = 1 ] && [ "$3" != kite ] && KITE_VM_STOP_ON_PANIC=$group-b
+		vm_wait "$group-a" "$(vm_timeout)" || a=$?
+		KITE_VM_STOP_ON_PANIC=
+		[ "$try" = 1 ] && [ "$2" != kite ] && KITE_VM_STOP_ON_PANIC=$group-a
+		vm_wait "$group-b" "$(vm_timeout)" || b=$?
+		KITE_VM_STOP_ON_PANIC=
+		[ "$try" = 1 ] || break
+		vm=
+		panic_outside_kite "$group-a" "$a" "$2" && vm=$group-a st=$a
+		panic_outside_kite "$group-b" "$b" "$3" && vm=$group-b st=$b
+		[ -n "$vm" ] || break
+		rm -rf "$VMLOGS/$vm-panic"
+		cp -a "$VMLOGS/$vm" "$VMLOGS/$vm-panic"
+		sed -n '/Oops\|BUG:\|double fault/,/Kernel panic/p' "$VMLOGS/$vm/console.log" |
+			head -n 40 | sed 's/^/# /'
+		tap_todo 1 "$KITE_VM_TAG $group: $vm kernel panic (status $st) outside Kite's code; the pair runs again" \
+			"peer kernel (no Kite module) panicked; logs in $VMLOGS/$vm-panic"
+	done
 	vm_outcome "$group-a" "$a" "$group"
 	vm_outcome "$group-b" "$b" "$group"
 }
