@@ -22,21 +22,19 @@
 
 #define KITE_WIDE_FLOW_LABEL	0xffffffffU
 
-typedef struct ibv_ah *create_ah_fn(struct ibv_pd *pd,
-				    struct ibv_ah_attr *attr);
-
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	static create_ah_fn *real;
+	static struct ibv_ah *(*real)(struct ibv_pd *pd,
+				      struct ibv_ah_attr *attr);
 	struct ibv_ah_attr a;
 	struct ibv_ah *ah;
 
 	if (!real)
-		real = (create_ah_fn *)dlvsym(RTLD_NEXT, "ibv_create_ah",
-					      "IBVERBS_1.1");
+		real = dlvsym(RTLD_NEXT, "ibv_create_ah", "IBVERBS_1.1");
 	if (!real) {
-		fprintf(stderr, "kite_ah_flowlabel: no ibv_create_ah@IBVERBS_1.1\n");
-		errno = ENOSYS;
+		fprintf(stderr, "kite_ah_flowlabel: no %s@IBVERBS_1.1 to wrap\n",
+			__func__);
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (!attr || !attr->is_global)
