@@ -19,9 +19,7 @@ peer_barrier_start
 insmod "$KITE_EN_KO" && insmod "$KITE_IB_KO" || exit 1
 modprobe virtio_net && modprobe rdma_rxe && modprobe rdma_ucm || exit 1
 knic=$(kite_netdev)
-vnic=$(for d in /sys/class/net/*; do
-	[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = virtio_net ] && basename "$d"
-done | head -n 1)
+vnic=$(virtio_netdev)
 [ -n "$knic" ] && [ -n "$vnic" ] || { echo "no Kite or no virtio-net interface"; exit 1; }
 # Two NICs on one segment: each answers ARP only for its own addresses.
 sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2

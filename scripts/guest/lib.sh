@@ -107,6 +107,51 @@ peer_barrier() {
 	[ -s /tmp/kite-peer-done ]
 }
 
+# pair_nic_up: in a two-VM topology (KITE_NIC kite or virtio, KITE_SELF_IP,
+# KITE_PEER_IP), bring this VM's NIC up with its address and wait for the
+# peer's first answer. Sets nic.
+pair_nic_up() {
+	if [ "$KITE_NIC" = kite ]; then
+		check "eth: kite_en loads" insmod "$KITE_EN_KO"
+		nic=$(kite_netdev)
+	else
+		modprobe virtio_net
+		nic=$(virtio_netdev)
+	fi
+	check "eth: $KITE_NIC interface present" test -n "$nic"
+	ip addr add "$KITE_SELF_IP/24" dev "$nic"
+	ip link set "$nic" up
+	check "eth: $KITE_NIC carrier up" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
+	# The peer may still be booting: wait for its first answer.
+	check "eth: peer $KITE_PEER_IP answers" wait_for 90 ping -c 1 -W 1 "$KITE_PEER_IP"
+}
+
+# pair_roce_up: RoCEv2 on the NIC pair_nic_up set up: Kite's kite_ib, or
+# Linux soft-RoCE (rdma_rxe) on a virtio-net VM. Sets rdev and prdev (this
+# VM's and the peer's RDMA device names) and gidx (the index of this VM's
+# IPv4 GID).
+pair_roce_up() {
+	local ip4gid f
+	if [ "$KITE_NIC" = kite ]; then
+		modprobe ib_uverbs
+		insmod "$KITE_IB_KO"
+		rdev=kite0
+	else
+		modprobe rdma_rxe
+		rdma link add rxe0 type rxe netdev "$nic"
+		rdev=rxe0
+	fi
+	prdev=rxe0
+	[ "$KITE_PEER_NIC" = kite ] && prdev=kite0
+	ip4gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$KITE_SELF_IP" | tr . ' '))
+	check "roce: $rdev has the IPv4 GID" wait_for 10 bash -c \
+		"[ -n \"\$(grep -l $ip4gid /sys/class/infiniband/$rdev/ports/1/gids/* 2>/dev/null)\" ]"
+	gidx=
+	for f in /sys/class/infiniband/$rdev/ports/1/gids/*; do
+		grep -q "$ip4gid" "$f" 2>/dev/null && { gidx=$(basename "$f"); break; }
+	done
+}
+
 # host_monitor COMMAND...: have the host run QEMU monitor commands for this
 # VM, in order, in one round trip (set_link, or qom-set of kite0's fault-*
 # and loss-* properties; qom-get of them answers in /kite-out/reply) and
@@ -137,14 +182,21 @@ fault() {
 	model_set "$@"
 }
 
-# The Kite function's network interface.
-kite_netdev() {
+# netdev_of DRIVER: the first network interface DRIVER drives (no udev in
+# the test VMs: the drivers are loaded by hand).
+netdev_of() {
 	local d
 	for d in /sys/class/net/*; do
-		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = kite_en ] &&
+		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = "$1" ] &&
 			basename "$d"
 	done | head -n 1
 }
+
+# The Kite function's network interface.
+kite_netdev() { netdev_of kite_en; }
+
+# The virtio-net interface.
+virtio_netdev() { netdev_of virtio_net; }
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds
 # (SECONDS scaled for the lane).

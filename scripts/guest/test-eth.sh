@@ -10,21 +10,7 @@
 . "$KITE_ROOT/scripts/guest/lib.sh"
 peer_barrier_start
 
-if [ "$KITE_NIC" = kite ]; then
-	check "eth: kite_en loads" insmod "$KITE_EN_KO"
-	nic=$(kite_netdev)
-else
-	modprobe virtio_net
-	nic=$(for d in /sys/class/net/*; do
-		[ "$(basename "$(readlink "$d/device/driver")")" = virtio_net ] && basename "$d"
-	done | head -n 1)
-fi
-check "eth: $KITE_NIC interface present" test -n "$nic"
-ip addr add "$KITE_SELF_IP/24" dev "$nic"
-ip link set "$nic" up
-check "eth: $KITE_NIC carrier up" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
-# The peer may still be booting: wait for its first answer.
-check "eth: peer $KITE_PEER_IP answers" wait_for 90 ping -c 1 -W 1 "$KITE_PEER_IP"
+pair_nic_up
 check "eth: ping $KITE_PEER_IP" ping -c 5 -W 2 -w 30 "$KITE_PEER_IP"
 check "eth: 1400-byte pings" ping -c 3 -s 1400 -W 2 -w 30 "$KITE_PEER_IP"
 
@@ -48,30 +34,11 @@ fi
 # RoCEv2 between the two VMs: Kite's kite_ib, or Linux soft-RoCE (rdma_rxe)
 # on a virtio-net VM, each with its rdma-core provider; rdma-core's
 # unchanged ibv_ud_pingpong, data checked.
-if [ "$KITE_NIC" = kite ]; then
-	modprobe ib_uverbs
-	insmod "$KITE_IB_KO"
-	rdev=kite0
-else
-	modprobe rdma_rxe
-	rdma link add rxe0 type rxe netdev "$nic"
-	rdev=rxe0
-fi
-ip4gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$KITE_SELF_IP" | tr . ' '))
-gid_index() {
-	local f
-	for f in /sys/class/infiniband/$rdev/ports/1/gids/*; do
-		grep -q "$ip4gid" "$f" 2>/dev/null && { basename "$f"; return; }
-	done
-}
-check "roce: $rdev has the IPv4 GID" wait_for 10 bash -c "[ -n \"\$(grep -l $ip4gid /sys/class/infiniband/$rdev/ports/1/gids/* 2>/dev/null)\" ]"
-gidx=$(gid_index)
+pair_roce_up
 udpp() {
 	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib LD_PRELOAD=${udpp_preload:-} timeout 90 \
 		"$KITE_RDMA_CORE/bin/ibv_ud_pingpong" -d "$rdev" -g "$gidx" -c -n 500 -s 1024 "$@"
 }
-prdev=rxe0
-[ "$KITE_PEER_NIC" = kite ] && prdev=kite0
 side=client
 [ "$KITE_ROLE" = receive ] && side=server
 # ud_pair ID NAME: udpp as the server (receive role) or as the client, which

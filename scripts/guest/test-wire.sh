@@ -8,9 +8,7 @@ peer_barrier_start
 
 # No udev in the test VMs: load the driver by hand.
 modprobe virtio_net
-nic=$(for d in /sys/class/net/*; do
-	[ "$(basename "$(readlink "$d/device/driver")")" = virtio_net ] && basename "$d"
-done | head -n 1)
+nic=$(virtio_netdev)
 check "wire: virtio-net interface present" test -n "$nic"
 ip addr add "$KITE_SELF_IP/24" dev "$nic"
 ip link set "$nic" up
