@@ -49,4 +49,11 @@ for prog in kite_ah_flowlabel; do
 			-I"$RC/include" -o "$OUT/$prog.so" "$SRC/$prog.c" -ldl
 	fi
 done
+# NFS's user space for the guests (test-nfs.sh), unpacked from Debian's
+# packages; without it the NFS tests say they skipped.
+if nfs=$("$KITE_ROOT/scripts/fetch-sources.sh" nfs-utils | tail -n 1); then
+	ln -sfn "$nfs" "$OUT/nfs-utils"
+else
+	warn "nfs-utils unavailable: the NFS over RDMA tests will skip"
+fi
 echo "$OUT"

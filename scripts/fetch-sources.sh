@@ -5,11 +5,14 @@
 #   rdma-core   trixie's rdma-core 56.1 original tarball
 #   linux-6.12  linux-source-6.12's tarball (checkpatch, KUnit)
 #   linux-7.x   the newest linux-source-7.x that Debian (sid) packages
+#   nfs-utils   bookworm's nfs-common and nfs-kernel-server, unpacked (not
+#               installed: the VM tests run them in guests, never on the
+#               host); prints the directory
 # Each uses an apt source list private to this script; the machine's own apt
 # configuration is never touched, but its archive URIs (a mirror, a proxy)
 # are used when it has them. Idempotent.
 #
-# usage: fetch-sources.sh [qemu|rdma-core|linux-upstream]...
+# usage: fetch-sources.sh [qemu|rdma-core|linux-target|linux-upstream|nfs-utils]...
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -135,6 +138,27 @@ fetch_linux_upstream() {
 	echo "$dir"
 }
 
+# NFS's user space for the guests (test-nfs.sh): rpc.nfsd, exportfs,
+# rpc.mountd, mount.nfs4. Unpacked only, so that no NFS service is set up
+# or started on the host. Prints the directory.
+fetch_nfs_utils() {
+	local dir=$SRC/nfs-utils dl=$SRC/nfs-utils-dl lines deb
+	if [ ! -f "$dir/.kite-unpacked" ]; then
+		lines="deb [signed-by=$KEYRING] $MIRROR bookworm main
+deb [signed-by=$KEYRING] $SECURITY_MIRROR bookworm-security main"
+		apt_list_fresh bookworm "$lines"
+		rm -rf "$dl" "$dir"
+		mkdir -p "$dl" "$dir"
+		log "downloading nfs-common and nfs-kernel-server (bookworm)"
+		(cd "$dl" && private_apt bookworm "$lines" apt-get download \
+			nfs-common nfs-kernel-server >/dev/null)
+		for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$dir"; done
+		touch "$dir/.kite-unpacked"
+		rm -rf "$dl"
+	fi
+	echo "$dir"
+}
+
 [ $# -gt 0 ] || set -- qemu rdma-core linux-target linux-upstream
 for what in "$@"; do
 	case $what in
@@ -142,6 +166,7 @@ for what in "$@"; do
 	rdma-core) fetch_rdma_core ;;
 	linux-target) fetch_linux_target ;;
 	linux-upstream) fetch_linux_upstream ;;
+	nfs-utils) fetch_nfs_utils ;;
 	*) die "unknown source: $what" ;;
 	esac
 done

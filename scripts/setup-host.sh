@@ -15,6 +15,9 @@ PKGS=(
 	perftest procps socat iputils-ping nvme-cli fio
 	# VM harness: decoding the wire's packet captures
 	tshark
+	# VM harness: the libraries of the nfs-utils the NFS guests run
+	# (fetch-sources.sh nfs-utils unpacks them; they are not installed)
+	libtirpc3 libwrap0
 	# QEMU 7.2 build
 	dpkg-dev ninja-build pkg-config libglib2.0-dev libpixman-1-dev zlib1g-dev
 	libattr1-dev libcap-ng-dev python3-venv seabios ipxe-qemu qemu-system-data meson

@@ -27,6 +27,11 @@
 #          write stream and under NVMe over RDMA I/O: retry-exceeded
 #          completions, QPs in ERROR, new connections after set_link on,
 #          data intact
+#   nfs    NFSv4.2 over RDMA between two VMs (test-nfs.sh: nfsd exports
+#          a tmpfs, the other VM mounts it with proto=rdma, writes 64 MiB
+#          and reads it back, SHA-256 compared on both sides, one RDMA
+#          connection in mountstats): two Kite VMs, clean and at 5% loss,
+#          then two rdma_rxe VMs; the figures side by side
 #   ethops one Kite VM: ethtool, devlink, bad input, link events, PCI
 #          reset, devlink reload, unbind/rebind, unload during traffic
 #   nvme   one Kite VM: NVMe over RDMA (nvmet-rdma target on null_blk,
@@ -180,7 +185,9 @@ panic_outside_kite() {
 # counts. A Kite VM's panic is never retried.
 two_vms() {
 	local group=$1 a=0 b=0 p1 p2 script=$KITE_ROOT/scripts/guest/${4:-test-eth.sh}
-	local try vm st KITE_VM_STOP_ON_PANIC
+	local try vm st KITE_VM_STOP_ON_PANIC e env=()
+	# KITE_PAIR_ENV: VAR=VALUE words for both VMs' environment.
+	for e in ${KITE_PAIR_ENV:-}; do env+=(--env "$e"); done
 	for try in 1 2; do
 		a=0 b=0
 		p1=$((20000 + RANDOM % 20000))
@@ -188,11 +195,11 @@ two_vms() {
 		vm_start "$group-a" "$VMLOGS/$group-a" "$script" \
 			"--$2-net" "dgram:$p1:$p2" --env KITE_NIC="$2" --env KITE_ROLE=send \
 			--env KITE_PEER_NIC="$3" \
-			--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2
+			--env KITE_SELF_IP=10.77.0.1 --env KITE_PEER_IP=10.77.0.2 "${env[@]}"
 		vm_start "$group-b" "$VMLOGS/$group-b" "$script" \
 			"--$3-net" "dgram:$p2:$p1" --env KITE_NIC="$3" --env KITE_ROLE=receive \
 			--env KITE_PEER_NIC="$2" \
-			--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1
+			--env KITE_SELF_IP=10.77.0.2 --env KITE_PEER_IP=10.77.0.1 "${env[@]}"
 		# On the first run, a VM whose peer without Kite panicked is
 		# stopped at once: its checks against a dead peer are not kept.
 		KITE_VM_STOP_ON_PANIC=
@@ -280,6 +287,26 @@ group_eth() {
 	two_vms eth-mixed-rev virtio kite
 	wire_check eth-mixed-rev eth-mixed-rev-b
 	flowlabel_check eth-mixed-rev eth-mixed-rev-b 10.77.0.2
+}
+
+# NFSv4.2 over RDMA: Kite<->Kite (clean, then at 5% loss), then
+# rdma_rxe<->rdma_rxe on the same kind of VMs; the clients' figures side by
+# side (MB/s of one 64 MiB file; a figure, never a pass condition).
+group_nfs() {
+	local f pair name w r
+	# 64 MiB each way, twice, the second pass at 5% loss: allow the time.
+	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
+	KITE_PAIR_ENV=KITE_NFS_LOSS=50 two_vms nfs-kite kite kite test-nfs.sh
+	two_vms nfs-rxe virtio virtio test-nfs.sh
+	echo "# NFSv4.2 over RDMA, one 64 MiB file, client side (MB/s):"
+	printf '# %-22s %8s %8s\n' pair write read
+	for pair in nfs-kite nfs-rxe; do
+		f=$VMLOGS/$pair-a/nfs-figures.txt
+		[ -f "$f" ] || { echo "# $pair: no figures"; continue; }
+		while read -r name w r; do
+			printf '# %-22s %8s %8s\n' "${pair#nfs-}<->${pair#nfs-} $name" "$w" "$r"
+		done <"$f"
+	done
 }
 
 group_link() {
@@ -401,7 +428,7 @@ group_demo() {
 	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
 }
 
-KITE_VM_GROUPS=(bind wire eth link ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo)
+KITE_VM_GROUPS=(bind wire eth link nfs ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo)
 
 vmtest_run() {
 	local g
