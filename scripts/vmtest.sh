@@ -175,12 +175,13 @@ panic_outside_kite() {
 
 # two_vms GROUP NIC_A NIC_B [SCRIPT]: VM a sends to VM b over one wire; both
 # run SCRIPT (default test-eth.sh) from scripts/guest.
-# The rdma_rxe peer's Debian 6.12 kernel (no Kite module in it) has
-# panicked in 3 of about 15 eth runs on a loaded host, always during RDMA
-# READs with Kite (rxe as requester twice, as responder once): a zeroed
-# list head on the stack in net_rx_action, double faults in the slab
-# allocator's fast path; every oops shows an EFLAGS no CPU can push (high
-# bits set, some equal to RAX's), which points below the guest, at TCG.
+# The rdma_rxe VMs' Debian 6.12 kernel (no Kite module in it) has panicked
+# in 4 of about 17 eth runs, during RDMA READs with Kite (rxe as requester
+# and as responder), and once between two rdma_rxe VMs (NFS over RDMA, no
+# Kite anywhere): a zeroed list head on the stack in net_rx_action, double
+# faults and a non-canonical freelist pointer in the slab allocator's fast
+# path; every oops shows an EFLAGS no CPU can push (bits 22-31 set, some
+# shared with RAX), which points below the guest, at TCG.
 # Such a panic of a VM that runs no Kite code is reported as a TODO with
 # where its logs are kept, and the pair runs once more; its second run
 # counts. A Kite VM's panic is never retried.
