@@ -6666,6 +6666,23 @@ static struct wpkt wlog[64];
  * QPs of the model: every frame goes back to the model, addressed to its
  * own MAC, but the first one for QPN @drop_qpn with PSN @drop_psn.
  */
+/* Record frame @f of @len bytes as wlog[@n]. */
+static struct wpkt *wlog_add(unsigned n, const uint8_t *f, ssize_t len)
+{
+	struct wpkt *k = &wlog[n];
+
+	memset(k, 0, sizeof(*k));
+	k->op = f[42];
+	k->dqpn = be24(f + 47);
+	k->psn = be24(f + 51);
+	k->ackreq = f[50] & 0x80;
+	if (k->op == 0x11 || k->op == 0x12 || (k->op >= 0x0d && k->op <= 0x10 && k->op != 0x0e))
+		k->aeth = f[54];
+	k->len = (size_t)len;
+	memcpy(k->fr, f, (size_t)len < sizeof(k->fr) ? (size_t)len : sizeof(k->fr));
+	return k;
+}
+
 static unsigned w_collect(bool relay, uint32_t drop_qpn, uint32_t drop_psn)
 {
 	static uint8_t f[2048];
@@ -6673,17 +6690,8 @@ static unsigned w_collect(bool relay, uint32_t drop_qpn, uint32_t drop_psn)
 	ssize_t len;
 
 	while (n < ARRAY_SIZE(wlog) && (len = w_next(f, sizeof(f))) > 0) {
-		struct wpkt *k = &wlog[n++];
+		struct wpkt *k = wlog_add(n++, f, len);
 
-		memset(k, 0, sizeof(*k));
-		k->op = f[42];
-		k->dqpn = be24(f + 47);
-		k->psn = be24(f + 51);
-		k->ackreq = f[50] & 0x80;
-		if (k->op == 0x11 || k->op == 0x12 || (k->op >= 0x0d && k->op <= 0x10 && k->op != 0x0e))
-			k->aeth = f[54];
-		k->len = (size_t)len;
-		memcpy(k->fr, f, (size_t)len < sizeof(k->fr) ? (size_t)len : sizeof(k->fr));
 		if (!relay)
 			continue;
 		if (k->dqpn == drop_qpn && k->psn == drop_psn) {
@@ -7439,6 +7447,152 @@ static void rc_loss_requester(void)
 	    "ACK for the last PSN, then an older ACK and a NAK: the third completes, nothing resent");
 }
 
+/*
+ * The RoCEv2 frames the model sends while virtual time moves on by @ns in
+ * steps of @step (0: now only), logged in wlog. Unlike w_collect(), the
+ * clock moves by the steps alone: after each, the frames are taken until
+ * none came for 5 ms of real time.
+ */
+static unsigned w_collect_for(uint64_t ns, uint64_t step)
+{
+	static uint8_t f[2048];
+	unsigned n = 0, idle;
+	uint64_t t = 0;
+	ssize_t len;
+
+	for (;;) {
+		for (idle = 0; idle < 5; idle++) {
+			usleep(1000);
+			while ((len = recv(wire_fd, f, sizeof(f), MSG_DONTWAIT)) > 0) {
+				if (len < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791)
+					continue;
+				if (n < ARRAY_SIZE(wlog))
+					wlog_add(n, f, len);
+				n++;
+				idle = 0;
+			}
+		}
+		if (t >= ns)
+			return n;
+		clock_step(step);
+		t += step;
+	}
+}
+
+/*
+ * Adaptive retransmission (prm_qp.rst): a lost packet is probed for after
+ * max(2 ms, SRTT + 4 RTTVAR), twice as long for each further probe, without
+ * counting a retry; the local ACK timeout (4.3 s here, retry_cnt 0) still
+ * ends a QP whose peer stopped answering. With "rc-rto-adaptive" off only
+ * the timeout retransmits.
+ */
+static void rc_loss_probe(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[100];
+	struct kite_wqe_sge g[1];
+	struct tcq scq, rcq;
+	struct tqp a, b;
+	struct res r;
+	uint32_t psn = T_RC_PSN;
+	uint64_t p0, t0, r0;
+	unsigned n, n2, n3, k;
+	uint16_t idx;
+	bool ok;
+
+	tcq_make(&scq, 6);
+	tcq_make(&rcq, 6);
+	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (local ACK timeout 4.3 s, retry_cnt 0)");
+	rc_rts_rd(&a, W_PEER_QPN, peer, 20, 0, 6, 4);
+	g[0] = sge(100, E.lkey, SRC);
+
+	/* The first round trip: a WRITE acknowledged after 100 us. */
+	idx = post_rc(&a, WR | SIG, 0, 0x10000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect_for(0, 0);
+	clock_step(100000);
+	w_ack(a.qpn, psn, 0x1f);
+	tap(n == 1 && req_ok(&scq, a.qpn, idx, WR, 0),
+	    "probe: a WRITE acknowledged after 100 us completes (round trip measured)");
+	psn = (psn + 1) & 0xffffff;
+
+	/* The next one is lost: probed after 2 ms, not after 4.3 s. */
+	p0 = qom_count("rc-counts", "probes");
+	t0 = qom_count("rc-counts", "timeouts");
+	r0 = qom_count("rc-counts", "retries");
+	idx = post_rc(&a, WR | SIG, 0, 0x10000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect_for(0, 0);
+	n2 = w_collect_for(1500000, 500000);
+	n3 = w_collect_for(1000000, 500000);
+	ok = n == 1 && n2 == 0 && n3 == 1 && wlog[0].psn == psn && wlog[0].op == 0x0a;
+	if (!tap(ok && qom_count("rc-counts", "probes") == p0 + 1 &&
+		 qom_count("rc-counts", "retries") == r0 &&
+		 qom_count("rc-counts", "timeouts") == t0,
+		 "probe: a lost WRITE is sent again 2 ms later (not at 1.5 ms), counted as a "
+		 "probe, no retry or timeout counted (%u, %u, %u frames)", n, n2, n3))
+		wlog_diag(n3);
+	/* Lost again: the second probe waits twice as long. */
+	n2 = w_collect_for(3000000, 500000);
+	n3 = w_collect_for(1000000, 500000);
+	tap(n2 == 0 && n3 == 1 && wlog[0].psn == psn &&
+	    qom_count("rc-counts", "probes") == p0 + 2,
+	    "probe: lost again, the second probe comes 4 ms later (%u, %u frames)", n2, n3);
+	w_ack(a.qpn, psn, 0x1f);
+	tap(req_ok(&scq, a.qpn, idx, WR, 0) && qp_state(a.qpn) == KITE_QPS_RTS,
+	    "probe: acknowledged, the WRITE completes with retry_cnt 0: probes are no retries");
+	psn = (psn + 1) & 0xffffff;
+
+	/* A lost READ request: probed, answered, completes. */
+	fill_pattern(DST, 100, 0x52, want);
+	memzero(t_bus(RBUF), 100);
+	g[0] = sge(100, E.lkey, RBUF);
+	idx = post_rc(&a, KITE_WQE_OP_RDMA_READ | SIG, 0, 0x9000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect_for(0, 0);
+	n3 = w_collect_for(5000000, 500000);
+	ok = n == 1 && n3 == 1 && wlog[0].op == 0x0c && wlog[0].psn == psn;
+	w_resp(a.qpn, 0x10, psn, want, 100);
+	if (!tap(ok && req_ok(&scq, a.qpn, idx, KITE_WQE_OP_RDMA_READ, 100) &&
+		 mem_eq(RBUF, want, 100),
+		 "probe: a lost READ request is asked again within 5 ms; answered, the READ "
+		 "completes (%u, %u frames)", n, n3))
+		wlog_diag(n3);
+	psn = (psn + 1) & 0xffffff;
+
+	/* A peer that stopped answering: 8 probes, then RETRY_EXC at the timeout. */
+	p0 = qom_count("rc-counts", "probes");
+	g[0] = sge(100, E.lkey, SRC);
+	idx = post_rc(&a, WR | SIG, 0, 0x10000, 0x77aa01, 0, 0, g, 1);
+	n = w_collect_for(0, 0);
+	n2 = w_collect_for(4000000000ULL, 10000000);
+	ok = tcq_drain(&scq) == 0;
+	n3 = w_collect_for(400000000ULL, 10000000);
+	tap(n == 1 && n2 == 8 && ok && qom_count("rc-counts", "probes") == p0 + 8 &&
+	    req_err(&scq, a.qpn, idx, KITE_SYND_RETRY_EXC) && qp_state(a.qpn) == KITE_QPS_ERR,
+	    "probe: no answer at all: 8 probes, nothing completes before the 4.3 s timeout, "
+	    "then RETRY_EXC with retry_cnt 0 (%u probes, %u frames after 4 s)", n2, n3);
+
+	/* rc-rto-adaptive off: only the local ACK timer retransmits. */
+	need(tqp_create(&b, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (local ACK timeout 67 ms)");
+	rc_rts_rd(&b, W_PEER_QPN, peer, 14, 1, 6, 4);
+	psn = T_RC_PSN;
+	ok = qom_set("rc-rto-adaptive", "false", NULL);
+	for (k = 0; k < 2; k++) {
+		idx = post_rc(&b, WR | SIG, 0, 0x10000, 0x77aa01, 0, 0, g, 1);
+		n = w_collect_for(0, 0);
+		if (k)
+			n2 = w_collect_for(60000000, 1000000);
+		n3 = w_collect_for(10000000, 1000000);
+		w_ack(b.qpn, psn, 0x1f);
+		ok = ok && n == 1 && req_ok(&scq, b.qpn, idx, WR, 0);
+		psn = (psn + 1) & 0xffffff;
+	}
+	tap(ok && n2 == 0 && n3 == 1,
+	    "probe: rc-rto-adaptive off: a lost WRITE is sent again only at the 67 ms timeout "
+	    "(%u frames before, %u after)", n2, n3);
+	qom_set("rc-rto-adaptive", "true", NULL);
+}
+
 /* The loss properties on the wire paths, deterministic settings. */
 static void rc_loss_props(void)
 {
@@ -7635,6 +7789,7 @@ static void g_rc_loss(void)
 	rc_keys();
 	rc_loss_responder();
 	rc_loss_requester();
+	rc_loss_probe();
 	rc_loss_props();
 	rc_loss_run(10, 0, 0, 20);
 	rc_loss_run(50, 0, 0, 20);

@@ -181,6 +181,13 @@ typedef struct KiteSRQ {
 #define KITE_RC_SQ_WINDOW       16
 #define KITE_RC_PSN_WINDOW      64
 #define KITE_RC_ACKREQ_EVERY    32
+/*
+ * Adaptive retransmission (prm_qp.rst): the shortest probe timeout, and
+ * how many probes (each waiting twice as long as the one before) may go
+ * out before progress or the local ACK timeout.
+ */
+#define KITE_RC_RTO_MIN_NS      (2 * SCALE_MS)
+#define KITE_RC_PROBES_MAX      8
 
 /* A requester WQE started and not yet completed. */
 typedef struct KiteRcSwqe {
@@ -192,6 +199,8 @@ typedef struct KiteRcSwqe {
     uint32_t npsn;              /* PSNs it uses */
     uint32_t acked;             /* PSNs acknowledged or answered */
     uint64_t total;             /* message length */
+    int64_t sent_ns;            /* QEMU_CLOCK_VIRTUAL of its first packet */
+    bool resent;                /* sent again: no round-trip sample */
 } KiteRcSwqe;
 
 /* A response the responder owes, sent in order by the engine. */
@@ -249,6 +258,13 @@ typedef struct KiteRcState {
     bool retry_started;         /* went back, no progress since */
     bool rnr_wait;              /* deadline is an RNR back-off */
     int64_t deadline;           /* QEMU_CLOCK_VIRTUAL ns, 0: none */
+    /* Adaptive retransmission: message round trips (ns) and probes. */
+    bool rtt_known;
+    int64_t srtt;
+    int64_t rttvar;
+    uint8_t probes;             /* probes since progress */
+    bool probe_due;             /* the probe timer expired: go back */
+    int64_t probe_deadline;     /* QEMU_CLOCK_VIRTUAL ns, 0: none */
 
     /* Responder. */
     bool comm_est;              /* KITE_EQE_QP_COMM_EST posted */
@@ -460,6 +476,7 @@ typedef struct KiteRcCounts {
     uint64_t retries;           /* go-back-N started (timeout or early) */
     uint64_t early_retries;     /* started by a NAK, gap or lost response */
     uint64_t timeouts;          /* local ACK timeouts */
+    uint64_t probes;            /* go-back-N started by the probe timer */
     uint64_t stale;             /* responses for PSNs already answered */
     uint64_t dup_requests;      /* duplicate requests received */
     uint64_t dup_replays;       /* READ/atomic answered from the history */
@@ -489,6 +506,9 @@ struct KiteState {
      * device that stops talking: only STATUS tells).
      */
     bool fault_fatal_silent;
+
+    /* RC requesters probe before the local ACK timeout, "rc-rto-adaptive". */
+    bool rc_rto_adaptive;
 
     uint64_t stats[KITE_STAT_COUNT];
 

@@ -200,6 +200,44 @@ static void kite_rc_arm(KiteState *s, KiteQP *qp, int64_t ns)
     timer_mod_anticipate(s->rdma.rc_timer, qp->rc.deadline);
 }
 
+/*
+ * The probe timer of adaptive retransmission: the smoothed message round
+ * trip plus four times its variation (RFC 6298's estimator), at least
+ * KITE_RC_RTO_MIN_NS, doubled for every probe since progress; armed only
+ * while the local ACK timer runs and only when it would expire before it.
+ */
+static void kite_rc_arm_probe(KiteState *s, KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    int64_t rto, now;
+
+    rc->probe_deadline = 0;
+    if (!s->rc_rto_adaptive || !rc->rtt_known || !rc->deadline ||
+        rc->rnr_wait || rc->probes >= KITE_RC_PROBES_MAX) {
+        return;
+    }
+    rto = MAX(KITE_RC_RTO_MIN_NS, rc->srtt + 4 * rc->rttvar) << rc->probes;
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    if (rto >= rc->deadline - now) {
+        return;
+    }
+    rc->probe_deadline = now + rto;
+    timer_mod_anticipate(s->rdma.rc_timer, rc->probe_deadline);
+}
+
+/* A message's round trip @ns, from its first packet to its completion. */
+static void kite_rc_rtt_sample(KiteRcState *rc, int64_t ns)
+{
+    if (!rc->rtt_known) {
+        rc->rtt_known = true;
+        rc->srtt = ns;
+        rc->rttvar = ns / 2;
+        return;
+    }
+    rc->rttvar = (3 * rc->rttvar + ABS(rc->srtt - ns)) / 4;
+    rc->srtt = (7 * rc->srtt + ns) / 8;
+}
+
 /* The local ACK timeout: none when the attribute is 0. */
 static void kite_rc_arm_ack(KiteState *s, KiteQP *qp)
 {
@@ -208,9 +246,11 @@ static void kite_rc_arm_ack(KiteState *s, KiteQP *qp)
     qp->rc.rnr_wait = false;
     if (!to) {
         qp->rc.deadline = 0;
+        qp->rc.probe_deadline = 0;
         return;
     }
     kite_rc_arm(s, qp, (int64_t)4096 << MIN(to, 31));
+    kite_rc_arm_probe(s, qp);
 }
 
 static void kite_rc_timer_cb(void *opaque)
@@ -221,16 +261,26 @@ static void kite_rc_timer_cb(void *opaque)
 
     for (qpn = 2; qpn < KITE_MAX_QP; qpn++) {
         KiteQP *qp = &s->rdma.qp[qpn];
+        KiteRcState *rc = &qp->rc;
+        bool due = false;
 
-        if (!qp->valid || qp->type != KITE_QPT_RC || !qp->rc.deadline) {
+        if (!qp->valid || qp->type != KITE_QPT_RC) {
             continue;
         }
-        if (qp->rc.deadline <= now) {
-            qp->rc.deadline = 0;
-            qp->rc.timed_out = true;
+        if (rc->probe_deadline && rc->probe_deadline <= now) {
+            rc->probe_deadline = 0;
+            rc->probe_due = due = true;
+        } else if (rc->probe_deadline) {
+            next = MIN(next, rc->probe_deadline);
+        }
+        if (rc->deadline && rc->deadline <= now) {
+            rc->deadline = 0;
+            rc->timed_out = due = true;
+        } else if (rc->deadline) {
+            next = MIN(next, rc->deadline);
+        }
+        if (due) {
             kite_engine_kick(s, qpn, true, false);
-        } else {
-            next = MIN(next, qp->rc.deadline);
         }
     }
     if (next != INT64_MAX) {
@@ -537,6 +587,9 @@ static void kite_rc_req_clear(KiteRcState *rc)
     rc->deadline = 0;
     rc->timed_out = false;
     rc->rnr_wait = false;
+    rc->probe_deadline = 0;
+    rc->probe_due = false;
+    rc->probes = 0;
 }
 
 /*
@@ -583,21 +636,31 @@ static void kite_rc_progress(KiteState *s, uint32_t qpn, KiteQP *qp)
     rc->rnr_retry = qp->attr.rnr_retry;
     rc->timed_out = false;
     rc->retry_started = false;
+    rc->probes = 0;
+    rc->probe_due = false;
     if (kite_rc_unacked(qp)) {
         kite_rc_arm_ack(s, qp);
     } else {
         rc->rnr_wait = false;
         rc->deadline = 0;
+        rc->probe_deadline = 0;
     }
     kite_engine_kick(s, qpn, true, false);
 }
 
-/* Go back N: resend from the oldest unacknowledged packet. */
+/*
+ * Go back N: resend from the oldest unacknowledged packet. No outstanding
+ * WQE gives a round-trip sample any more (Karn's rule).
+ */
 static void kite_rc_go_back(KiteQP *qp)
 {
     KiteRcState *rc = &qp->rc;
     KiteRcSwqe *e = kite_rc_swqe(qp, 0);
+    uint32_t i;
 
+    for (i = 0; i < rc->nout; i++) {
+        kite_rc_swqe(qp, i)->resent = true;
+    }
     rc->tx = 0;
     /* A READ asks again for the part not received (e->acked). */
     rc->tx_pkt = kite_rc_is_rd(e->op) ? 0 : e->acked;
@@ -637,6 +700,27 @@ static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp, bool early)
     rc->deadline = 0;
     rc->timed_out = false;
     rc->rnr_wait = false;
+    rc->probe_deadline = 0;
+    rc->probe_due = false;
+    kite_engine_kick(s, qpn, true, false);
+}
+
+/*
+ * The probe timer expired (adaptive retransmission): go back N as on a
+ * timeout, but without counting a retry, and with the local ACK timer
+ * left running, so that retry_cnt still counts local ACK timeouts as the
+ * IB specification defines them. Further early signs of the same loss
+ * are ignored until progress, as after an early retry.
+ */
+static void kite_rc_probe(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+
+    s->rc_counts.probes++;
+    rc->probes++;
+    rc->retry_started = true;
+    kite_rc_go_back(qp);
+    kite_rc_arm_probe(s, qp);
     kite_engine_kick(s, qpn, true, false);
 }
 
@@ -656,6 +740,10 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
         };
 
         kite_engine_cqe(s, qp->send_cqn, &cqe, KITE_CQE_OP_REQ);
+    }
+    if (!e->resent && qp->type == KITE_QPT_RC) {
+        kite_rc_rtt_sample(rc, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) -
+                               e->sent_ns);
     }
     if (kite_rc_is_rd(e->op)) {
         rc->nrd--;
@@ -837,6 +925,8 @@ static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     e->npsn = npsn;
     e->acked = 0;
     e->total = w->total;
+    e->sent_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    e->resent = false;
     if (!rc->nout) {
         rc->retry = qp->attr.retry_cnt;
         rc->rnr_retry = qp->attr.rnr_retry;
@@ -894,12 +984,20 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
         }
         if (rc->timed_out) {
             rc->timed_out = false;
+            rc->probe_due = false;
             if (!rc->nout) {
                 rc->rnr_wait = false;
             } else if (rc->rnr_wait) {
                 rc->rnr_wait = false;   /* the back-off is over */
             } else {
                 kite_rc_retry(s, qpn, qp, false);
+                continue;
+            }
+        }
+        if (rc->probe_due) {
+            rc->probe_due = false;
+            if (!rc->rnr_wait && kite_rc_unacked(qp)) {
+                kite_rc_probe(s, qpn, qp);
                 continue;
             }
         }
@@ -1083,6 +1181,8 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
         rc->rnr_wait = true;
         rc->timed_out = false;
+        rc->probe_deadline = 0;
+        rc->probe_due = false;
         return;
     }
     if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
@@ -2213,17 +2313,31 @@ static void kite_rc_get_counts(Object *obj, Visitor *v, const char *name,
     const KiteRcCounts *c = &KITE(obj)->rc_counts;
     char *value = g_strdup_printf(
         "retries=%" PRIu64 " early-retries=%" PRIu64 " timeouts=%" PRIu64
-        " stale=%" PRIu64 " dup-requests=%" PRIu64 " dup-replays=%" PRIu64
-        " dup-dropped=%" PRIu64 " uc-dropped=%" PRIu64, c->retries,
-        c->early_retries, c->timeouts, c->stale, c->dup_requests,
-        c->dup_replays, c->dup_dropped, c->uc_dropped);
+        " probes=%" PRIu64 " stale=%" PRIu64 " dup-requests=%" PRIu64
+        " dup-replays=%" PRIu64 " dup-dropped=%" PRIu64 " uc-dropped=%" PRIu64,
+        c->retries, c->early_retries, c->timeouts, c->probes, c->stale,
+        c->dup_requests, c->dup_replays, c->dup_dropped, c->uc_dropped);
 
     visit_type_str(v, name, &value, errp);
     g_free(value);
+}
+
+static bool kite_rc_get_adaptive(Object *obj, Error **errp)
+{
+    return KITE(obj)->rc_rto_adaptive;
+}
+
+/* Takes effect when a QP's timers are next armed. */
+static void kite_rc_set_adaptive(Object *obj, bool value, Error **errp)
+{
+    KITE(obj)->rc_rto_adaptive = value;
 }
 
 void kite_rc_instance_init(KiteState *s)
 {
     object_property_add(OBJECT(s), "rc-counts", "str", kite_rc_get_counts,
                         NULL, NULL, NULL);
+    s->rc_rto_adaptive = true;
+    object_property_add_bool(OBJECT(s), "rc-rto-adaptive",
+                             kite_rc_get_adaptive, kite_rc_set_adaptive);
 }
