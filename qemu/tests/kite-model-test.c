@@ -7480,6 +7480,45 @@ static unsigned w_collect_for(uint64_t ns, uint64_t step)
 }
 
 /*
+ * The responder's queue of responses owed is a ring of 257 entries: its
+ * head and count must wrap at 257, not at 256. Bursts of three READ
+ * requests of 16 packets keep responses queued while the head goes round
+ * the ring twice; the responses must leave in PSN order, each from its
+ * own request.
+ */
+static void rc_loss_rsp_ring(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t want[16384];
+	struct tcq scq, rcq;
+	struct tqp a;
+	uint32_t epsn = T_RC_PSN, bad_psn = 0;
+	unsigned burst, k, n = 0, bad = 0;
+
+	rc_wire_qp(&a, &scq, &rcq, peer);
+	fill_pattern(DST, sizeof(want), 0x5d, want);
+	for (burst = 0; burst < 180 && !bad; burst++) {
+		for (k = 0; k < 3; k++)
+			w_read_req(a.qpn, (epsn + 16 * k) & 0xffffff, DST, R.rkey, sizeof(want));
+		n = w_collect_for(0, 0);
+		for (k = 0; k < 48 && !bad; k++) {
+			if (n != 48 || wlog[k].psn != ((epsn + k) & 0xffffff) ||
+			    memcmp(wlog[k].fr + 54 + (k % 16 == 0 || k % 16 == 15 ? 4 : 0),
+				   want + (k % 16) * 1024, 64)) {
+				bad = burst * 48 + k + 1;
+				bad_psn = k < n ? wlog[k].psn : 0;
+			}
+		}
+		epsn = (epsn + 48) & 0xffffff;
+	}
+	if (!tap(!bad && qp_state(a.qpn) == KITE_QPS_RTS,
+		 "540 READ requests of 16 KiB in bursts of 3 (the response ring wraps twice): "
+		 "answered in PSN order with the right data (first wrong: frame #%u, PSN 0x%06x, "
+		 "%u frames in its burst)", bad, bad_psn, n))
+		wlog_diag(n < 64 ? n : 64);
+}
+
+/*
  * Adaptive retransmission (prm_qp.rst): a lost packet is probed for after
  * max(2 ms, SRTT + 4 RTTVAR), twice as long for each further probe, without
  * counting a retry; the local ACK timeout (4.3 s here, retry_cnt 0) still
@@ -7790,6 +7829,7 @@ static void g_rc_loss(void)
 	rc_loss_responder();
 	rc_loss_requester();
 	rc_loss_probe();
+	rc_loss_rsp_ring();
 	rc_loss_props();
 	rc_loss_run(10, 0, 0, 20);
 	rc_loss_run(50, 0, 0, 20);

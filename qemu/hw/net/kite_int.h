@@ -282,9 +282,9 @@ typedef struct KiteRcState {
     uint32_t wr_off;
     /* Responses (ACKs, READ responses, atomic ACKs) in PSN order. */
     KiteRcResp rsp[KITE_RC_RSPQ];
-    uint8_t rsp_head;
-    uint8_t rsp_n;
-    uint8_t rsp_rd;             /* READ and atomic entries */
+    uint16_t rsp_head;          /* up to KITE_RC_RSPQ - 1: wider than 8 bits */
+    uint16_t rsp_n;
+    uint16_t rsp_rd;            /* READ and atomic entries */
     uint32_t rd_pkt;            /* next response packet of a READ head */
     /* Accepted READ and atomic requests, a ring; the next one at hist_next. */
     KiteRcHist hist[KITE_RC_RDQ];

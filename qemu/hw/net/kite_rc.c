@@ -2209,6 +2209,13 @@ static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
                 rc->rd_pkt = 0;
                 return;
             }
+            kite_guest_error(s, "RC QP %u: READ at PSN 0x%x, packet %u of %u "
+                             "(expected PSN 0x%x, %u responses owed): MR %u %s",
+                             qpn, r->psn, k, n, rc->epsn, rc->rsp_n,
+                             r->mr_index,
+                             !same ? (r->mr_index < KITE_MAX_MR && mr->valid ?
+                                      "registered again" : "deregistered") :
+                             "not readable");
             kite_rc_resp_fatal(s, qpn, qp, r->psn + k,
                                same ? RC_NAK_REM_OP : RC_NAK_REM_ACCESS, 0,
                                "READ response source");
@@ -2288,6 +2295,8 @@ void kite_rc_qp_reset(KiteQP *qp)
 
 void kite_rc_init(KiteState *s)
 {
+    /* The response ring's head and count hold any index of it. */
+    QEMU_BUILD_BUG_ON(KITE_RC_RSPQ > UINT16_MAX);
     s->rdma.rc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_rc_timer_cb, s);
 }
 
