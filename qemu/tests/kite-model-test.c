@@ -7336,26 +7336,36 @@ static void rc_loss_responder(void)
 	    "a new READ through the invalidated key: NAK remote access error, QP in ERR");
 }
 
+/*
+ * CQs @scq and @rcq and RC QP @a at RTS towards the wire's peer, the model
+ * as requester: local ACK timeout @timeout, retry_cnt @retry.
+ */
+static void rc_req_qp(struct tqp *a, struct tcq *scq, struct tcq *rcq, uint8_t timeout,
+		      uint8_t retry, const char *what)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	struct res r;
+
+	tcq_make(scq, 6);
+	tcq_make(rcq, 6);
+	need(tqp_create(a, KITE_QPT_RC, fx_pd, scq->c.cqn, rcq->c.cqn, 0, &r), &r, what);
+	rc_rts_rd(a, W_PEER_QPN, peer, timeout, retry, 6, 4);
+}
+
 /* The model as the requester: gaps, stale responses, reordered ACKs. */
 static void rc_loss_requester(void)
 {
-	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 	static uint8_t want[4000];
 	struct kite_wqe_sge g[1];
 	struct tcq scq, rcq;
 	struct tqp a;
-	struct res r;
 	uint32_t psn = T_RC_PSN;
 	uint64_t t0, e0, s0;
 	uint16_t i1, i2, i3;
 	unsigned n, k;
 	bool ok;
 
-	tcq_make(&scq, 6);
-	tcq_make(&rcq, 6);
-	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
-	     "CREATE_QP RC (retry_cnt 1)");
-	rc_rts_rd(&a, W_PEER_QPN, peer, 14, 1, 6, 4);
+	rc_req_qp(&a, &scq, &rcq, 14, 1, "CREATE_QP RC (retry_cnt 1)");
 
 	/* A READ of 4 responses; the second is lost. */
 	fill_pattern(DST, 4000, 0x47, want);
@@ -7539,11 +7549,7 @@ static void rc_loss_probe(void)
 	uint16_t idx;
 	bool ok;
 
-	tcq_make(&scq, 6);
-	tcq_make(&rcq, 6);
-	need(tqp_create(&a, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
-	     "CREATE_QP RC (local ACK timeout 4.3 s, retry_cnt 0)");
-	rc_rts_rd(&a, W_PEER_QPN, peer, 20, 0, 6, 4);
+	rc_req_qp(&a, &scq, &rcq, 20, 0, "CREATE_QP RC (local ACK timeout 4.3 s, retry_cnt 0)");
 	g[0] = sge(100, E.lkey, SRC);
 
 	/* The first round trip: a WRITE acknowledged after 100 us. */
