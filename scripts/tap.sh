@@ -31,11 +31,12 @@ tap_result() {
 }
 
 # tap_import FILE PREFIX: record the "[not ]ok [N] - X" lines of FILE, with
-# their SKIP and TODO directives.
+# their SKIP and TODO directives, and its "# " comment lines (figures).
 tap_import() {
 	local line re='^(not )?ok( [0-9]+)? - (.*)$'
 	[ -f "$1" ] || return 0
 	while IFS= read -r line; do
+		case $line in "# "*) tap_line "# $2${line#\# }"; continue ;; esac
 		[[ $line =~ $re ]] || continue
 		case ${BASH_REMATCH[3]} in
 		*"# SKIP"*) tap_skip "$2${BASH_REMATCH[3]%% # SKIP*}" "${BASH_REMATCH[3]#*# SKIP }" ;;

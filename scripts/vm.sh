@@ -152,6 +152,12 @@ vm_start() {
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 
+	# KITE_QEMU_TRACE=EVENT[,EVENT...]: the device model's trace events
+	# (qemu/hw/net/trace-events-kite; patterns allowed) and guest errors,
+	# into the VM's qemu.log: for finding out what the device did.
+	local ev trace=${KITE_QEMU_TRACE:-}
+	for ev in ${trace//,/ }; do qargs+=(-trace "$ev"); done
+	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
 	local cmd=("$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
@@ -252,7 +258,8 @@ vm_serve_requests() {
 		"set_link "* | "qom-set /machine/peripheral/kite0 fault-"* | \
 			"qom-set /machine/peripheral/kite0 loss-"*) ;;
 		"qom-get /machine/peripheral/kite0 fault-"* | \
-			"qom-get /machine/peripheral/kite0 loss-"*) reply=1 ;;
+			"qom-get /machine/peripheral/kite0 loss-"* | \
+			"qom-get /machine/peripheral/kite0 rc-counts") reply=1 ;;
 		*)
 			warn "$name: refusing monitor request '$cmd'"
 			cmds=()

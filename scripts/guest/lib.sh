@@ -182,6 +182,30 @@ fault() {
 	model_set "$@"
 }
 
+# pair_loss PERMILLE SEED DUP: in a two-VM group, this VM's Kite device
+# loses PERMILLE and duplicates and reorders DUP (per mille) of the RoCEv2
+# frames it sends, with the model's seeded loss-tx-* properties
+# (prm_port.rst); a Kite whose peer is rdma_rxe does the same to the frames
+# it receives, so that both directions of the wire lose. pair_loss 0 1 0
+# ends the loss. A VM without Kite has nothing to set.
+pair_loss() {
+	local -a props=()
+	[ "$KITE_NIC" = kite ] || return 0
+	props=("loss-seed $2" "loss-tx-drop $1" "loss-tx-dup $3" "loss-tx-reorder $3")
+	if [ "$KITE_PEER_NIC" != kite ]; then
+		props+=("loss-rx-drop $1" "loss-rx-dup $3" "loss-rx-reorder $3")
+	fi
+	model_set "${props[@]}"
+}
+
+# rc_counts_diag WHAT: a TAP comment with the RC transport counters of this
+# VM's Kite model (QOM rc-counts: retries, timeouts, probes, ...).
+rc_counts_diag() {
+	host_monitor "qom-get /machine/peripheral/kite0 rc-counts" || return 0
+	echo "# $1: $(tr -d '\r' </kite-out/reply 2>/dev/null | grep -o '"retries[^"]*"')" \
+		>>"$KITE_RESULTS"
+}
+
 # netdev_of DRIVER: the first network interface DRIVER drives (no udev in
 # the test VMs: the drivers are loaded by hand).
 netdev_of() {

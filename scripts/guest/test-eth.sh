@@ -254,21 +254,12 @@ pt_pair "pt$pt" "srq: perftest ib_send_bw --use-srq $rdev<->$prdev" $((18600 + p
 # fail ("Correlation coefficient r^2 < 0.9"), and it then exits 1 ("Can't
 # produce a report") after a run that passed; these checks are about
 # completion, not figures.
-loss_set() {
-	local props=()
-	[ "$KITE_NIC" = kite ] || return 0
-	props=("loss-seed $2" "loss-tx-drop $1" "loss-tx-dup $3" "loss-tx-reorder $3")
-	if [ "$KITE_PEER_NIC" != kite ]; then
-		props+=("loss-rx-drop $1" "loss-rx-dup $3" "loss-rx-reorder $3")
-	fi
-	model_set "${props[@]}"
-}
 if [ "$KITE_NIC" = kite ] || [ "$KITE_PEER_NIC" = kite ]; then
 	for permille in 10 50 100; do
 		pct=$((permille / 10))
 		if [ "$KITE_NIC" = kite ]; then
 			check "loss $pct%: $rdev loses $pct% of its RoCEv2 frames, duplicates and reorders 0.5%" \
-				loss_set "$permille" "$((permille + ${KITE_SELF_IP##*.}))" 5
+				pair_loss "$permille" "$((permille + ${KITE_SELF_IP##*.}))" 5
 		fi
 		for t in ib_write_bw ib_read_bw ib_send_bw; do
 			pt=$((pt + 1))
@@ -282,7 +273,8 @@ if [ "$KITE_NIC" = kite ] || [ "$KITE_PEER_NIC" = kite ]; then
 		tr -d '\r' </kite-out/reply 2>/dev/null | grep -o '"rx-dropped.*"' >/kite-out/loss-counts.txt
 		check "loss: the model lost, duplicated and reordered frames ($(cat /kite-out/loss-counts.txt))" \
 			grep -qE 'tx-dropped=[1-9].* tx-duplicated=[1-9].* tx-reordered=[1-9]' /kite-out/loss-counts.txt
-		check "loss: back to no loss" loss_set 0 1 0
+		rc_counts_diag "loss: $rdev's RC transport"
+		check "loss: back to no loss" pair_loss 0 1 0
 	fi
 fi
 
