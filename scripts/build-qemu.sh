@@ -9,22 +9,33 @@
 # configures once in $KITE_CACHE/build/qemu and builds incrementally with
 # ninja.
 # Idempotent; prints the path of the binary as the last line on stdout.
+# With --asan, a second build in $KITE_CACHE/build/qemu-asan with QEMU's
+# sanitizers (--enable-sanitizers: AddressSanitizer), for the model's
+# qtests.
 #
 # Debian's QEMU source is DFSG-stripped (no firmware blobs): run the binary
 # with -L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
 # (packages seabios, qemu-system-data, ipxe-qemu).
 #
-# usage: build-qemu.sh
+# usage: build-qemu.sh [--asan]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+asan=0 configure_extra=()
+if [ "${1:-}" = --asan ]; then
+	asan=1
+	configure_extra=(--enable-sanitizers)
+fi
+
 SRC=$KITE_CACHE/src/qemu-7.2
 BUILD=$KITE_CACHE/build/qemu
+[ "$asan" = 1 ] && BUILD=$KITE_CACHE/build/qemu-asan
 
 "$KITE_ROOT/scripts/fetch-sources.sh" qemu
 mkdir -p "$BUILD"
-# The two VM lanes may prepare at once.
-exec 9>"$BUILD.lock"
+# The two VM lanes may prepare at once, and both builds prepare the same
+# source tree: one lock.
+exec 9>"$KITE_CACHE/build/qemu.lock"
 flock 9
 [ -f "$SRC/.kite-unpacked" ] || die "QEMU source tree missing: $SRC"
 
@@ -78,7 +89,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 	mkdir -p "$BUILD"
 	(cd "$BUILD" && "$SRC/configure" --target-list=x86_64-softmmu \
 		--disable-docs --disable-user --without-default-features \
-		--disable-werror --enable-virtfs --enable-attr --enable-cap-ng >&2) ||
+		--disable-werror --enable-virtfs --enable-attr --enable-cap-ng \
+		"${configure_extra[@]}" >&2) ||
 		{ rm -f "$BUILD/build.ninja"; die "QEMU configure failed"; }
 fi
 

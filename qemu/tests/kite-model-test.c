@@ -7458,30 +7458,45 @@ static void rc_loss_requester(void)
 }
 
 /*
+ * Take the RoCEv2 frames the model sends into wlog[@n...]: until at least
+ * @want have come (or 5 s of real time passed) and then none for @idle_ms.
+ * Virtual time does not move. Returns the new count.
+ */
+static unsigned w_drain(unsigned n, unsigned want, unsigned idle_ms)
+{
+	static uint8_t f[2048];
+	unsigned idle = 0, waited = 0;
+	ssize_t len;
+
+	while ((n < want && waited < 5000) || idle < idle_ms) {
+		usleep(1000);
+		waited++;
+		idle++;
+		while ((len = recv(wire_fd, f, sizeof(f), MSG_DONTWAIT)) > 0) {
+			if (len < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791)
+				continue;
+			if (n < ARRAY_SIZE(wlog))
+				wlog_add(n, f, len);
+			n++;
+			idle = 0;
+		}
+	}
+	return n;
+}
+
+/*
  * The RoCEv2 frames the model sends while virtual time moves on by @ns in
  * steps of @step (0: now only), logged in wlog. Unlike w_collect(), the
  * clock moves by the steps alone: after each, the frames are taken until
- * none came for 5 ms of real time.
+ * none came for 10 ms of real time.
  */
 static unsigned w_collect_for(uint64_t ns, uint64_t step)
 {
-	static uint8_t f[2048];
-	unsigned n = 0, idle;
+	unsigned n = 0;
 	uint64_t t = 0;
-	ssize_t len;
 
 	for (;;) {
-		for (idle = 0; idle < 5; idle++) {
-			usleep(1000);
-			while ((len = recv(wire_fd, f, sizeof(f), MSG_DONTWAIT)) > 0) {
-				if (len < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791)
-					continue;
-				if (n < ARRAY_SIZE(wlog))
-					wlog_add(n, f, len);
-				n++;
-				idle = 0;
-			}
-		}
+		n = w_drain(n, 0, 10);
 		if (t >= ns)
 			return n;
 		clock_step(step);
@@ -7510,7 +7525,7 @@ static void rc_loss_rsp_ring(void)
 	for (burst = 0; burst < 180 && !bad; burst++) {
 		for (k = 0; k < 3; k++)
 			w_read_req(a.qpn, (epsn + 16 * k) & 0xffffff, DST, R.rkey, sizeof(want));
-		n = w_collect_for(0, 0);
+		n = w_drain(0, 48, 10);
 		for (k = 0; k < 48 && !bad; k++) {
 			if (n != 48 || wlog[k].psn != ((epsn + k) & 0xffffff) ||
 			    memcmp(wlog[k].fr + 54 + (k % 16 == 0 || k % 16 == 15 ? 4 : 0),
