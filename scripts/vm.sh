@@ -156,7 +156,9 @@ vm_start() {
 	# (qemu/hw/net/trace-events-kite; patterns allowed) and guest errors,
 	# into the VM's qemu.log: for finding out what the device did.
 	local ev trace=${KITE_QEMU_TRACE:-}
-	for ev in ${trace//,/ }; do qargs+=(-trace "$ev"); done
+	local -a evs=()
+	[ -n "$trace" ] && IFS=, read -ra evs <<<"$trace"
+	for ev in "${evs[@]}"; do qargs+=(-trace "$ev"); done
 	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
