@@ -6275,6 +6275,12 @@ static size_t w_frame(uint8_t *f, uint8_t opcode, uint32_t dqpn, uint32_t psn, b
 	return n + 4;
 }
 
+/* Frame @f of @n bytes is IPv4 RoCEv2 (UDP destination port 4791). */
+static bool w_roce(const uint8_t *f, ssize_t n)
+{
+	return n >= 54 && be16(f + 12) == 0x0800 && be16(f + 36) == 4791;
+}
+
 /* The next RoCEv2 frame from QEMU: its BTH offset is 42 (IPv4, no VLAN). */
 static ssize_t w_next(uint8_t *f, size_t len)
 {
@@ -6282,7 +6288,7 @@ static ssize_t w_next(uint8_t *f, size_t len)
 
 	do {
 		n = wire_recv(f, len);
-	} while (n > 0 && (n < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791));
+	} while (n > 0 && !w_roce(f, n));
 	return n;
 }
 
@@ -7473,7 +7479,7 @@ static unsigned w_drain(unsigned n, unsigned want, unsigned idle_ms)
 		waited++;
 		idle++;
 		while ((len = recv(wire_fd, f, sizeof(f), MSG_DONTWAIT)) > 0) {
-			if (len < 54 || be16(f + 12) != 0x0800 || be16(f + 36) != 4791)
+			if (!w_roce(f, len))
 				continue;
 			if (n < ARRAY_SIZE(wlog))
 				wlog_add(n, f, len);
