@@ -6,6 +6,7 @@ KITE_RESULTS=/kite-out/results.tap
 KITE_EN_KO=$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko
 KITE_IB_KO=$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko
 : >"$KITE_RESULTS"
+: >/kite-out/check-times.txt
 # kite_ib needs ib_core; there is no udev to load it on demand.
 modprobe -q ib_uverbs
 kite_failed=0
@@ -22,12 +23,15 @@ kite_scale() { echo $(($1 * KITE_SCALE)); }
 # return that). A kernel error report (splat) that appears while COMMAND
 # runs fails the check too, unless it is a known upstream issue
 # (.known-kernel-issues).
+# Each check's duration goes to /kite-out/check-times.txt ("SECONDS NAME"),
+# for finding where a group spends its time.
 check() {
-	local name=$1 out splats rc=0
+	local name=$1 out splats rc=0 t0=$EPOCHREALTIME
 	shift
 	kite_new_splats >/dev/null
 	out=$("$@" 2>&1) || rc=1
 	splats=$(kite_new_splats) || rc=1
+	kite_check_time "$t0" "$name"
 	if [ "$rc" = 0 ]; then
 		echo "ok - $name" >>"$KITE_RESULTS"
 	else
@@ -39,6 +43,29 @@ check() {
 	fi
 	[ -z "$splats" ] || echo "$splats" | sed 's/^/    /'
 	return "$rc"
+}
+
+# kite_check_time START NAME: record that check NAME took from START
+# (an $EPOCHREALTIME) until now.
+kite_check_time() {
+	local us=$((${EPOCHREALTIME/./} - ${1/./}))
+	printf '%d.%06d %s\n' $((us / 1000000)) $((us % 1000000)) "$2" >>/kite-out/check-times.txt
+}
+
+# kite_results PREFIX: the "ok - NAME" and "not ok - NAME" lines of a test
+# program's output (standard input; other lines are ignored) become this
+# VM's results "PREFIX NAME", with no process forked per line (a fork costs
+# a quarter of a second on the debug lane). The kernel log of the
+# program's run is checked by the check that ran it.
+kite_results() {
+	local line re='^(not )?ok - (.*)$'
+	while IFS= read -r line; do
+		[[ $line =~ $re ]] || continue
+		echo "${BASH_REMATCH[1]}ok - $1${BASH_REMATCH[2]}" >>"$KITE_RESULTS"
+		[ -n "${BASH_REMATCH[1]}" ] || continue
+		kite_failed=1
+		echo "FAILED: $1${BASH_REMATCH[2]}"
+	done
 }
 
 # Kernel log lines that may start a driver bug's report (not a user-space

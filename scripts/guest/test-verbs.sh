@@ -28,20 +28,13 @@ res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
 # lines becomes a check, and the set must have run to its end.
 kvt_n=0
 kvt() {
-	local line re='^(not )?ok - (.*)$' log
+	local log
 	kvt_n=$((kvt_n + 1))
 	kvt_mark="verbs-$kvt_n"
 	kite_mark "$kvt_mark"
 	echo "$*" >"$run"
 	log=$(kernel_log_since "$kvt_mark" | sed -n 's/^\[[^]]*\] kite_verbs_test: //p')
-	while IFS= read -r line; do
-		[[ $line =~ $re ]] || continue
-		echo "${BASH_REMATCH[1]}ok - verbs: ${BASH_REMATCH[2]}" >>"$KITE_RESULTS"
-		if [ -n "${BASH_REMATCH[1]}" ]; then
-			kite_failed=1
-			echo "FAILED: verbs: ${BASH_REMATCH[2]}"
-		fi
-	done <<<"$log"
+	kite_results "verbs: " <<<"$log"
 	echo "$log" | grep '^# ' | sed 's/^/    /'
 	check "verbs $*: the case set ran to its end" \
 		grep -qE "^done $1: [0-9]+ cases, [0-9]+ failed$" <<<"$log"
