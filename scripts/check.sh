@@ -67,7 +67,7 @@ step_sparse() {
 }
 
 step_checkpatch() {
-	local tree newest t f out rc trees names
+	local tree newest trees names
 	tree=$(run fetch-linux-target "$KITE_ROOT/scripts/fetch-sources.sh" linux-target && \
 		tail -n 1 "$LOGS/fetch-linux-target.log") || {
 		tap_not_ok "checkpatch: linux-source-$KITE_KVER_SERIES unpacked"
@@ -81,17 +81,43 @@ step_checkpatch() {
 	else
 		tap_skip "checkpatch --strict of the newest kernel" "linux-source-7.x unavailable"
 	fi
-	for f in $KERNEL_SOURCES; do
-		rc=0
-		for t in $trees; do
-			# .checkpatch.conf in the repository holds the justified exceptions.
-			out=$(cd "$KITE_ROOT" && perl "$t/scripts/checkpatch.pl" --strict \
-				--no-tree --terse --show-types -f "$f" 2>&1) || rc=1
-			echo "$out" | grep -qE '(ERROR|WARNING|CHECK):' && rc=1
-			echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed "s|^|# $(basename "$t"): |"
-		done
-		tap_result "$rc" "checkpatch --strict ($names): $f"
+	# The files are split among one worker per CPU; the results are then
+	# recorded in the files' order.
+	local dir=$LOGS/checkpatch w i workers pids=()
+	local -a files
+	mapfile -t files <<<"$KERNEL_SOURCES"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	workers=$(nproc)
+	for ((w = 0; w < workers; w++)); do
+		for ((i = w; i < ${#files[@]}; i += workers)); do
+			# shellcheck disable=SC2086 # trees: one word each
+			checkpatch_file "${files[i]}" $trees >"$dir/$i.out"
+			echo $? >"$dir/$i.rc"
+		done &
+		pids+=($!)
 	done
+	wait "${pids[@]}"
+	for i in "${!files[@]}"; do
+		cat "$dir/$i.out"
+		tap_result "$(cat "$dir/$i.rc" 2>/dev/null || echo 1)" \
+			"checkpatch --strict ($names): ${files[i]}"
+	done
+}
+
+# checkpatch_file FILE TREE...: checkpatch --strict of each kernel TREE on
+# FILE; its findings as "# TREE: ..." lines; false when there are any.
+checkpatch_file() {
+	local f=$1 t out rc=0
+	shift
+	for t; do
+		# .checkpatch.conf in the repository holds the justified exceptions.
+		out=$(cd "$KITE_ROOT" && perl "$t/scripts/checkpatch.pl" --strict \
+			--no-tree --terse --show-types -f "$f" 2>&1) || rc=1
+		echo "$out" | grep -qE '(ERROR|WARNING|CHECK):' && rc=1
+		echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed "s|^|# $(basename "$t"): |"
+	done
+	return "$rc"
 }
 
 step_kunit() {
@@ -141,10 +167,16 @@ step_upstream() {
 }
 
 step_qemu() {
-	local rc=0 qemu
+	local rc=0 qemu asan
 	run qemu "$KITE_ROOT/scripts/build-qemu.sh" || rc=1
 	tap_result "$rc" "qemu: QEMU 7.2 with the Kite device model builds"
 	[ "$rc" = 0 ] || return
+	# The model's tests again on a build with AddressSanitizer: a memory
+	# error that their valid, invalid and random input provokes fails them.
+	# That build and its run go on beside the plain build's tests (each
+	# takes about one CPU); their results are recorded after them.
+	qemu_asan >"$LOGS/qemu-asan.out" &
+	asan=$!
 	qemu=$(tail -n 1 "$LOGS/qemu.log")
 	run qtest "$KITE_ROOT/qemu/tests/kite-regs-qtest.sh" "$qemu"
 	tap_import "$LOGS/qtest.log" "qtest regs: "
@@ -155,19 +187,24 @@ step_qemu() {
 	for t in qtest qtest-eth qtest-model; do
 		grep -q '^1\.\.' "$LOGS/$t.log" || tap_not_ok "$t: ran to completion"
 	done
-	# The model's tests again on a build with AddressSanitizer: a memory
-	# error that their valid, invalid and random input provokes fails them.
-	# Leak reports are off: QEMU leaves much allocated at exit by design.
 	rc=0
-	run qemu-asan "$KITE_ROOT/scripts/build-qemu.sh" --asan || rc=1
+	wait "$asan" || rc=1
+	cat "$LOGS/qemu-asan.out"
 	tap_result "$rc" "qemu: QEMU 7.2 with the Kite device model builds with AddressSanitizer"
 	[ "$rc" = 0 ] || return
-	qemu=$(tail -n 1 "$LOGS/qemu-asan.log")
-	ASAN_OPTIONS=detect_leaks=0 run qtest-model-asan \
-		"$KITE_ROOT/qemu/tests/kite-model-test.sh" "$qemu"
 	tap_import "$LOGS/qtest-model-asan.log" "qtest model (ASan): "
 	grep -q '^1\.\.' "$LOGS/qtest-model-asan.log" ||
 		tap_not_ok "qtest-model-asan: ran to completion"
+}
+
+# qemu_asan: build QEMU with AddressSanitizer (false when that fails) and
+# run the model's tests on it (their TAP: $LOGS/qtest-model-asan.log).
+# Leak reports are off: QEMU leaves much allocated at exit by design.
+qemu_asan() {
+	run qemu-asan "$KITE_ROOT/scripts/build-qemu.sh" --asan || return 1
+	ASAN_OPTIONS=detect_leaks=0 run qtest-model-asan \
+		"$KITE_ROOT/qemu/tests/kite-model-test.sh" "$(tail -n 1 "$LOGS/qemu-asan.log")"
+	return 0
 }
 
 step_rdma_core() {
