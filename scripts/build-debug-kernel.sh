@@ -6,7 +6,8 @@
 # compat layer), configured as x86_64_defconfig plus
 # scripts/kconfig/debug-guest.config (KASAN, lockdep, kmemleak, DMA-API
 # debugging, debug objects, UBSAN bounds, hung-task and soft-lockup
-# detection, allocation-failure injection). The modules are installed under
+# detection, allocation-failure injection), with the fixes of
+# patches/linux applied. The modules are installed under
 # the build directory, not on this machine.
 #
 # Incremental: the configuration is made again when the fragment changes,
@@ -28,13 +29,23 @@ flock 9
 
 stamp="$(inputs_hash "$frag" "$KITE_ROOT/scripts/build-debug-kernel.sh" \
 	"$KITE_ROOT/scripts/overlay-kernel.sh" "$KITE_ROOT/drivers" \
-	"$KITE_ROOT/include" "$KITE_ROOT/Documentation") $(basename "$tree")"
+	"$KITE_ROOT/include" "$KITE_ROOT/Documentation" "$KITE_ROOT/patches/linux") $(basename "$tree")"
 if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.kite-stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$out"
 	exit 0
 fi
 
 "$KITE_ROOT/scripts/overlay-kernel.sh" "$tree"
+# Fixes of kernel code outside Kite that the debug lane found, carried
+# until the kernel has them: patches/linux holds each as the patch for
+# upstream, with the report that found it. One already in the tree (it
+# reverses cleanly) is skipped.
+for p in "$KITE_ROOT"/patches/linux/*.patch; do
+	[ -e "$p" ] || continue
+	patch -d "$tree" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1 && continue
+	patch -d "$tree" -p1 -N -s <"$p" || die "$(basename "$p") does not apply to $(basename "$tree")"
+	log "applied $(basename "$p")"
+done
 cfgstamp=$(inputs_hash "$frag")
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.kite-config-stamp" 2>/dev/null)" != "$cfgstamp" ]; then
 	log "configuring $(basename "$tree"): x86_64_defconfig + $(basename "$frag")"
