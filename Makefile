@@ -13,6 +13,10 @@
 #   make fuzz      the long run of the uverbs fuzzer (kite_uverbs_fuzz,
 #                  >= 100,000 calls in one VM; scripts/fuzz.sh); prints
 #                  calls, objects, seconds, calls/s and the outcome
+#   make failinject  the allocation-failure sweeps on the debug kernel
+#                  (probe, open and every user verb's path; about 6 minutes
+#                  after the debug kernel is built): failures injected, call
+#                  sites reached, each unwound, kmemleak clean
 #
 #   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
 #                  running kernel); make install; modprobe kite_en
@@ -27,7 +31,7 @@ S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
 	prm upstream qemu rdma-core vmtest vmtest-debug bench bench-control bench-pair \
-	fuzz clean help
+	fuzz failinject clean help
 
 all: modules
 
@@ -65,8 +69,12 @@ bench-pair:
 fuzz:
 	@$(S)/fuzz.sh
 
+failinject:
+	@$(S)/setup-host.sh
+	@$(S)/vmtest.sh --lane debug failinject
+
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,21p' Makefile
+	@sed -n '3,25p' Makefile

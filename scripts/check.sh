@@ -225,9 +225,10 @@ step_rdma_core() {
 # I/O, disconnect); hostile user space (uvfuzz) and a hostile device under
 # traffic, with resets (devfuzz, the mix of every class). The two-VM
 # groups (link, eth) reach the same kite_ib and kite_en code (their
-# difference is the wire, i.e. the device model). ethops and failinject
-# (allocation-failure sweeps, long) run on this lane by hand:
-# scripts/vmtest.sh --lane debug GROUP.
+# difference is the wire, i.e. the device model). ethops, and failinject
+# (the allocation-failure sweeps: about 6 minutes of one CPU, more than the
+# 25-minute budget of a warm make check leaves), run on this lane by hand:
+# scripts/vmtest.sh --lane debug GROUP, or make failinject.
 KITE_DEBUG_GROUPS=${KITE_DEBUG_GROUPS:-bind rdma verbs nvme uvfuzz devfuzz}
 # KITE_LTS_GROUPS: the lts lane's groups (default: all of vmtest.sh's).
 # A VM is one single-threaded TCG vCPU: KITE_VM_SLOTS VMs run at once

@@ -408,6 +408,9 @@ group_failinject() {
 		--kite-net "dgram:$p:$((p + 1))"
 	vm_wait failinject "$(vm_timeout)" || st=$?
 	vm_outcome failinject "$st" failinject
+	# The figures: each sweep's failures, the call sites reached.
+	sed -n '/^--- allocation-failure sweeps:/,$p' "$VMLOGS/failinject/guest.log" 2>/dev/null |
+		grep -v '^ok - ' | sed 's/^#* */# /' || true
 }
 
 group_uvfuzz() {

@@ -37,11 +37,20 @@ res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
 
 # fi_restrict MODULE: failslab and fail_page_alloc fail only allocations
 # with a frame of MODULE's text among the 32 innermost of their stack.
+# fi_module MODULE: look up the text range of MODULE, loaded for the rest
+# of the test, once (kallsyms is large on the debug kernel; call it from
+# the test's shell, not a subshell): fi_range[MODULE]="FIRST LAST".
+declare -A fi_range
+fi_module() {
+	fi_range[$1]=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' \
+		/proc/kallsyms | sort | sed -n '1p;$p' | tr '\n' ' ')
+}
 fi_restrict() {
 	local first last a
-	first=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | head -n 1)
-	last=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | tail -n 1)
+	[ -n "${fi_range[$1]:-}" ] || fi_module "$1"
+	read -r first last <<<"${fi_range[$1]}"
 	[ -n "$first" ] && [ "$first" != 0000000000000000 ] || return 1
+	last=${last:-$first}
 	for a in failslab fail_page_alloc; do
 		echo 0 >"$DBG/$a/probability"
 		echo -1 >"$DBG/$a/times"
@@ -62,17 +71,24 @@ fi_restrict() {
 # for a while); what it finds is printed and then cleared, so that each
 # call reports only its own. True without kmemleak.
 no_new_leaks() {
-	local f=/sys/kernel/debug/kmemleak out
-	[ -w "$f" ] || return 0
-	echo scan >"$f"
+	local k=/sys/kernel/debug/kmemleak out f
+	[ -w "$k" ] || return 0
+	echo scan >"$k"
 	sleep 6
-	echo scan >"$f"
-	out=$(cat "$f")
-	echo clear >"$f"
+	echo scan >"$k"
+	out=$(cat "$k")
+	echo clear >"$k"
 	[ -z "$out" ] && return 0
-	echo "$out" | head -n 60
-	# The processes alive now, to match the reports' pids against.
-	ps -eo pid,ppid,stat,cmd | head -n 40
+	# The whole report, with the processes alive now (to match its pids
+	# against), in the VM's log directory; its first object here.
+	f=/kite-out/kmemleak-found-$EPOCHSECONDS.txt
+	{
+		echo "$out"
+		echo "--- processes:"
+		ps -eo pid,ppid,stat,cmd
+	} >"$f"
+	echo "kmemleak: $(grep -c '^unreferenced object' <<<"$out") objects ($f); the first:"
+	echo "$out" | head -n 18
 	return 1
 }
 
@@ -161,6 +177,7 @@ bdf=$(kite_bdf)
 
 # --- kite_en probe -----------------------------------------------------
 check "failinject: kite_en loads" insmod "$KITE_EN_KO"
+fi_module kite_en
 check "failinject: restrict injection to kite_en" fi_restrict kite_en
 echo "$bdf" >"$endrv/unbind"
 en_probe() {
@@ -175,6 +192,7 @@ check "failinject: kite_en probe sweep: no leak" no_new_leaks
 
 # --- kite_ib probe -----------------------------------------------------
 check "failinject: kite_ib loads and binds" bash -c "insmod $KITE_IB_KO && sleep 0 && [ -e $aux/driver ]"
+fi_module kite_ib
 check "failinject: restrict injection to kite_ib" fi_restrict kite_ib
 echo kite_en.rdma.0 >"$ibdrv/unbind"
 ib_probe() {
@@ -198,18 +216,30 @@ for f in /sys/class/infiniband/kite0/ports/1/gids/*; do
 	grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' "$f" && gidx=$(basename "$f")
 done
 before=$(res_summary)
-# One process a verb, each checked for leaks once it has exited.
-out=
-while IFS= read -r verb; do
+# failnth VERB: kite_failnth's sweep of VERB, a process of its own.
+failnth() {
 	fi_restrict kite_ib
-	o=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_failnth" kite0 "${gidx:-0}" "$verb" 2>&1)
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_failnth" kite0 "${gidx:-0}" "$1" 2>&1
 	fi_off
+}
+mapfile -t verbs < <("$KITE_TOOLS/kite_failnth" --list)
+out=
+for verb in "${verbs[@]}"; do
+	o=$(failnth "$verb")
 	out+="$o"$'\n'
 	echo "$o"
-	if ! check "failinject: $verb: no leak once the process has exited" no_new_leaks; then
+done
+# One leak check for all the processes, which have exited (a kmemleak
+# scan takes seconds on the debug kernel). A leak is then located: each
+# verb's sweep again, checked on its own, and its first leaking failure.
+if ! check "failinject: user verbs: no leak once the processes have exited" no_new_leaks; then
+	for verb in "${verbs[@]}"; do
+		o=$(failnth "$verb")
+		no_new_leaks >/dev/null && continue
+		echo "--- $verb: its sweep leaks"
 		pin_leak "$verb" "$(sed -n 's/.*: \([0-9]*\) allocations failed in turn.*/\1/p' <<<"$o" | head -n 1)"
-	fi
-done < <("$KITE_TOOLS/kite_failnth" --list)
+	done
+fi
 echo "$out" | grep -E '^(not )?ok - ' >>"$KITE_RESULTS"
 echo "$out" | grep -q '^not ok' && kite_failed=1
 check "failinject: kite_failnth ran every verb" bash -c "test \$(grep -c '^ok - failnth: .*then it succeeds' <<<'$out') -ge 10"
