@@ -237,7 +237,8 @@ vm_wait() {
 			wait "$pid" 2>/dev/null
 			return 124
 		fi
-		sleep 0.5
+		# Often: a guest waits for its monitor requests.
+		sleep 0.2
 	done
 	wait "$pid" 2>/dev/null
 	if grep -qE "$KITE_PANIC_RE" "$dir/console.log" 2>/dev/null; then

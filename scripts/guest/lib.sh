@@ -19,6 +19,12 @@ esac
 # kite_scale N: N scaled for this lane.
 kite_scale() { echo $(($1 * KITE_SCALE)); }
 
+# kite_nap SECONDS: sleep without starting a process (on the debug lane
+# every program started costs about a quarter of a second): a read that
+# times out on a pipe this shell holds both ends of.
+exec {kite_nap_fd}<> <(:)
+kite_nap() { read -rt "$1" -u "$kite_nap_fd" _ || :; }
+
 # check NAME COMMAND...: run COMMAND, record whether it succeeded (and
 # return that). A kernel error report (splat) that appears while COMMAND
 # runs fails the check too, unless it is a known upstream issue
@@ -125,10 +131,10 @@ peer_barrier_start() {
 
 peer_barrier() {
 	local i
-	for i in $(seq 1 120); do
+	for ((i = 0; i < 120; i++)); do
 		echo done >"/dev/udp/$1/7777" 2>/dev/null
 		[ -s /tmp/kite-peer-done ] && break
-		sleep 0.5
+		kite_nap 0.5
 	done
 	echo done >"/dev/udp/$1/7777" 2>/dev/null
 	[ -s /tmp/kite-peer-done ]
@@ -188,9 +194,9 @@ host_monitor() {
 	rm -f /kite-out/request.done /kite-out/reply
 	printf '%s\n' "$@" >/kite-out/request.tmp
 	mv /kite-out/request.tmp /kite-out/request
-	for i in $(seq 1 100); do
+	for ((i = 0; i < 200; i++)); do
 		[ -e /kite-out/request.done ] && return 0
-		sleep 0.2
+		kite_nap 0.1
 	done
 	return 1
 }
@@ -259,13 +265,27 @@ wait_for() {
 	while :; do
 		"$@" >/dev/null 2>&1 && return 0
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
+		kite_nap 0.2
 	done
 }
 
 # listening PORT: a TCP socket listens on PORT (a pingpong or perftest
 # server waiting for its client: 18515 by default).
-listening() { ss -ltnH "sport = :$1" | grep -q .; }
+# /proc/net/tcp{,6} read in the shell: polled, so no program is started.
+listening() {
+	local port f sl addr rem st
+	printf -v port ':%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		while read -r sl addr rem st _; do
+			[[ $addr == *"$port" && $st == 0A ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# exited PID: process PID (a child of this shell) has exited.
+exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # Deterministic test data: the same bytes in every VM.
 make_data() { seq 1 "$2" | head -c "$1"; }

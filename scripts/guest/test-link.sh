@@ -98,7 +98,7 @@ else
 	check "nvme: set_link on" host_monitor "set_link n1 on"
 	check "nvme: the controller reconnects" \
 		wait_for 90 since_mark nvme-cut 'Successfully reconnected'
-	wait_for 120 bash -c "! kill -0 $ddpid"
+	wait_for 120 exited "$ddpid"
 	wait "$ddpid"
 	check "nvme: the interrupted 16 MB write completes" test "$?" = 0
 	check "nvme: the 16 MB read back match (sha256)" bash -c \

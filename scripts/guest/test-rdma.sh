@@ -152,7 +152,7 @@ pair() {
 	server=$!
 	wait_for 10 listening 18515
 	check "$name" bash -c "VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
-	if ! wait_for 30 bash -c "! kill -0 $server"; then
+	if ! wait_for 30 exited "$server"; then
 		pair_hang_dump "$id"
 		kill "$server" 2>/dev/null
 	fi

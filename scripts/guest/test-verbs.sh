@@ -28,14 +28,17 @@ res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
 # lines becomes a check, and the set must have run to its end.
 kvt_n=0
 kvt() {
-	local log
+	local log line
 	kvt_n=$((kvt_n + 1))
 	kvt_mark="verbs-$kvt_n"
 	kite_mark "$kvt_mark"
 	echo "$*" >"$run"
 	log=$(kernel_log_since "$kvt_mark" | sed -n 's/^\[[^]]*\] kite_verbs_test: //p')
 	kite_results "verbs: " <<<"$log"
-	echo "$log" | grep '^# ' | sed 's/^/    /'
+	# The module's diagnostics.
+	while IFS= read -r line; do
+		[[ $line != "# "* ]] || echo "    $line"
+	done <<<"$log"
 	check "verbs $*: the case set ran to its end" \
 		grep -qE "^done $1: [0-9]+ cases, [0-9]+ failed$" <<<"$log"
 }
