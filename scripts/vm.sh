@@ -87,6 +87,8 @@ vm_prepare() {
 	*) die "unknown KITE_LANE '$KITE_LANE' (lts or debug)" ;;
 	esac
 	KITE_GUEST_KVER=$kver
+	KITE_VM_MODDEP=$("$KITE_ROOT/scripts/vm-moddep.sh" "$kver" \
+		"${KITE_GUEST_MODULES:-/lib/modules/$kver}" "$KITE_MODDIR" | tail -n 1)
 	KITE_TESTMOD_DIR=$("$KITE_ROOT/scripts/build-test-modules.sh" "$kdir" W=1 2>/dev/null | tail -n 1)
 	KITE_TOOLS=$("$KITE_ROOT/scripts/build-tools.sh" | tail -n 1)
 	[ -x "$KITE_QEMU" ] || die "QEMU not built"
@@ -96,7 +98,8 @@ vm_prepare() {
 
 # What vm_prepare finds, for VM runs in other processes of the same lane.
 KITE_VM_PREPARED_VARS=(KITE_LANE KITE_GUEST_KVER KITE_GUEST_KERNEL KITE_GUEST_MODULES
-	KITE_MODDIR KITE_INITRAMFS KITE_VM_MEM KITE_VM_APPEND KITE_TESTMOD_DIR KITE_TOOLS)
+	KITE_MODDIR KITE_INITRAMFS KITE_VM_MEM KITE_VM_APPEND KITE_TESTMOD_DIR KITE_TOOLS
+	KITE_VM_MODDEP)
 
 # vm_prepare_save FILE: vm_prepare, then save its findings in FILE, which
 # vm_prepared FILE loads instead of preparing again.
@@ -148,7 +151,8 @@ vm_start() {
 		printf 'export KITE_GUEST_SCRIPT=%q KITE_INTERACTIVE=%q\n' "$script" "$interactive"
 		printf 'export KITE_MODDIR=%q KITE_TESTMOD_DIR=%q KITE_RDMA_CORE=%q KITE_TOOLS=%q\n' \
 			"$KITE_MODDIR" "$KITE_TESTMOD_DIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
-		printf 'export KITE_LANE=%q KITE_GUEST_MODULES=%q\n' "$KITE_LANE" "$KITE_GUEST_MODULES"
+		printf 'export KITE_LANE=%q KITE_GUEST_MODULES=%q KITE_VM_MODDEP=%q\n' \
+			"$KITE_LANE" "$KITE_GUEST_MODULES" "${KITE_VM_MODDEP:-}"
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 
