@@ -253,6 +253,23 @@ static void kite_rc_arm_ack(KiteState *s, KiteQP *qp)
     kite_rc_arm_probe(s, qp);
 }
 
+/*
+ * Whether the timer @deadline (0: not armed) has expired at @now; it is
+ * then disarmed. One still to come lowers @next to it.
+ */
+static bool kite_rc_expired(int64_t *deadline, int64_t now, int64_t *next)
+{
+    if (!*deadline) {
+        return false;
+    }
+    if (*deadline <= now) {
+        *deadline = 0;
+        return true;
+    }
+    *next = MIN(*next, *deadline);
+    return false;
+}
+
 static void kite_rc_timer_cb(void *opaque)
 {
     KiteState *s = opaque;
@@ -267,17 +284,11 @@ static void kite_rc_timer_cb(void *opaque)
         if (!qp->valid || qp->type != KITE_QPT_RC) {
             continue;
         }
-        if (rc->probe_deadline && rc->probe_deadline <= now) {
-            rc->probe_deadline = 0;
+        if (kite_rc_expired(&rc->probe_deadline, now, &next)) {
             rc->probe_due = due = true;
-        } else if (rc->probe_deadline) {
-            next = MIN(next, rc->probe_deadline);
         }
-        if (rc->deadline && rc->deadline <= now) {
-            rc->deadline = 0;
+        if (kite_rc_expired(&rc->deadline, now, &next)) {
             rc->timed_out = due = true;
-        } else if (rc->deadline) {
-            next = MIN(next, rc->deadline);
         }
         if (due) {
             kite_engine_kick(s, qpn, true, false);
@@ -576,6 +587,19 @@ static KiteRcSwqe *kite_rc_swqe(KiteQP *qp, uint32_t i)
     return &qp->rc.swqe[(uint16_t)(qp->sq.ci + i) % KITE_RC_SQ_WINDOW];
 }
 
+/*
+ * Nothing to retransmit for now: the local ACK (or RNR) timer and the
+ * probe timer disarmed, and an expiry not yet handled forgotten.
+ */
+static void kite_rc_timers_off(KiteRcState *rc)
+{
+    rc->deadline = 0;
+    rc->timed_out = false;
+    rc->rnr_wait = false;
+    rc->probe_deadline = 0;
+    rc->probe_due = false;
+}
+
 /* Forget every outstanding WQE (the QP left RTS and SQD). */
 static void kite_rc_req_clear(KiteRcState *rc)
 {
@@ -584,11 +608,7 @@ static void kite_rc_req_clear(KiteRcState *rc)
     rc->tx = 0;
     rc->tx_pkt = 0;
     rc->tx_blocked = false;
-    rc->deadline = 0;
-    rc->timed_out = false;
-    rc->rnr_wait = false;
-    rc->probe_deadline = 0;
-    rc->probe_due = false;
+    kite_rc_timers_off(rc);
     rc->probes = 0;
 }
 
@@ -697,11 +717,7 @@ static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp, bool early)
         kite_qp_count(s, qp, KITE_QP_STAT_ACK_TIMEOUTS, 1);
     }
     kite_rc_go_back(qp);
-    rc->deadline = 0;
-    rc->timed_out = false;
-    rc->rnr_wait = false;
-    rc->probe_deadline = 0;
-    rc->probe_due = false;
+    kite_rc_timers_off(rc);
     kite_engine_kick(s, qpn, true, false);
 }
 
