@@ -258,8 +258,9 @@ vm_slots_of() {
 # file and logs. Jobs start in list order as their VMs fit (a job that
 # does not fit holds back the ones after it, so a two-VM group is not
 # starved): the two-VM groups first, while both slots are free, then the
-# longest groups; debug-lane jobs start once their lane is prepared (the
-# debug kernel built). The results are imported in a fixed order.
+# others, longest first; debug-lane jobs start once their lane is
+# prepared (the debug kernel built). The results are imported in a fixed
+# order.
 vm_lanes_ran=0
 vm_lanes() {
 	local lane g job t0=$SECONDS free=$KITE_VM_SLOTS i fin
@@ -279,13 +280,14 @@ vm_lanes() {
 		esac
 	done
 	for job in "${order[@]}"; do need[$job]=$(vm_slots_of "${job#*:}"); done
-	# Start order: two-VM groups, the debug lane (its groups are the
-	# longest), then the rest.
+	# Start order: the two-VM groups, then the one-VM jobs of both lanes,
+	# longest first (the last run's durations, else typical ones), so that
+	# no long job starts last and runs alone.
 	for job in "${order[@]}"; do [ "${need[$job]}" -gt 1 ] && pending+=("$job"); done
-	for job in "${order[@]}"; do [ "${job%%:*}" = debug ] && pending+=("$job"); done
-	for job in "${order[@]}"; do
-		[ "${need[$job]}" = 1 ] && [ "${job%%:*}" = lts ] && pending+=("$job")
-	done
+	while read -r _ job; do pending+=("$job"); done < <(
+		for job in "${order[@]}"; do
+			[ "${need[$job]}" = 1 ] && echo "$(vm_job_seconds "$job") $job"
+		done | sort -s -k1,1nr)
 
 	# Each lane is prepared once (QEMU, modules, initramfs; the debug
 	# kernel), in the background for the debug lane.
@@ -355,6 +357,7 @@ vm_lanes() {
 			unset 'jobpid[$job]'
 			free=$((free + need[$job]))
 			log "vm: $job done after $((SECONDS - started[$job]))s ($((SECONDS - t0))s into the VM tests)"
+			vm_job_seconds_save "$job" $((SECONDS - started[$job]))
 		done
 	done
 
@@ -386,6 +389,31 @@ vm_lanes() {
 		done
 	done
 	log "vm: both lanes in $((SECONDS - t0))s"
+}
+
+# How long each VM job took in the last run that ran it, for the start
+# order: "LANE:GROUP SECONDS" lines.
+VM_JOB_SECONDS=$KITE_CACHE/results/vm-job-seconds
+# Typical durations on 2 cores (CI of cbaad0c), for jobs not yet timed.
+declare -A VM_JOB_TYPICAL=([debug:rdma]=380 [debug:verbs]=250 [debug:devfuzz]=220
+	[debug:nvme]=160 [lts:loss]=130 [debug:uvfuzz]=120 [debug:bind]=105 [lts:rdma]=95
+	[lts:devfuzz]=70 [lts:pyverbs]=50 [lts:verbs]=30 [lts:demo]=20 [lts:nvme]=20
+	[lts:ethops]=20 [lts:uvfuzz]=20 [lts:bind]=15 [lts:failinject]=0)
+
+# vm_job_seconds JOB: the seconds JOB is expected to take.
+vm_job_seconds() {
+	local s
+	s=$(awk -v j="$1" '$1 == j { s = $2 } END { print s }' "$VM_JOB_SECONDS" 2>/dev/null)
+	echo "${s:-${VM_JOB_TYPICAL[$1]:-60}}"
+}
+
+# vm_job_seconds_save JOB SECONDS: record how long JOB took.
+vm_job_seconds_save() {
+	mkdir -p "$(dirname "$VM_JOB_SECONDS")"
+	{
+		grep -v "^$1 " "$VM_JOB_SECONDS" 2>/dev/null
+		echo "$1 $2"
+	} >"$VM_JOB_SECONDS.tmp" && mv "$VM_JOB_SECONDS.tmp" "$VM_JOB_SECONDS"
 }
 
 vm_lanes_drop() {
