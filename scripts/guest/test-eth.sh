@@ -117,9 +117,14 @@ rc_pair() {
 # listens, and the client starts then, so that its first attempt meets a
 # listening server (perftest's own error paths have crashed on rdma_rxe's
 # side when the server was not there yet). A server that does not come up
-# or fails is started once more, and the client tries again.
-[ "$KITE_ROLE" = send ] &&
-	socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
+# or fails is started once more, and the client tries again; so is one
+# whose client gave up on it (it tells the server, which would otherwise
+# wait for a connection until its time-out: perftest -R's server has
+# missed a client's rdma_cm REQ, answered with a reject, 8: no listener).
+socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
+# pt_server_end PID TRY: the server PID has exited, or its client gave up
+# on try TRY.
+pt_server_end() { exited "$1" || grep -qx "retry $2" /tmp/kite-ready; }
 listening() {
 	ss -Hltn "sport = :$1" | grep -q . ||
 		rdma res show cm_id 2>/dev/null | grep -qE "src-addr [^ ]*:$1( |$)"
@@ -145,6 +150,11 @@ pt_pair() {
 			for i in 1 2 3; do
 				echo "ready $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
 			done
+			wait_for 60 pt_server_end "$pid" "$id $try"
+			if ! exited "$pid"; then
+				echo "== server $try stopped: the client gave up" >>"/tmp/$id.log"
+				kill "$pid" 2>/dev/null
+			fi
 			wait "$pid" && { ok=0; break; }
 		else
 			wait_for 90 grep -qx "ready $id $try" /tmp/kite-ready
@@ -154,7 +164,10 @@ pt_pair() {
 					{ ok=0; break 2; }
 				sleep 1
 			done
-			# Wait for the server's second try.
+			# The server's second try, at once.
+			for i in 1 2 3; do
+				echo "retry $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
+			done
 		fi
 	done
 	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
