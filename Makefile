@@ -12,7 +12,8 @@
 #                  scripts/bench-pair.sh)
 #   make fuzz      the long run of the uverbs fuzzer (kite_uverbs_fuzz,
 #                  >= 100,000 calls in one VM; scripts/fuzz.sh); prints
-#                  calls, objects, seconds, calls/s and the outcome
+#                  calls, objects, seconds, calls/s and the outcome;
+#                  KITE_LANE=debug make fuzz: on the debug kernel
 #   make failinject  the allocation-failure sweeps on the debug kernel
 #                  (probe, open and every user verb's path; about 6 minutes
 #                  after the debug kernel is built): failures injected, call
@@ -77,4 +78,4 @@ clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,25p' Makefile
+	@sed -n '3,26p' Makefile

@@ -10,6 +10,7 @@
 # The VM's logs are kept in $KITE_CACHE/logs/fuzz.
 #
 # usage: fuzz.sh [N [SEED]]    (or KITE_FUZZ_CALLS, KITE_FUZZ_SEEDS)
+#        KITE_LANE=debug fuzz.sh ...: on the debug kernel (scripts/vm.sh)
 set -euo pipefail
 . "$(dirname "$0")/vm.sh"
 
