@@ -35,8 +35,6 @@ fi
 bound_to_kite_ib() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
 res_summary() { rdma res show | sed -n 's/^[0-9]*: \(kite0: .*\)$/\1/p'; }
 
-# fi_restrict MODULE: failslab and fail_page_alloc fail only allocations
-# with a frame of MODULE's text among the 32 innermost of their stack.
 # fi_module MODULE: look up the text range of MODULE, loaded for the rest
 # of the test, once (kallsyms is large on the debug kernel; call it from
 # the test's shell, not a subshell): fi_range[MODULE]="FIRST LAST".
@@ -45,6 +43,9 @@ fi_module() {
 	fi_range[$1]=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' \
 		/proc/kallsyms | sort | sed -n '1p;$p' | tr '\n' ' ')
 }
+
+# fi_restrict MODULE: failslab and fail_page_alloc fail only allocations
+# with a frame of MODULE's text among the 32 innermost of their stack.
 fi_restrict() {
 	local first last a
 	[ -n "${fi_range[$1]:-}" ] || fi_module "$1"
