@@ -122,15 +122,12 @@ rc_pair() {
 # wait for a connection until its time-out: perftest -R's server has
 # missed a client's rdma_cm REQ, answered with a reject, 8: no listener).
 socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
-# pt_server_end PID TRY: the server PID has exited, or its client gave up
-# on try TRY.
-pt_server_end() { exited "$1" || grep -qx "retry $2" /tmp/kite-ready; }
 listening() {
 	ss -Hltn "sport = :$1" | grep -q . ||
 		rdma res show cm_id 2>/dev/null | grep -qE "src-addr [^ ]*:$1( |$)"
 }
 pt_pair() {
-	local id=$1 name=$2 port=$3 ok=1 i try pid
+	local id=$1 name=$2 port=$3 ok=1 i try pid st watcher
 	shift 3
 	: >"/tmp/$id.log"
 	# Two tries: a server that never listens or fails is started again.
@@ -150,12 +147,18 @@ pt_pair() {
 			for i in 1 2 3; do
 				echo "ready $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
 			done
-			wait_for 60 pt_server_end "$pid" "$id $try"
-			if ! exited "$pid"; then
+			# A watcher stops the server if its client gives up on it.
+			{
+				wait_for 60 grep -qx "retry $id $try" /tmp/kite-ready || exit 0
 				echo "== server $try stopped: the client gave up" >>"/tmp/$id.log"
 				kill "$pid" 2>/dev/null
-			fi
-			wait "$pid" && { ok=0; break; }
+			} &
+			watcher=$!
+			wait "$pid"
+			st=$?
+			kill "$watcher" 2>/dev/null
+			wait "$watcher" 2>/dev/null
+			[ "$st" = 0 ] && { ok=0; break; }
 		else
 			wait_for 90 grep -qx "ready $id $try" /tmp/kite-ready
 			for i in 1 2 3; do
