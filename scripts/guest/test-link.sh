@@ -39,13 +39,18 @@ else
 	: >/kite-out/stream-cut.log
 	ok=1
 	for i in $(seq 1 30); do
-		stream -c "$KITE_PEER_IP" -P 18601 -n 1000000 -w 16 -p /tmp/progress -e -T 120 \
+		# The program itself in the background (not the stream function,
+		# whose subshell a kill would leave it running behind).
+		LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_rc_stream" -c "$KITE_PEER_IP" \
+			-P 18601 -n 1000000 -w 16 -p /tmp/progress -e -T 120 \
 			>>/kite-out/stream-cut.log 2>&1 &
 		cpid=$!
-		wait_for 30 bash -c "test -s /tmp/progress || ! kill -0 $cpid" &&
-			test -s /tmp/progress && { ok=0; break; }
+		wait_for 30 bash -c "test -s /tmp/progress || ! kill -0 $cpid"
+		# Running: it has made progress and has not exited.
+		[ -s /tmp/progress ] && ! exited "$cpid" && { ok=0; break; }
 		kill "$cpid" 2>/dev/null
 		wait "$cpid" 2>/dev/null
+		rm -f /tmp/progress
 		sleep 1
 	done
 	check "link: RC write stream to the peer is running" test "$ok" = 0

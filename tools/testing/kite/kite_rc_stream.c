@@ -27,6 +27,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -208,17 +209,25 @@ static int run_server(void)
 	return ret;
 }
 
+/*
+ * Written to a temporary file and renamed over the progress file, so that
+ * a reader never sees it empty or half written.
+ */
 static void progress(unsigned long done)
 {
+	char tmp[PATH_MAX];
 	FILE *f;
 
 	if (!opt.progress)
 		return;
-	f = fopen(opt.progress, "w");
-	if (f) {
-		fprintf(f, "%lu\n", done);
-		fclose(f);
-	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", opt.progress) >= (int)sizeof(tmp))
+		return;
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%lu\n", done);
+	if (fclose(f) == 0)
+		rename(tmp, opt.progress);
 }
 
 /* After the first error: account for the writes still outstanding. */
