@@ -241,8 +241,7 @@ if ! check "failinject: user verbs: no leak once the processes have exited" no_n
 		pin_leak "$verb" "$(sed -n 's/.*: \([0-9]*\) allocations failed in turn.*/\1/p' <<<"$o" | head -n 1)"
 	done
 fi
-echo "$out" | grep -E '^(not )?ok - ' >>"$KITE_RESULTS"
-echo "$out" | grep -q '^not ok' && kite_failed=1
+kite_results "" <<<"$out"
 check "failinject: kite_failnth ran every verb" bash -c "test \$(grep -c '^ok - failnth: .*then it succeeds' <<<'$out') -ge 10"
 check "failinject: rdma res back to its counts after the verb sweeps" \
 	bash -c "test \"\$(rdma res show | sed -n 's/^[0-9]*: \\(kite0: .*\\)\$/\\1/p')\" = '$before'"
