@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit tests for kite_en's register decoding and resource policies.
+ * KUnit tests for kite_en's register decoding and resource policies, and
+ * the fatal-error reporting through the devlink health reporter.
  *
  * Copyright (c) 2026 Kite
  */
+#include <kunit/device.h>
 #include <kunit/test.h>
 #include <linux/bitfield.h>
+#include <linux/pci.h>
+#include <net/devlink.h>
 
 #include "kite_en.h"
 
@@ -142,6 +146,98 @@ static void kite_en_test_ring_used(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_en_ring_used(0, 0xf000), 0x1000);
 }
 
+/* The fake reset: counts the health reporter's recoveries. */
+static atomic_t kite_en_test_resets = ATOMIC_INIT(0);
+
+static void kite_en_test_reset_work(struct work_struct *work)
+{
+	atomic_inc(&kite_en_test_resets);
+}
+
+static void kite_en_test_health_exit(void *data)
+{
+	struct kite_en_dev *en = data;
+
+	kite_en_health_destroy(en);
+	devlink_unregister(en->devlink);
+	kite_en_devlink_free(en);
+}
+
+/*
+ * kite_en_fatal() and the "fw_fatal" reporter, on a registered devlink
+ * instance with a fake register file and a fake reset: a fatal error is
+ * reported once until the reset that recovers from it has completed, the
+ * reporter's automatic recovery asks for that reset unless one is under
+ * way, and nothing is reported while the device is being removed.
+ */
+static void kite_en_test_health(struct kunit *test)
+{
+	struct kite_en_dev *en;
+	struct pci_dev *pdev;
+	struct device *dev;
+	u32 *regs;
+
+	dev = kunit_device_register(test, "kite_en_health");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	pdev = kunit_kzalloc(test, sizeof(*pdev), GFP_KERNEL);
+	regs = kunit_kzalloc(test, KITE_REG_ETH_MAC_HI + 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pdev);
+	KUNIT_ASSERT_NOT_NULL(test, regs);
+	pdev->dev.init_name = "kite_en_health";
+	en = kite_en_devlink_alloc(dev);
+	KUNIT_ASSERT_NOT_NULL(test, en);
+	en->pdev = pdev;
+	/* UML's MMIO accessors are plain loads and stores. */
+	en->regs = (void __iomem __force *)regs;
+	mutex_init(&en->rdma_lock);
+	INIT_WORK(&en->reset_work, kite_en_test_reset_work);
+	devlink_register(en->devlink);
+	if (kite_en_health_create(en)) {
+		devlink_unregister(en->devlink);
+		kite_en_devlink_free(en);
+		KUNIT_FAIL(test, "no health reporter");
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kite_en_test_health_exit, en), 0);
+	atomic_set(&kite_en_test_resets, 0);
+	regs[KITE_REG_STATUS / 4] = KITE_STATUS_READY | KITE_STATUS_FATAL |
+				    FIELD_PREP(KITE_STATUS_FATAL_CODE, 5);
+
+	/* Reported and recovered by a reset. */
+	kite_en_fatal(en, "kunit: fatal error 5");
+	flush_work(&en->reset_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kite_en_test_resets), 1);
+	KUNIT_EXPECT_TRUE(test, test_bit(0, &en->fatal_seen));
+
+	/* Seen again before the reset completed: not reported again. */
+	kite_en_fatal(en, "kunit: fatal error 5 again");
+	flush_work(&en->reset_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kite_en_test_resets), 1);
+
+	/* After the reset (which clears fatal_seen) a new error counts. */
+	clear_bit(0, &en->fatal_seen);
+	kite_en_fatal(en, "kunit: fatal error after the reset");
+	flush_work(&en->reset_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kite_en_test_resets), 2);
+
+	/* A reset under way is the recovery: no second one is queued. */
+	clear_bit(0, &en->fatal_seen);
+	WRITE_ONCE(en->resetting, true);
+	kite_en_fatal(en, "kunit: fatal error during a reset");
+	flush_work(&en->reset_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kite_en_test_resets), 2);
+	KUNIT_EXPECT_TRUE(test, test_bit(0, &en->fatal_seen));
+	WRITE_ONCE(en->resetting, false);
+
+	/* While the device is removed nothing is reported. */
+	clear_bit(0, &en->fatal_seen);
+	WRITE_ONCE(en->removing, true);
+	kite_en_fatal(en, "kunit: fatal error during removal");
+	flush_work(&en->reset_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kite_en_test_resets), 2);
+	KUNIT_EXPECT_FALSE(test, test_bit(0, &en->fatal_seen));
+}
+
 static struct kunit_case kite_en_hw_cases[] = {
 	KUNIT_CASE(kite_en_test_identity),
 	KUNIT_CASE(kite_en_test_status),
@@ -151,6 +247,7 @@ static struct kunit_case kite_en_hw_cases[] = {
 	KUNIT_CASE(kite_en_test_vectors),
 	KUNIT_CASE(kite_en_test_mac_to_regs),
 	KUNIT_CASE(kite_en_test_ring_used),
+	KUNIT_CASE(kite_en_test_health),
 	{}
 };
 
