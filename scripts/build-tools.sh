@@ -15,7 +15,7 @@ exec 9>"$OUT.lock"
 flock 9
 
 # Programs linked with libibverbs (the uverbs command helpers included).
-for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth kite_churn; do
+for prog in kite_uverbs_test kite_mr_bench kite_dp_bench kite_failnth kite_churn kite_qp_recover; do
 	if [ ! "$OUT/$prog" -nt "$SRC/$prog.c" ] ||
 		[ "$KITE_ROOT/include/uapi/rdma/kite-abi.h" -nt "$OUT/$prog" ]; then
 		gcc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \

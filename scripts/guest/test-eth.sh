@@ -183,6 +183,11 @@ rc_pair rcpp "rc: ibv_rc_pingpong $rdev<->$prdev: 300 x 8000 bytes, data checked
 # wire stalls the exchange (timeout); the wire is not lossy here.
 rc_pair ucpp "uc: ibv_uc_pingpong $rdev<->$prdev: 300 x 4096 bytes, data checked" \
 	"$rb/ibv_uc_pingpong" -d "$rdev" -g "$gidx" -c -n 300 -s 4096
+# QP error recovery across the wire: the same RC QP on each side goes to
+# ERROR (remote access error, retry exceeded, flush) and, through RESET,
+# carries data again (tools/testing/kite/kite_qp_recover.c).
+rc_pair qprec "rc: QP recovery $rdev<->$prdev: ERROR -> RESET -> RTS three times, data compared" \
+	"$KITE_TOOLS/kite_qp_recover" -d "$rdev" -g "$gidx" -r 4
 # UD multicast between the VMs through rdma_cm: librdmacm's mckey joins
 # 239.77.0.1 on both sides (IGMP join; ATTACH_MCAST on Kite, rdma_rxe's
 # group table on rxe); the receiving VM waits for 20 messages of 512 bytes
