@@ -284,8 +284,15 @@ listening() {
 	return 1
 }
 
-# exited PID: process PID (a child of this shell) has exited.
-exited() { ! kill -0 "$1" 2>/dev/null; }
+# exited PID...: every one of the processes (children of this shell) has
+# exited.
+exited() {
+	local p
+	for p; do
+		kill -0 "$p" 2>/dev/null && return 1
+	done
+	return 0
+}
 
 # Deterministic test data: the same bytes in every VM.
 make_data() { seq 1 "$2" | head -c "$1"; }

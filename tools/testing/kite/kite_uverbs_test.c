@@ -23,6 +23,12 @@
  *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
  *           WRITEs on it, print "held QPN" and keep the QP until standard
  *           input closes (for the QP's counters, rdma statistic qp)
+ *   --await-fatal SECONDS: hold a PD, a CQ and an RC QP connected to
+ *           itself, print "holding", and wait up to SECONDS for the
+ *           context's asynchronous events: succeed when the device goes
+ *           away as an application must see it (IBV_EVENT_DEVICE_FATAL,
+ *           then ibv_alloc_pd() failing with EIO, and the context closed
+ *           cleanly)
  *
  * Copyright (c) 2026 Kite
  */
@@ -1069,6 +1075,84 @@ static int hold_qp(struct ibv_context *ctx, int n)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	return 0;
+}
+
+/*
+ * --await-fatal SECONDS: what an application holding a context sees when
+ * the device goes away (Documentation/infiniband/kite.rst): the async
+ * event IBV_EVENT_DEVICE_FATAL, then a verb that needs the device
+ * (ibv_alloc_pd()) failing with EIO, and a clean close. Returns the exit
+ * status.
+ */
+static int await_fatal(struct ibv_context *ctx, int seconds)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_pd *pd, *pd2;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	int ret, fatal = 0, n;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	ret = qp ? rc_self_connect(qp) : errno;
+	if (ret) {
+		fprintf(stderr, "await-fatal: set-up failed: %s\n", strerror(ret));
+		return 1;
+	}
+	printf("holding QP %u\n", qp->qp_num);
+	fflush(stdout);
+	/* Events until the fatal one; the others are printed too. */
+	while (!fatal) {
+		n = poll(&pfd, 1, seconds * 1000);
+		if (n <= 0) {
+			fprintf(stderr, "await-fatal: no fatal event within %d s\n",
+				seconds);
+			return 1;
+		}
+		if (ibv_get_async_event(ctx, &ev)) {
+			fprintf(stderr, "await-fatal: ibv_get_async_event: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		printf("event: %s\n", ibv_event_type_str(ev.event_type));
+		fatal = ev.event_type == IBV_EVENT_DEVICE_FATAL;
+		ibv_ack_async_event(&ev);
+	}
+	fflush(stdout);
+	/* The device is gone: every verb that reaches the kernel fails. */
+	errno = 0;
+	pd2 = ibv_alloc_pd(ctx);
+	ret = !pd2 && errno == EIO;
+	printf("after the event: ibv_alloc_pd %s (%s)\n", pd2 ? "succeeded" : "failed",
+	       strerror(errno));
+	/*
+	 * Not judged: after a fatal error the event comes before the device
+	 * is unregistered, and until the context is disassociated a move to
+	 * ERR succeeds without the device (kite_ib flushes a dead device's
+	 * QPs itself); afterwards it fails with EIO.
+	 */
+	n = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	printf("after the event: ibv_modify_qp(ERR) %s (%s)\n", n ? "failed" : "succeeded",
+	       strerror(n));
+	/* Closing is clean whatever the destroys return. */
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	n = ibv_close_device(ctx);
+	printf("ibv_close_device: %s\n", n ? strerror(errno) : "ok");
+	return !(ret && !n);
 }
 
 /*
@@ -3991,6 +4075,8 @@ int main(int argc, char **argv)
 	ctx = ibv_open_device(dev);
 	if (argc > 3 && !strcmp(argv[2], "--hold"))
 		return ctx ? hold_qp(ctx, atoi(argv[3])) : 1;
+	if (argc > 3 && !strcmp(argv[2], "--await-fatal"))
+		return ctx ? await_fatal(ctx, atoi(argv[3])) : 1;
 	report(!!ctx, "open %s", name);
 	if (!ctx)
 		return 1;
