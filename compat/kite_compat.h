@@ -225,19 +225,4 @@ static inline int ib_is_udata_in_empty(struct ib_udata *udata)
 #define RDMA_DRIVER_KITE	22
 #endif
 
-#ifndef KITE_HAVE_RDMA_COUNTER_INIT
-/*
- * Older kernels allocate struct rdma_counter themselves, with no room for
- * the driver and no counter_init op, and bind QPs without a port.
- * kite_ib_counter.c is written for the newer interface and is left out of
- * builds for such kernels (KITE_COMPAT_OMIT, scripts/lib.sh), and
- * QP-bound counters with it; the port's counters remain.
- */
-struct kite_ib_dev;
-
-static inline void kite_ib_set_counter_ops(struct kite_ib_dev *dev)
-{
-}
-#endif
-
 #endif /* _KITE_COMPAT_H */

@@ -27,7 +27,7 @@ rsync -a --delete \
 	"$KITE_ROOT/compat" "$src/"
 
 "$KITE_ROOT/scripts/compat-probe.sh" "$kdir" "$bdir/compat"
-compat_omit "$bdir/compat/kite_compat_autoconf.h" "$src/drivers/infiniband/hw/kite/Makefile"
+compat_backport "$bdir/compat/kite_compat_autoconf.h" "$src"
 
 make -C "$kdir" M="$src" -j"$KITE_JOBS" \
 	KITE_SRC="$src" KITE_COMPAT_DIR="$bdir/compat" \

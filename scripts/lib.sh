@@ -47,20 +47,23 @@ inputs_hash() {
 		sed "s|  $KITE_ROOT/|  |" | sha256sum | cut -c1-16
 }
 
-# KITE_COMPAT_OMIT: sources written for a kernel interface that compat
-# cannot provide, as "probe object": a kernel without the probe's
-# KITE_HAVE_* builds kite_ib without the object (compat/kite_compat.h
-# stands in for what it exports).
-KITE_COMPAT_OMIT=("rdma_counter_init kite_ib_counter.o")
+# KITE_COMPAT_BACKPORT: sources written for a kernel interface that the
+# compat header cannot provide (struct members, op signatures), as "probe
+# patch": a kernel without the probe's KITE_HAVE_* builds the source with
+# the patch (compat/backport/) applied to the build's copy; the
+# repository's source stays on the newest interface.
+KITE_COMPAT_BACKPORT=("rdma_counter_init compat/backport/rdma_counter_init.patch")
 
-# compat_omit AUTOCONF MAKEFILE: append to kite_ib's (copied) MAKEFILE the
-# line that leaves out the objects AUTOCONF's kernel cannot build.
-compat_omit() {
-	local entry probe obj omit=
-	for entry in "${KITE_COMPAT_OMIT[@]}"; do
-		read -r probe obj <<<"$entry"
-		grep -q "^#define KITE_HAVE_${probe^^} 1" "$1" || omit+=" $obj"
+# compat_backport AUTOCONF TREE: apply to the copy of the sources in TREE
+# (the directory holding drivers/) the backports AUTOCONF's kernel needs.
+# A patch already applied is left as it is.
+compat_backport() {
+	local entry probe patch
+	for entry in "${KITE_COMPAT_BACKPORT[@]}"; do
+		read -r probe patch <<<"$entry"
+		grep -q "^#define KITE_HAVE_${probe^^} 1" "$1" && continue
+		patch -p1 -R -s -f --dry-run -d "$2" <"$KITE_ROOT/$patch" >/dev/null 2>&1 && continue
+		patch -p1 -s -N -d "$2" <"$KITE_ROOT/$patch" ||
+			die "backport $patch does not apply to $2"
 	done
-	[ -n "$omit" ] || return 0
-	echo "kite_ib-y := \$(filter-out${omit},\$(kite_ib-y))" >>"$2"
 }

@@ -66,5 +66,5 @@ if [ -n "$compat" ]; then
 		echo 'ccflags-y += -I$(srctree)/kite-compat -include $(srctree)/kite-compat/kite_compat.h' \
 			>>"$tree/$d/Makefile"
 	done
-	compat_omit "$compat/kite_compat_autoconf.h" "$tree/drivers/infiniband/hw/kite/Makefile"
+	compat_backport "$compat/kite_compat_autoconf.h" "$tree"
 fi

@@ -225,60 +225,55 @@ done
 pair ib_send_bw-e "perftest: ib_send_bw -e (sleep on CQ events)" ib_send_bw -F -d kite0 -x "$gidx" -n 200 -e
 
 # QP-bound counters (rdma statistic qp): each bound counter is one of the
-# device's QP counter sets. kite_ib built for 6.12 has none: that kernel's
-# core allocates counters without room for the driver (compat/kite_compat.h).
+# device's QP counter sets (on 6.12 through compat/backport/).
 qstat() { rdma statistic qp show link kite0/1 2>/dev/null; }
 port_qp_tx() { stat_of qp_tx_pkts; }
-if [ "${KITE_LANE:-lts}" = lts ]; then
-	echo "ok - rdma statistic qp: QP-bound counters # SKIP kite_ib for Linux 6.12 has no QP-bound counters (the core has no driver counter objects)" >>"$KITE_RESULTS"
-else
-	# Manual mode: bind a waiting ibv_rc_pingpong server's QP, then unbind.
-	pp ibv_rc_pingpong -d kite0 -g "$gidx" -n 50 -s 1024 >/tmp/cntr-server.log 2>&1 &
-	server=$!
-	wait_for 10 listening 18515
-	lqpn=$(rdma res show qp link kite0/1 | awk '/comm ibv_rc_pingpong/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' | head -n 1)
-	check "rdma statistic qp bind: a counter for the server's QP ${lqpn:-?}" \
-		rdma statistic qp bind link kite0/1 lqpn "${lqpn:-0}"
-	cntn=$(qstat | awk -v q="$lqpn" '/cntn/ { for (i = 1; i < NF; i++) if ($i == "cntn") c = $(i + 1) } $0 ~ "[<, ]" q "[>,]" { print c; exit }')
-	check "rdma statistic qp show: counter ${cntn:-?} with the QP, its qp_* counters" bash -c \
-		"rdma statistic qp show link kite0/1 | grep -q 'qp_tx_pkts' && test -n '$cntn'"
-	check "rdma statistic qp show: only the QP counters (no device-wide ones)" bash -c \
-		"! rdma statistic qp show link kite0/1 | grep -qE 'fw_cmds|tx_frames|drv_bad'"
-	check "rdma statistic qp unbind: counter ${cntn:-?} released" \
-		rdma statistic qp unbind link kite0/1 cntn "${cntn:-0}" lqpn "${lqpn:-0}"
-	check "rdma statistic qp: no counter left after the unbind" bash -c \
-		"! rdma statistic qp show link kite0/1 | grep -q cntn"
-	check "ibv_rc_pingpong after the unbind: 50 exchanges" bash -c \
-		"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $rcpp -d kite0 -g $gidx -n 50 -s 1024 127.0.0.1 >/tmp/cntr-client.log 2>&1"
-	wait "$server"
-	check "ibv_rc_pingpong after the unbind: the server side completes too" test "$?" = 0
+# Manual mode: bind a waiting ibv_rc_pingpong server's QP, then unbind.
+pp ibv_rc_pingpong -d kite0 -g "$gidx" -n 50 -s 1024 >/tmp/cntr-server.log 2>&1 &
+server=$!
+wait_for 10 listening 18515
+lqpn=$(rdma res show qp link kite0/1 | awk '/comm ibv_rc_pingpong/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' | head -n 1)
+check "rdma statistic qp bind: a counter for the server's QP ${lqpn:-?}" \
+	rdma statistic qp bind link kite0/1 lqpn "${lqpn:-0}"
+cntn=$(qstat | awk -v q="$lqpn" '/cntn/ { for (i = 1; i < NF; i++) if ($i == "cntn") c = $(i + 1) } $0 ~ "[<, ]" q "[>,]" { print c; exit }')
+check "rdma statistic qp show: counter ${cntn:-?} with the QP, its qp_* counters" bash -c \
+	"rdma statistic qp show link kite0/1 | grep -q 'qp_tx_pkts' && test -n '$cntn'"
+check "rdma statistic qp show: only the QP counters (no device-wide ones)" bash -c \
+	"! rdma statistic qp show link kite0/1 | grep -qE 'fw_cmds|tx_frames|drv_bad'"
+check "rdma statistic qp unbind: counter ${cntn:-?} released" \
+	rdma statistic qp unbind link kite0/1 cntn "${cntn:-0}" lqpn "${lqpn:-0}"
+check "rdma statistic qp: no counter left after the unbind" bash -c \
+	"! rdma statistic qp show link kite0/1 | grep -q cntn"
+check "ibv_rc_pingpong after the unbind: 50 exchanges" bash -c \
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $rcpp -d kite0 -g $gidx -n 50 -s 1024 127.0.0.1 >/tmp/cntr-client.log 2>&1"
+wait "$server"
+check "ibv_rc_pingpong after the unbind: the server side completes too" test "$?" = 0
 
-	# Auto mode: a new RC QP is bound when it goes to INIT. An RC QP
-	# connected to itself completes 200 WRITEs of 4096 bytes (800 packets
-	# at MTU 1024) and waits: its set counted every packet both ways.
-	tx0=$(port_qp_tx)
-	check "rdma statistic qp set auto type on" rdma statistic qp set link kite0/1 auto type on
-	coproc HOLD { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 120) "$KITE_TOOLS/kite_uverbs_test" kite0 --hold 200 2>/tmp/cntr-hold.log; }
-	read -r -t $(kite_scale 60) held hqpn <&"${HOLD[0]}"
-	line=$(qstat | awk -v q="$hqpn" '/cntn/ { l = $0 } $0 ~ "[<, ]" q "[>,]" { print l; exit }')
-	val() { grep -oE "(^| )$1 [0-9]+" <<<"$line" | awk '{ print $2 }'; }
-	echo "$line" >/kite-out/cntr-auto.txt
-	check "rdma statistic qp: QP ${hqpn:-?} bound to a counter in auto mode" test "$held" = held -a -n "$line"
-	check "rdma statistic qp: the QP's 200 WRITEs counted, each packet sent and received ($(val qp_tx_pkts) / $(val qp_rx_pkts))" \
-		bash -c "[ '$(val qp_tx_pkts)' -ge 800 ] && [ '$(val qp_tx_pkts)' = '$(val qp_rx_pkts)' ] && [ '$(val qp_tx_bytes)' = '$(val qp_rx_bytes)' ] && [ '$(val qp_tx_bytes)' -gt $((800 * 1024)) ]"
-	check "rdma statistic qp: no loss, no retry, no drop" \
-		test "$(val qp_retries)" = 0 -a "$(val qp_rx_drops)" = 0
-	sent=$(val qp_tx_pkts)
-	hold_in=${HOLD[1]}
-	exec {hold_in}>&-
-	wait "$HOLD_PID"
-	check "kite_uverbs_test --hold: the QP is destroyed when told" test "$?" = 0
-	check "rdma statistic qp set auto off" rdma statistic qp set link kite0/1 auto off
-	tx1=$(port_qp_tx)
-	check "port qp_tx_pkts keeps what the freed counter counted ($tx0 -> $tx1, >= +${sent:-?})" \
-		test "${tx1:-0}" -ge $((${tx0:-0} + ${sent:-1000000000}))
-	cp /tmp/cntr-*.log /kite-out/ 2>/dev/null
-fi
+# Auto mode: a new RC QP is bound when it goes to INIT. An RC QP
+# connected to itself completes 200 WRITEs of 4096 bytes (800 packets
+# at MTU 1024) and waits: its set counted every packet both ways.
+tx0=$(port_qp_tx)
+check "rdma statistic qp set auto type on" rdma statistic qp set link kite0/1 auto type on
+coproc HOLD { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 120) "$KITE_TOOLS/kite_uverbs_test" kite0 --hold 200 2>/tmp/cntr-hold.log; }
+read -r -t $(kite_scale 60) held hqpn <&"${HOLD[0]}"
+line=$(qstat | awk -v q="$hqpn" '/cntn/ { l = $0 } $0 ~ "[<, ]" q "[>,]" { print l; exit }')
+val() { grep -oE "(^| )$1 [0-9]+" <<<"$line" | awk '{ print $2 }'; }
+echo "$line" >/kite-out/cntr-auto.txt
+check "rdma statistic qp: QP ${hqpn:-?} bound to a counter in auto mode" test "$held" = held -a -n "$line"
+check "rdma statistic qp: the QP's 200 WRITEs counted, each packet sent and received ($(val qp_tx_pkts) / $(val qp_rx_pkts))" \
+	bash -c "[ '$(val qp_tx_pkts)' -ge 800 ] && [ '$(val qp_tx_pkts)' = '$(val qp_rx_pkts)' ] && [ '$(val qp_tx_bytes)' = '$(val qp_rx_bytes)' ] && [ '$(val qp_tx_bytes)' -gt $((800 * 1024)) ]"
+check "rdma statistic qp: no loss, no retry, no drop" \
+	test "$(val qp_retries)" = 0 -a "$(val qp_rx_drops)" = 0
+sent=$(val qp_tx_pkts)
+hold_in=${HOLD[1]}
+exec {hold_in}>&-
+wait "$HOLD_PID"
+check "kite_uverbs_test --hold: the QP is destroyed when told" test "$?" = 0
+check "rdma statistic qp set auto off" rdma statistic qp set link kite0/1 auto off
+tx1=$(port_qp_tx)
+check "port qp_tx_pkts keeps what the freed counter counted ($tx0 -> $tx1, >= +${sent:-?})" \
+	test "${tx1:-0}" -ge $((${tx0:-0} + ${sent:-1000000000}))
+cp /tmp/cntr-*.log /kite-out/ 2>/dev/null
 
 # Object numbers under churn: 3 processes x 2 threads create and destroy
 # PDs, CQs, RC and UD QPs, SRQs, MRs and user contexts
