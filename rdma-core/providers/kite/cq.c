@@ -24,26 +24,61 @@
 
 /*
  * Rings (CQs and work queues alike): 2^log_depth entries of 2^entry_shift
- * bytes, zeroed, starting on a 4 KiB boundary as the kernel requires.
+ * bytes, zeroed, starting on a 4 KiB boundary as the kernel requires. A
+ * ring made for a parent domain with allocators comes from its alloc
+ * (unless that answers IBV_ALLOCATOR_USE_DEFAULT) and holds a reference
+ * on the parent domain until it is freed.
  */
 int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
-		    uint32_t entry_shift)
+		    uint32_t entry_shift, struct kite_pd *pdom,
+		    enum kite_res_type res_type)
 {
+	void *buf = IBV_ALLOCATOR_USE_DEFAULT;
+
 	ring->size = align((size_t)1 << (log_depth + entry_shift),
 			   KITE_RING_ALIGN);
 	ring->log_depth = log_depth;
 	ring->entry_shift = entry_shift;
-	if (posix_memalign(&ring->buf, KITE_RING_ALIGN, ring->size)) {
-		ring->buf = NULL;
-		return ENOMEM;
+	ring->pdom = pdom;
+	ring->pdom_buf = false;
+	ring->res_type = res_type;
+	if (pdom && pdom->alloc)
+		buf = pdom->alloc(&pdom->ibv_pd, pdom->pd_context, ring->size,
+				  KITE_RING_ALIGN, res_type);
+	if (buf == IBV_ALLOCATOR_USE_DEFAULT) {
+		if (posix_memalign(&buf, KITE_RING_ALIGN, ring->size))
+			buf = NULL;
+	} else if (buf) {
+		ring->pdom_buf = true;
+		/* The kernel maps whole pages from the ring's start. */
+		if ((uintptr_t)buf & (KITE_RING_ALIGN - 1)) {
+			pdom->free(&pdom->ibv_pd, pdom->pd_context, buf, res_type);
+			ring->buf = NULL;
+			return EINVAL;
+		}
 	}
+	ring->buf = buf;
+	if (!buf)
+		return ENOMEM;
 	memset(ring->buf, 0, ring->size);
+	if (pdom)
+		atomic_fetch_add(&pdom->refcount, 1);
 	return 0;
 }
 
 void kite_ring_free(struct kite_ring *ring)
 {
-	free(ring->buf);
+	struct kite_pd *pdom = ring->pdom;
+
+	if (!ring->buf)
+		return;
+	if (ring->pdom_buf)
+		pdom->free(&pdom->ibv_pd, pdom->pd_context, ring->buf,
+			   ring->res_type);
+	else
+		free(ring->buf);
+	if (pdom)
+		atomic_fetch_sub(&pdom->refcount, 1);
 	ring->buf = NULL;
 }
 
@@ -137,10 +172,12 @@ static int kite_cq_check_attr(struct ibv_context *ibctx,
 			  "create CQ: unknown comp_mask %#x\n", attr->comp_mask);
 		return EINVAL;
 	}
-	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain ||
+	     !kite_parent_domain(attr->parent_domain))) {
 		verbs_err(verbs_get_ctx(ibctx),
-			  "create CQ: parent domains are not supported\n");
-		return EOPNOTSUPP;
+			  "create CQ: parent_domain is not a parent domain\n");
+		return EINVAL;
 	}
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) {
 		if (attr->flags & ~(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
@@ -195,7 +232,10 @@ static struct kite_cq *kite_cq_create(struct ibv_context *ibctx,
 		goto err_free;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
-	ret = kite_ring_alloc(&cq->ring, log_depth, KITE_CQE_SHIFT);
+	ret = kite_ring_alloc(&cq->ring, log_depth, KITE_CQE_SHIFT,
+			      (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ?
+			      kite_parent_domain(attr->parent_domain) : NULL,
+			      KITE_RES_CQ);
 	if (ret)
 		goto err_lock;
 	kite_cq_ring_init(&cq->ring);
@@ -317,7 +357,8 @@ int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ret = kite_cq_log_depth(cqe, &log_depth);
 	if (ret)
 		return ret;
-	ret = kite_ring_alloc(&ring, log_depth, KITE_CQE_SHIFT);
+	ret = kite_ring_alloc(&ring, log_depth, KITE_CQE_SHIFT, cq->ring.pdom,
+			      KITE_RES_CQ);
 	if (ret)
 		return ret;
 	kite_cq_ring_init(&ring);

@@ -74,29 +74,90 @@ static struct ibv_pd *kite_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp;
 	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd;
+	struct kite_pd *pd;
 	int err;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
 
-	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+	err = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (err) {
 		free(pd);
 		errno = err;
 		return NULL;
 	}
-
-	return pd;
+	atomic_init(&pd->refcount, 1);
+	return &pd->ibv_pd;
 }
 
-static int kite_dealloc_pd(struct ibv_pd *pd)
+/*
+ * A parent domain: the protection domain's handle, and the application's
+ * allocators for the rings of the CQs, QPs and SRQs created with it, or
+ * its pd_context alone. Kite has no thread domains.
+ */
+static struct ibv_pd *
+kite_alloc_parent_domain(struct ibv_context *ibctx,
+			 struct ibv_parent_domain_init_attr *attr)
 {
+	struct kite_pd *pdom, *pd;
+
+	if (ibv_check_alloc_parent_domain(attr))
+		return NULL;
+	if (!check_comp_mask(attr->comp_mask,
+			     IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "parent domain: unknown comp_mask %#x\n",
+			  attr->comp_mask);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->td) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	pd = to_kite_pd(attr->pd);
+	if (pd->protection_domain ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pdom = calloc(1, sizeof(*pdom));
+	if (!pdom)
+		return NULL;
+	pdom->protection_domain = pd;
+	atomic_fetch_add(&pd->refcount, 1);
+	atomic_init(&pdom->refcount, 1);
+	ibv_initialize_parent_domain(&pdom->ibv_pd, &pd->ibv_pd);
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pdom->alloc = attr->alloc;
+		pdom->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pdom->pd_context = attr->pd_context;
+	return &pdom->ibv_pd;
+}
+
+/*
+ * Either kind: a protection domain with parent domains over it, or a
+ * parent domain whose rings are still in use, is busy.
+ */
+static int kite_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct kite_pd *pd = to_kite_pd(ibpd);
 	int err;
 
-	err = ibv_cmd_dealloc_pd(pd);
+	if (atomic_load(&pd->refcount) > 1)
+		return EBUSY;
+	if (pd->protection_domain) {
+		atomic_fetch_sub(&pd->protection_domain->refcount, 1);
+		free(pd);
+		return 0;
+	}
+	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err)
 		return err;
 
@@ -210,6 +271,7 @@ static void kite_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops kite_context_ops = {
 	.alloc_mw = kite_alloc_mw,
+	.alloc_parent_domain = kite_alloc_parent_domain,
 	.alloc_pd = kite_alloc_pd,
 	/* The device keeps the multicast group table (kite_ib_mcast.c). */
 	.attach_mcast = ibv_cmd_attach_mcast,

@@ -10,6 +10,7 @@
 
 #include <endian.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,12 +86,64 @@ struct kite_context {
 	pthread_mutex_t qp_table_mutex;
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain()): a
+ * user-space object over a protection domain, whose handle it shares, and
+ * whose allocators, if it has them, provide the rings of the CQs, QPs and
+ * SRQs created with it.
+ */
+struct kite_pd {
+	struct ibv_pd ibv_pd;
+	/* A parent domain's protection domain; NULL for a protection domain. */
+	struct kite_pd *protection_domain;
+	/*
+	 * 1 + the parent domains over a protection domain, or 1 + the rings
+	 * of a parent domain: neither can go while it is above 1.
+	 */
+	atomic_int refcount;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+static inline struct kite_pd *to_kite_pd(struct ibv_pd *pd)
+{
+	return container_of(pd, struct kite_pd, ibv_pd);
+}
+
+/* The parent domain PD is, or NULL. */
+static inline struct kite_pd *kite_parent_domain(struct ibv_pd *pd)
+{
+	struct kite_pd *kpd = pd ? to_kite_pd(pd) : NULL;
+
+	return kpd && kpd->protection_domain ? kpd : NULL;
+}
+
+/*
+ * The resource_type a parent domain's allocator is called with: which
+ * ring it provides.
+ */
+enum kite_res_type {
+	KITE_RES_CQ = 1,
+	KITE_RES_SQ = 2,
+	KITE_RES_RQ = 3,
+	KITE_RES_SRQ = 4,
+};
+
 /* A ring of 2^log_depth entries in memory the device reads or writes. */
 struct kite_ring {
 	void *buf;
 	size_t size;
 	uint32_t log_depth;
 	uint32_t entry_shift;
+	/* The parent domain the ring was made for, and whether its allocator
+	 * gave the buffer (then its free takes it back).
+	 */
+	struct kite_pd *pdom;
+	bool pdom_buf;
+	enum kite_res_type res_type;
 };
 
 struct kite_cq {
@@ -233,7 +286,8 @@ static inline bool kite_dev_dead(struct kite_context *ctx)
 /* Write a doorbell to the context's doorbell page. */
 void kite_ring_db(struct kite_context *ctx, uint64_t val);
 int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
-		    uint32_t entry_shift);
+		    uint32_t entry_shift, struct kite_pd *pdom,
+		    enum kite_res_type res_type);
 void kite_ring_free(struct kite_ring *ring);
 
 static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)

@@ -62,7 +62,7 @@ static int kite_wq_log_depth(uint32_t wr, uint32_t *log_depth)
 }
 
 static int kite_wq_alloc(struct kite_wq *wq, uint32_t wr, uint64_t wqe_size,
-			 bool send)
+			 bool send, struct kite_pd *pdom)
 {
 	uint32_t log_depth, shift;
 	int ret;
@@ -74,7 +74,8 @@ static int kite_wq_alloc(struct kite_wq *wq, uint32_t wr, uint64_t wqe_size,
 		return ret;
 	if (pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE))
 		return ENOMEM;
-	ret = kite_ring_alloc(&wq->ring, log_depth, shift);
+	ret = kite_ring_alloc(&wq->ring, log_depth, shift, pdom,
+			      send ? KITE_RES_SQ : KITE_RES_RQ);
 	if (ret)
 		goto err_lock;
 	wq->wr_id = calloc(1U << log_depth, sizeof(*wq->wr_id));
@@ -93,7 +94,7 @@ err_ring:
 	kite_ring_free(&wq->ring);
 err_lock:
 	pthread_spin_destroy(&wq->lock);
-	return ENOMEM;
+	return ret ? ret : ENOMEM;
 }
 
 static void kite_wq_free(struct kite_wq *wq)
@@ -233,7 +234,8 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	ret = kite_wq_alloc(&qp->sq, cap->max_send_wr, sq_size, true);
+	ret = kite_wq_alloc(&qp->sq, cap->max_send_wr, sq_size, true,
+			    kite_parent_domain(attr->pd));
 	if (ret)
 		goto err_free;
 	if (attr->srq) {
@@ -241,10 +243,10 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		qp->srq = to_kite_srq(attr->srq);
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
-		ret = kite_wq_alloc(&qp->rq, 0, 0, false);
+		ret = kite_wq_alloc(&qp->rq, 0, 0, false, NULL);
 	} else {
 		ret = kite_wq_alloc(&qp->rq, cap->max_recv_wr, rq_size,
-				    false);
+				    false, kite_parent_domain(attr->pd));
 	}
 	if (ret)
 		goto err_sq;

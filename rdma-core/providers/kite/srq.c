@@ -73,7 +73,8 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = kite_ring_alloc(&srq->ring, log_depth, shift);
+	ret = kite_ring_alloc(&srq->ring, log_depth, shift,
+			      kite_parent_domain(pd), KITE_RES_SRQ);
 	if (ret)
 		goto err_free;
 	srq->wr_id = calloc(depth, sizeof(*srq->wr_id));

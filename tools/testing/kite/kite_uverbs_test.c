@@ -1012,6 +1012,177 @@ static int rc_self_connect(struct ibv_qp *qp)
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+/* Parent domain allocators that count what they are asked for. */
+struct pd_alloc_log {
+	int allocs[5], frees;	/* by resource type (1 CQ ... 4 SRQ) */
+	size_t last_alignment;
+	int misalign;		/* hand out a misaligned buffer */
+	int use_default;	/* answer IBV_ALLOCATOR_USE_DEFAULT */
+};
+
+static void *pd_log_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			  size_t alignment, uint64_t resource_type)
+{
+	struct pd_alloc_log *log = pd_context;
+	void *p;
+
+	if (resource_type < 5)
+		log->allocs[resource_type]++;
+	log->last_alignment = alignment;
+	if (log->use_default)
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (posix_memalign(&p, 4096, size + 64))
+		return NULL;
+	return log->misalign ? (char *)p + 64 : p;
+}
+
+static void pd_log_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+			uint64_t resource_type)
+{
+	struct pd_alloc_log *log = pd_context;
+
+	log->frees++;
+	free((void *)((uintptr_t)ptr & ~(uintptr_t)4095));
+}
+
+/*
+ * Parent domains through libkite: the allocators provide the rings of the
+ * CQs, QPs and SRQs created with the parent domain, with the documented
+ * alignment and resource types; bad input is refused with its errno, and
+ * neither domain goes while something depends on it.
+ */
+static void test_parent_domain(struct ibv_context *ctx)
+{
+	struct pd_alloc_log log = {};
+	struct ibv_parent_domain_init_attr pda = {
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = pd_log_alloc,
+		.free = pd_log_free,
+		.pd_context = &log,
+	};
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr srqia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_cq_init_attr_ex cqa = {
+		.cqe = 16,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_pd *pd, *pdom, *bad;
+	struct ibv_cq_ex *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	int ret;
+
+	pd = ibv_alloc_pd(ctx);
+	report(!!pd, "parent domain: a protection domain");
+	if (!pd)
+		return;
+	pda.pd = pd;
+	pda.td = (struct ibv_td *)pd;
+	errno = 0;
+	bad = ibv_alloc_parent_domain(ctx, &pda);
+	report(!bad && errno == EOPNOTSUPP,
+	       "parent domain: with a thread domain refused with EOPNOTSUPP (%s)",
+	       strerror(errno));
+	pda.td = NULL;
+	pda.free = NULL;
+	errno = 0;
+	bad = ibv_alloc_parent_domain(ctx, &pda);
+	report(!bad && errno == EINVAL,
+	       "parent domain: allocators without a free refused with EINVAL (%s)",
+	       strerror(errno));
+	pda.free = pd_log_free;
+	pda.comp_mask |= 1u << 7;
+	errno = 0;
+	bad = ibv_alloc_parent_domain(ctx, &pda);
+	report(!bad && errno == EINVAL,
+	       "parent domain: an unknown comp_mask bit refused with EINVAL (%s)",
+	       strerror(errno));
+	pda.comp_mask &= ~(1u << 7);
+
+	pdom = ibv_alloc_parent_domain(ctx, &pda);
+	report(!!pdom, "parent domain: allocated with allocators and a context (%s)",
+	       pdom ? "ok" : strerror(errno));
+	if (!pdom)
+		goto out_pd;
+	report(pdom->handle == pd->handle,
+	       "parent domain: shares its protection domain's handle");
+	ret = ibv_dealloc_pd(pd);
+	report(ret == EBUSY,
+	       "parent domain: its protection domain cannot go first (EBUSY: %s)",
+	       strerror(ret));
+	pda.pd = pdom;
+	errno = 0;
+	bad = ibv_alloc_parent_domain(ctx, &pda);
+	report(!bad && errno == EINVAL,
+	       "parent domain: over a parent domain refused with EINVAL (%s)",
+	       strerror(errno));
+
+	/* A CQ with the parent domain, a QP and an SRQ on it. */
+	cqa.parent_domain = pd;
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &cqa);
+	report(!cq && errno == EINVAL,
+	       "parent domain: a CQ given a protection domain as parent domain: EINVAL (%s)",
+	       strerror(errno));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	cqa.parent_domain = pdom;
+	cq = ibv_create_cq_ex(ctx, &cqa);
+	report(cq && log.allocs[1] == 1 && log.last_alignment == 4096,
+	       "parent domain: the CQ's ring from its allocator (type 1, %d calls, alignment %zu)",
+	       log.allocs[1], log.last_alignment);
+	if (!cq)
+		goto out_pdom;
+	qpia.send_cq = ibv_cq_ex_to_cq(cq);
+	qpia.recv_cq = ibv_cq_ex_to_cq(cq);
+	qp = ibv_create_qp(pdom, &qpia);
+	report(qp && log.allocs[2] == 1 && log.allocs[3] == 1,
+	       "parent domain: the QP's send and receive rings from its allocator (types 2, 3: %d, %d)",
+	       log.allocs[2], log.allocs[3]);
+	srq = ibv_create_srq(pdom, &srqia);
+	report(srq && log.allocs[4] == 1,
+	       "parent domain: the SRQ's ring from its allocator (type 4: %d)",
+	       log.allocs[4]);
+	ret = ibv_dealloc_pd(pdom);
+	report(ret == EBUSY,
+	       "parent domain: cannot go while its rings are in use (EBUSY: %s)",
+	       strerror(ret));
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	report(log.frees == 4, "parent domain: every ring given back to its free (%d of 4)",
+	       log.frees);
+
+	/* A misaligned buffer fails the create; the default is honoured. */
+	log.misalign = 1;
+	errno = 0;
+	qp = ibv_create_qp(pdom, &qpia);
+	report(!qp && errno == EINVAL,
+	       "parent domain: a ring not aligned to 4096 bytes fails the create with EINVAL (%s)",
+	       strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	log.misalign = 0;
+	log.use_default = 1;
+	cq = ibv_create_cq_ex(ctx, &cqa);
+	report(!!cq, "parent domain: IBV_ALLOCATOR_USE_DEFAULT gives libkite's own ring");
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+out_pdom:
+	ret = ibv_dealloc_pd(pdom);
+	report(!ret, "parent domain: deallocated once unused (%s)", strerror(ret));
+out_pd:
+	ret = ibv_dealloc_pd(pd);
+	report(!ret, "parent domain: then its protection domain (%s)", strerror(ret));
+}
+
 /*
  * --hold N: an RC QP connected to itself completes N RDMA WRITEs of 4096
  * bytes, then stays until standard input closes, so that a test can read
@@ -1887,8 +2058,8 @@ static void test_cq_ex(struct ibv_context *ctx, int data)
 		   IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, 0, EOPNOTSUPP);
 	cq_ex_attr(ctx, "an undefined creation flag refused",
 		   IBV_CQ_INIT_ATTR_MASK_FLAGS, 1U << 7, 0, EINVAL);
-	cq_ex_attr(ctx, "a parent domain refused", IBV_CQ_INIT_ATTR_MASK_PD,
-		   0, 0, EOPNOTSUPP);
+	cq_ex_attr(ctx, "IBV_CQ_INIT_ATTR_MASK_PD without a parent domain refused",
+		   IBV_CQ_INIT_ATTR_MASK_PD, 0, 0, EINVAL);
 	cq_ex_attr(ctx, "an undefined comp_mask bit refused", 1U << 6, 0, 0,
 		   EINVAL);
 
@@ -4097,6 +4268,7 @@ int main(int argc, char **argv)
 	test_cq_ex(ctx, data);
 	test_modify_cq(ctx);
 	test_qp_ex_create(ctx);
+	test_parent_domain(ctx);
 	test_uc(ctx, data);
 	if (data) {
 		test_cq_overflow(ctx);
