@@ -25,6 +25,10 @@ for f in "$gids"/*; do
 	grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' "$f" && gidx=$(basename "$f") && break
 done
 check "pyverbs: the suite and pyverbs are built" test -f "$KITE_RDMA_CORE/python/pyverbs/__init__.py"
+# 2 MiB huge pages for the suite's huge-page tests (a parent domain whose
+# allocator hands out rings from one).
+check "pyverbs: 8 huge pages of 2 MiB reserved" bash -c \
+	'echo 8 >/proc/sys/vm/nr_hugepages && [ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1 ]'
 
 # The suite is the source tree's tests/ (the build's bin/run_tests.py runs
 # it from there too).
