@@ -559,7 +559,7 @@ int kite_ib_qp_attr_to_cmd(const struct ib_qp_attr *attr, int attr_mask,
 		mask |= KITE_QP_ATTR_MIN_RNR_TIMER;
 	}
 	if (attr_mask & IB_QP_DEST_QPN) {
-		if (attr->dest_qp_num & ~KITE_PSN_MASK)
+		if (attr->dest_qp_num & ~KITE_OBJ_MASK)
 			return -EINVAL;
 		cmd->dest_qpn = cpu_to_le32(attr->dest_qp_num);
 		mask |= KITE_QP_ATTR_DEST_QPN;
