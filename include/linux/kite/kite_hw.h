@@ -977,6 +977,8 @@ struct kite_wqe_srq_recv {
 
 #define KITE_MAX_SGE			8
 #define KITE_MAX_INLINE			256
+/* The longest message an RC work request may carry (prm_wqe.rst). */
+#define KITE_MAX_MSG_SZ			BIT_ULL(31)
 
 /* ------------------------------------------------------------------ */
 /* Sizes, checked at compile time                                      */

@@ -104,7 +104,6 @@
 #define KITE_UC_OPCODE          0x20
 
 #define KITE_WQE_CTRL_RSVD      (GENMASK(15, 12) | GENMASK(31, 20))
-#define KITE_RC_MAX_MSG         (1ULL << 31)
 
 /* RNR timer codes (IBA table 45) in microseconds. */
 static const uint32_t kite_rnr_us[32] = {
@@ -527,7 +526,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
             w->total += ldl_le_p(w->wqe + w->data_off + 16 * i);
         }
     }
-    if (w->total > KITE_RC_MAX_MSG) {
+    if (w->total > KITE_MAX_MSG_SZ) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
     }
     return 0;
@@ -1672,7 +1671,7 @@ static void kite_rc_read_req(KiteState *s, uint32_t qpn, KiteQP *qp,
     KiteMR *mr = NULL;
     KiteRcHist *h;
 
-    if (p->len || len > KITE_RC_MAX_MSG) {
+    if (p->len || len > KITE_MAX_MSG_SZ) {
         kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
                            "malformed READ request");
         return;
@@ -1978,7 +1977,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
         rc->wr_key = ldl_be_p(p->ext + 8);
         rc->wr_len = ldl_be_p(p->ext + 12);
         rc->wr_off = 0;
-        if (rc->wr_len > KITE_RC_MAX_MSG) {
+        if (rc->wr_len > KITE_MAX_MSG_SZ) {
             kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
                                "WRITE length");
             return;

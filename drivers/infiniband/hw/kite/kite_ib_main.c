@@ -228,7 +228,7 @@ static int kite_ib_query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = 1;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->ip_gids = true;
-	attr->max_msg_sz = 0x80000000;
+	attr->max_msg_sz = KITE_MAX_MSG_SZ;
 	attr->max_vl_num = 1;
 	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
 				&attr->active_width);
