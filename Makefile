@@ -21,6 +21,8 @@
 #
 #   make           build kite_en.ko and kite_ib.ko for KDIR (default: the
 #                  running kernel); make install; modprobe kite_en
+#   make deb       the kite-dkms package for a host with the NIC
+#                  (scripts/build-deb.sh); prints its path
 #
 # The out-of-tree module build itself is driven by ./Kbuild, through
 # scripts/build-modules.sh, which keeps build products out of this tree
@@ -32,7 +34,7 @@ S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
 	prm upstream qemu rdma-core vmtest vmtest-debug bench bench-control bench-pair \
-	fuzz failinject clean help
+	fuzz failinject deb clean help
 
 all: modules
 
@@ -74,8 +76,11 @@ failinject:
 	@$(S)/setup-host.sh
 	@$(S)/vmtest.sh --lane debug failinject
 
+deb:
+	@$(S)/build-deb.sh | tail -n 1
+
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,26p' Makefile
+	@sed -n '3,30p' Makefile

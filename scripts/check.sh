@@ -399,7 +399,7 @@ VM_JOB_SECONDS=$KITE_CACHE/results/vm-job-seconds
 declare -A VM_JOB_TYPICAL=([debug:rdma]=380 [debug:verbs]=250 [debug:devfuzz]=220
 	[debug:nvme]=160 [lts:loss]=260 [debug:uvfuzz]=120 [debug:bind]=105 [lts:rdma]=95
 	[lts:devfuzz]=70 [lts:pyverbs]=50 [lts:verbs]=30 [lts:demo]=20 [lts:nvme]=20
-	[lts:ethops]=20 [lts:uvfuzz]=20 [lts:bind]=15 [lts:failinject]=0)
+	[lts:ethops]=20 [lts:uvfuzz]=20 [lts:bind]=15 [lts:dkms]=45 [lts:failinject]=0)
 
 # vm_job_seconds JOB: the seconds JOB is expected to take.
 vm_job_seconds() {

@@ -25,6 +25,8 @@ PKGS=(
 	# rdma-core build
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev libdrm-dev
 	python3-dev cython3
+	# the kite-dkms package and its test (scripts/build-deb.sh, VM group dkms)
+	dkms
 )
 
 missing=()

@@ -83,6 +83,10 @@
 #   demo   make demo (scripts/demo.sh) on a pseudo-terminal: the guest's
 #          shell takes a command, Ctrl-C reaches the guest, exit ends the
 #          demo and leaves the terminal sane (scripts/test-demo-pty.py)
+#   dkms   (lts lane, root) the kite-dkms package (scripts/build-deb.sh)
+#          installed on the host, DKMS building the drivers for the guest's
+#          kernel; one Kite VM loads them through the host's module index
+#          and shows kite0; the package removed leaves nothing
 # When sourced by check.sh the results join its TAP file; run alone it
 # writes its own and ends with the "N passed, N failed" line.
 . "$(dirname "$0")/vm.sh"
@@ -401,6 +405,53 @@ group_devfuzz() {
 
 # failinject: one Kite VM; needs a kernel with fault injection (the
 # debug lane; on the lts lane it is skipped).
+# The kite-dkms package (scripts/build-deb.sh) installed on the host, as
+# on a host with the NIC: DKMS builds the drivers against the installed
+# 6.12 headers, a VM (whose root is the host's) loads them through the
+# host's module index and shows kite0; then the package is removed and
+# leaves nothing. Other VMs meanwhile use their own module index
+# (scripts/vm-moddep.sh), which has no DKMS directory.
+group_dkms() {
+	local st=0 rc deb pkg ver kver
+	if [ "$KITE_LANE" != lts ]; then
+		tap_skip "$KITE_VM_TAG dkms: the kite-dkms package" \
+			"DKMS builds for the installed Debian kernel (the lts lane's)"
+		return
+	fi
+	if [ "$(id -u)" != 0 ] || ! command -v dkms >/dev/null; then
+		tap_skip "$KITE_VM_TAG dkms: the kite-dkms package" "needs root and dkms (scripts/setup-host.sh)"
+		return
+	fi
+	kver=$(guest_kver)
+	mkdir -p "$VMLOGS/dkms"
+	rc=0
+	deb=$("$KITE_ROOT/scripts/build-deb.sh" 2>"$VMLOGS/dkms/build-deb.log" | tail -n 1) || rc=$?
+	[ -f "$deb" ] || rc=1
+	pkg=$(basename "$deb")
+	ver=${pkg#kite-dkms_}
+	ver=${ver%_all.deb}
+	tap_result "$rc" "$KITE_VM_TAG dkms: kite-dkms $ver built (scripts/build-deb.sh)"
+	[ "$rc" = 0 ] || return 0
+	rc=0
+	dpkg -i "$deb" >"$VMLOGS/dkms/dpkg-install.log" 2>&1 || rc=$?
+	tap_result "$rc" "$KITE_VM_TAG dkms: dpkg -i kite-dkms (DKMS builds and installs for $kver)"
+	rc=0
+	dkms status -m kite -v "$ver" -k "$kver" 2>&1 | grep -q ': installed$' || rc=1
+	tap_result "$rc" "$KITE_VM_TAG dkms: dkms status: kite/$ver installed for $kver"
+	vm_start dkms "$VMLOGS/dkms" "$KITE_ROOT/scripts/guest/test-dkms.sh" --kite
+	vm_wait dkms "$(vm_timeout)" || st=$?
+	vm_outcome dkms "$st" dkms
+	rc=0
+	dpkg -r kite-dkms >"$VMLOGS/dkms/dpkg-remove.log" 2>&1 || rc=$?
+	tap_result "$rc" "$KITE_VM_TAG dkms: dpkg -r kite-dkms"
+	rc=0
+	if ls /lib/modules/"$kver"/updates/dkms/kite_* >/dev/null 2>&1 ||
+		[ -n "$(dkms status -m kite 2>&1)" ]; then
+		rc=1
+	fi
+	tap_result "$rc" "$KITE_VM_TAG dkms: removed: no Kite module left under updates/dkms, nothing in dkms status"
+}
+
 group_failinject() {
 	# Sweeps of hundreds of probes, each seconds long on the debug kernel.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))
@@ -444,7 +495,7 @@ group_demo() {
 	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
 }
 
-KITE_VM_GROUPS=(bind wire eth link nfs ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo)
+KITE_VM_GROUPS=(bind wire eth link nfs ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo dkms)
 
 vmtest_run() {
 	local g

@@ -303,6 +303,9 @@ make_data() { seq 1 "$2" | head -c "$1"; }
 # (scripts/vm-moddep.sh): depmod -a here reads every module of the tree.
 kite_install_modules() {
 	local m=/lib/modules/$(uname -r)
+	# A kite-dkms package installed on the host (the dkms group) is not
+	# this tree's build: out of this guest's view.
+	rm -f "$m"/updates/dkms/kite_en.ko* "$m"/updates/dkms/kite_ib.ko*
 	mkdir -p "$m/updates/kite"
 	cp "$KITE_EN_KO" "$KITE_IB_KO" "$m/updates/kite/"
 	if [ -f "${KITE_VM_MODDEP:-}/modules.dep.bin" ] &&
