@@ -403,8 +403,6 @@ group_devfuzz() {
 	sed 's/^/# /' "$VMLOGS/devfuzz/devfuzz-figures.txt" 2>/dev/null || true
 }
 
-# failinject: one Kite VM; needs a kernel with fault injection (the
-# debug lane; on the lts lane it is skipped).
 # The kite-dkms package (scripts/build-deb.sh) installed on the host, as
 # on a host with the NIC: DKMS builds the drivers against the installed
 # 6.12 headers, a VM (whose root is the host's) loads them through the
@@ -452,6 +450,8 @@ group_dkms() {
 	tap_result "$rc" "$KITE_VM_TAG dkms: removed: no Kite module left under updates/dkms, nothing in dkms status"
 }
 
+# failinject: one Kite VM; needs a kernel with fault injection (the
+# debug lane; on the lts lane it is skipped).
 group_failinject() {
 	# Sweeps of hundreds of probes, each seconds long on the debug kernel.
 	local KITE_VM_TIMEOUT=$((KITE_VM_TIMEOUT * 3))

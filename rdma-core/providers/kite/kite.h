@@ -138,7 +138,8 @@ struct kite_ring {
 	size_t size;
 	uint32_t log_depth;
 	uint32_t entry_shift;
-	/* The parent domain the ring was made for, and whether its allocator
+	/*
+	 * The parent domain the ring was made for, and whether its allocator
 	 * gave the buffer (then its free takes it back).
 	 */
 	struct kite_pd *pdom;
