@@ -1045,6 +1045,21 @@ static void pd_log_free(struct ibv_pd *pd, void *pd_context, void *ptr,
 	free((void *)((uintptr_t)ptr & ~(uintptr_t)4095));
 }
 
+/* ibv_alloc_parent_domain() with ATTR must fail with errno WANT. */
+static void pdom_refused(struct ibv_context *ctx,
+			 struct ibv_parent_domain_init_attr *attr, int want,
+			 const char *what)
+{
+	struct ibv_pd *pd;
+
+	errno = 0;
+	pd = ibv_alloc_parent_domain(ctx, attr);
+	report(!pd && errno == want, "parent domain: %s refused with %s (%s)",
+	       what, strerror(want), strerror(errno));
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 /*
  * Parent domains through libkite: the allocators provide the rings of the
  * CQs, QPs and SRQs created with the parent domain, with the documented
@@ -1071,7 +1086,7 @@ static void test_parent_domain(struct ibv_context *ctx)
 		.cqe = 16,
 		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
 	};
-	struct ibv_pd *pd, *pdom, *bad;
+	struct ibv_pd *pd, *pdom;
 	struct ibv_cq_ex *cq;
 	struct ibv_srq *srq;
 	struct ibv_qp *qp;
@@ -1083,25 +1098,13 @@ static void test_parent_domain(struct ibv_context *ctx)
 		return;
 	pda.pd = pd;
 	pda.td = (struct ibv_td *)pd;
-	errno = 0;
-	bad = ibv_alloc_parent_domain(ctx, &pda);
-	report(!bad && errno == EOPNOTSUPP,
-	       "parent domain: with a thread domain refused with EOPNOTSUPP (%s)",
-	       strerror(errno));
+	pdom_refused(ctx, &pda, EOPNOTSUPP, "a thread domain");
 	pda.td = NULL;
 	pda.free = NULL;
-	errno = 0;
-	bad = ibv_alloc_parent_domain(ctx, &pda);
-	report(!bad && errno == EINVAL,
-	       "parent domain: allocators without a free refused with EINVAL (%s)",
-	       strerror(errno));
+	pdom_refused(ctx, &pda, EINVAL, "allocators without a free");
 	pda.free = pd_log_free;
 	pda.comp_mask |= 1u << 7;
-	errno = 0;
-	bad = ibv_alloc_parent_domain(ctx, &pda);
-	report(!bad && errno == EINVAL,
-	       "parent domain: an unknown comp_mask bit refused with EINVAL (%s)",
-	       strerror(errno));
+	pdom_refused(ctx, &pda, EINVAL, "an unknown comp_mask bit");
 	pda.comp_mask &= ~(1u << 7);
 
 	pdom = ibv_alloc_parent_domain(ctx, &pda);
@@ -1116,11 +1119,7 @@ static void test_parent_domain(struct ibv_context *ctx)
 	       "parent domain: its protection domain cannot go first (EBUSY: %s)",
 	       strerror(ret));
 	pda.pd = pdom;
-	errno = 0;
-	bad = ibv_alloc_parent_domain(ctx, &pda);
-	report(!bad && errno == EINVAL,
-	       "parent domain: over a parent domain refused with EINVAL (%s)",
-	       strerror(errno));
+	pdom_refused(ctx, &pda, EINVAL, "one over a parent domain");
 
 	/* A CQ with the parent domain, a QP and an SRQ on it. */
 	cqa.parent_domain = pd;
