@@ -14,6 +14,10 @@ set -uo pipefail
 stamp=$(date +%Y%m%d-%H%M%S)
 LOGS=$KITE_CACHE/logs/check-$stamp
 mkdir -p "$LOGS"
+# A run's logs take gigabytes (the VM groups' wire captures): keep the
+# newest KITE_KEEP_LOGS runs' (default 5, this one included).
+ls -1dt "$KITE_CACHE"/logs/check-* 2>/dev/null |
+	tail -n +$((${KITE_KEEP_LOGS:-5} + 1)) | xargs -r rm -rf
 tap_init "$KITE_CACHE/results/check-$stamp.tap"
 ln -sfn "check-$stamp.tap" "$KITE_CACHE/results/latest.tap"
 
