@@ -401,6 +401,20 @@ static int is_recv(const struct ibv_wc *wc)
 	return wc->wr_id >= RECV_ID && wc->wr_id < RECV_ID + RECVS;
 }
 
+/* A receive completed: the peer's SEND with immediate, or an error. */
+static int got_recv(const struct ibv_wc *wc)
+{
+	if (!k.recvs)
+		return wrong("%s: %ld receives posted, one more completed (%ld)",
+			     "receive", 0, wc->status);
+	k.recvs--;
+	if (wc->status != IBV_WC_SUCCESS || !(wc->wc_flags & IBV_WC_WITH_IMM))
+		return wrong("%s: status %ld, flags %#lx", "receive",
+			     wc->status, wc->wc_flags);
+	k.got_imm = be32toh(wc->imm_data);
+	return 0;
+}
+
 /*
  * The next completion of this side's own work: a receive completed on the
  * way (the peer's SEND may overtake this side's last ACK) is noted.
@@ -412,14 +426,8 @@ static int next_send_wc(struct ibv_wc *wc)
 			return 1;
 		if (!is_recv(wc))
 			break;
-		if (!k.recvs)
-			return wrong("%s: %ld receives posted, one more completed (%ld)",
-				     "receive", 0, wc->status);
-		k.recvs--;
-		if (wc->status != IBV_WC_SUCCESS || !(wc->wc_flags & IBV_WC_WITH_IMM))
-			return wrong("%s: status %ld, flags %#lx", "receive",
-				     wc->status, wc->wc_flags);
-		k.got_imm = be32toh(wc->imm_data);
+		if (got_recv(wc))
+			return 1;
 	}
 	if (!k.sends)
 		return wrong("%s: %ld sends posted, one more completed (%ld)",
@@ -479,12 +487,11 @@ static int recv_stream(unsigned int round)
 	while (k.got_imm != round) {
 		if (next_wc(&wc))
 			return 1;
-		if (!is_recv(&wc) || wc.status != IBV_WC_SUCCESS ||
-		    !(wc.wc_flags & IBV_WC_WITH_IMM))
+		if (!is_recv(&wc))
 			return wrong("%s: an unexpected completion, status %ld wr_id %ld",
 				     "recv_stream", wc.status, (long)wc.wr_id);
-		k.recvs--;
-		k.got_imm = be32toh(wc.imm_data);
+		if (got_recv(&wc))
+			return 1;
 	}
 	for (i = 0; i < MSGS; i++)
 		for (w = 0; w < words; w++)
