@@ -23,6 +23,10 @@
 #                  running kernel); make install; modprobe kite_en
 #   make deb       the kite-dkms package for a host with the NIC
 #                  (scripts/build-deb.sh); prints its path
+#   make patches   the upstream submission: a git format-patch series of
+#                  the drivers against the newest kernel source, one patch
+#                  per layer (series/linux/; scripts/make-patches.sh),
+#                  written to out/patches/linux; prints that directory
 #
 # The out-of-tree module build itself is driven by ./Kbuild, through
 # scripts/build-modules.sh, which keeps build products out of this tree
@@ -34,7 +38,7 @@ S := scripts
 
 .PHONY: all modules install demo check setup kunit sparse checkpatch \
 	prm upstream qemu rdma-core vmtest vmtest-debug bench bench-control bench-pair \
-	fuzz failinject deb clean help
+	fuzz failinject deb patches clean help
 
 all: modules
 
@@ -79,8 +83,11 @@ failinject:
 deb:
 	@$(S)/build-deb.sh | tail -n 1
 
+patches:
+	@$(S)/make-patches.sh | tail -n 1
+
 clean:
 	rm -rf $${KITE_CACHE:-$$HOME/.cache/kite}/build/modules-*
 
 help:
-	@sed -n '3,30p' Makefile
+	@sed -n '3,/^$$/p' Makefile

@@ -6,7 +6,7 @@
 #
 # usage: check.sh [STEP...]
 # Steps (default: all, in this order): build sparse checkpatch prm kunit
-# upstream qemu rdma-core vm vm-debug
+# upstream patches qemu rdma-core vm vm-debug
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap.sh"
@@ -168,6 +168,23 @@ step_upstream() {
 	fi
 	[ "$rc" = 0 ] && no_warnings "$LOGS/upstream.log" || rc=1
 	tap_result "$rc" "upstream: drivers build in the newest Debian kernel tree, W=1, no compat, no warnings"
+}
+
+step_patches() {
+	local rc=0 dir=$LOGS/patches/linux
+	run make-patches "$KITE_ROOT/scripts/make-patches.sh" "$dir" || rc=$?
+	if [ "$rc" = 2 ]; then
+		tap_skip "patches: the series against the newest kernel (make patches)" \
+			"linux-source-7.x unavailable"
+		return
+	fi
+	tap_result "$rc" "patches: the series against the newest kernel (make patches) is written"
+	[ "$rc" = 0 ] || return
+	run check-patches "$KITE_ROOT/scripts/check-patches.sh" "$dir"
+	tap_import "$LOGS/check-patches.log" ""
+	# The last check, made once every patch applied.
+	grep -q '^ok - patches: the MAINTAINERS entry covers' "$LOGS/check-patches.log" ||
+		tap_not_ok "patches: every patch applied and checked"
 }
 
 step_qemu() {
@@ -449,7 +466,7 @@ fi
 KVER=$(guest_kver)
 KDIR=/lib/modules/$KVER/build
 
-[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream qemu rdma-core vm vm-debug
+[ $# -gt 0 ] || set -- build sparse checkpatch prm kunit upstream patches qemu rdma-core vm vm-debug
 STEPS="$*"
 case " $* " in *" vm-debug "*) debug_kernel_start ;; esac
 for s in "$@"; do
