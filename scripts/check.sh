@@ -152,6 +152,27 @@ step_prm() {
 	run splats python3 "$KITE_ROOT/scripts/check-splats.py" --selftest
 	tap_import "$LOGS/splats.log" ""
 	grep -q '^1\.\.' "$LOGS/splats.log" || tap_not_ok "check-splats: self-test ran"
+	local m
+	for m in drivers/net/ethernet/kite:drivers/net/ethernet/kite/kite_en.h \
+		drivers/infiniband/hw/kite:drivers/infiniband/hw/kite/kite_ib.h \
+		qemu/hw/net:qemu/hw/net/kite_int.h; do
+		file_map "${m%%:*}" "${m#*:}"
+		tap_result $? "file map: ${m#*:} names every C file of ${m%%:*}"
+	done
+}
+
+# file_map DIR HEADER: true when the first comment of HEADER names every C
+# file of DIR (a "*_test.c" entry names the test files); the others listed.
+file_map() {
+	local map f missing=()
+	map=$(sed -n '1,/\*\//p' "$KITE_ROOT/$2")
+	for f in "$KITE_ROOT/$1"/*.c; do
+		f=$(basename "$f")
+		case $f in *_test.c) grep -q '_\*_test\.c' <<<"$map" && continue ;; esac
+		grep -qF "$f" <<<"$map" || missing+=("$f")
+	done
+	[ ${#missing[@]} = 0 ] || echo "# $2: not in its file map: ${missing[*]}"
+	[ ${#missing[@]} = 0 ]
 }
 
 step_upstream() {

@@ -5,7 +5,11 @@
  * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
  * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
  * and work queues and the doorbell BAR; kite_srq.c shared receive queues;
- * kite_mw.c memory windows; kite_pbl.c page buffer lists.
+ * kite_mw.c memory windows; kite_pbl.c page buffer lists; kite_engine.c
+ * the RDMA data engine (RoCEv2 framing, UD, the receive side); kite_rc.c
+ * the RC and UC transports (requester, responder, retransmission);
+ * kite_mcast.c multicast groups; kite_cntr.c QP counter sets; kite_loss.c
+ * loss, duplication and reordering on demand.
  *
  * Threading: every entry point (MMIO, bottom halves, timers, net backend
  * callbacks, QOM property setters) runs with the BQL held, so the state

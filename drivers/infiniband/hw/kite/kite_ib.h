@@ -10,11 +10,15 @@
  *   kite_ib_hwq.c   queue memory and page buffer lists (kernel and user)
  *   kite_ib_cq.c    CQ verbs, poll_cq, req_notify_cq
  *   kite_ib_qp.c    QP verbs, post_send, post_recv
+ *   kite_ib_wqe.c   WQE builders and MODIFY_QP attribute translation
  *   kite_ib_srq.c   SRQ verbs, post_srq_recv
  *   kite_ib_mr.c    PD, MR, MW and AH verbs
  *   kite_ib_uctx.c  user contexts, doorbell pages, mmap
  *   kite_ib_res.c   hardware counters, restrack driver details
+ *   kite_ib_counter.c QP-bound counters (rdma statistic qp)
  *   kite_ib_mcast.c UD multicast: attach_mcast, detach_mcast
+ *   kite_ib_guard.c bad device data: reporting, QP/CQ isolation, reset
+ *   kite_ib_*_test.c KUnit suites (CONFIG_INFINIBAND_KITE_KUNIT_TEST)
  *
  * Copyright (c) 2026 Kite
  */

@@ -2,6 +2,15 @@
 /*
  * Kite RoCEv2 Ethernet NIC core driver: private definitions.
  *
+ * File map:
+ *   kite_en_main.c    PCI probe/remove, resets, PCI error recovery
+ *   kite_en_hw.c      register decoding, device reset, resource policies
+ *   kite_en_netdev.c  the net_device, descriptor rings, NAPI
+ *   kite_en_ethtool.c ethtool operations
+ *   kite_en_devlink.c devlink instance, info, parameters, health reporter
+ *   kite_en_aux.c     the auxiliary device for the RDMA driver
+ *   kite_en_test.c    KUnit suite (CONFIG_KITE_EN_KUNIT_TEST)
+ *
  * Copyright (c) 2026 Kite
  */
 #ifndef _KITE_EN_H_
