@@ -55,7 +55,6 @@
 #define KITE_DETH_LEN           8
 #define KITE_IMMDT_LEN          4
 #define KITE_ICRC_LEN           4
-#define KITE_GRH_LEN            40
 #define KITE_PKEY_DEFAULT       0xffff
 
 /* BTH opcodes (IBA 9.2): UD SEND only, and with immediate. */
@@ -184,7 +183,7 @@ uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn, uint32_t dqpn)
 
 /*
  * Build a UD SEND packet into @f (KITE_ROCE_MAX_FRAME bytes) with @len
- * bytes of payload (at most 4096). Returns the frame length.
+ * bytes of payload (at most KITE_ROCE_MAX_PAYLOAD). Returns the frame length.
  */
 size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
                        const uint8_t *payload, uint32_t len)
@@ -193,7 +192,7 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     uint32_t pad = -len & 3;
     uint32_t icrc;
 
-    assert(len <= 4096);
+    assert(len <= KITE_ROCE_MAX_PAYLOAD);
     memcpy(f, t->dmac, 6);
     memcpy(f + 6, t->smac, 6);
     off = 12;
@@ -531,7 +530,7 @@ void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
 static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
                              const uint8_t *wqe, uint32_t stride)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.ud_payload;
     struct kite_wqe_ctrl ctrl;
     struct kite_wqe_ud av;
     uint32_t opw, op, nsge, ilen, i, mtu, qkey;
@@ -983,7 +982,7 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
         p->ext = buf + ib + KITE_BTH_LEN;
         p->payload = buf + ib + hdr;
         p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-        if (p->len > 4096) {
+        if (p->len > KITE_ROCE_MAX_PAYLOAD) {
             return "payload larger than the largest MTU";
         }
         return NULL;
@@ -1004,7 +1003,7 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
     }
     p->payload = buf + ib + hdr;
     p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-    if (p->len > 4096) {
+    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
         return "payload larger than the largest MTU";
     }
     return NULL;
@@ -1100,7 +1099,7 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
 void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
                      const KiteRoceRx *p)
 {
-    static uint8_t msg[KITE_GRH_LEN + 4096];
+    uint8_t *msg = s->rdma.ud_msg;
     struct kite_cqe cqe;
     uint32_t synd, qkey;
     uint16_t flags;

@@ -783,7 +783,7 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
 static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  const KiteRcWqe *w)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.rc_payload;
     KiteRcState *rc = &qp->rc;
     KiteRcSwqe *e = kite_rc_swqe(qp, rc->tx);
     uint32_t mtu = e->mtu, k = rc->tx_pkt, len = 0, synd;
@@ -2193,7 +2193,7 @@ void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 /* Send one READ response packet for the READ at the head of the queue. */
 static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.rc_read_payload;
     KiteRcState *rc = &qp->rc;
     KiteRcResp *r = &rc->rsp[rc->rsp_head];
     uint32_t mtu = kite_rc_mtu(s, qp);
