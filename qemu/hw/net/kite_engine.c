@@ -613,9 +613,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (inl) {
         total = ilen;
     } else {
-        for (i = 0; i < nsge; i++) {
-            total += ldl_le_p(wqe + KITE_WQE_UD_DATA_OFF + 16 * i);
-        }
+        total = kite_sge_total(wqe + KITE_WQE_UD_DATA_OFF, nsge);
     }
     if (total > mtu) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
@@ -626,23 +624,22 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         uint32_t done = 0;
 
         for (i = 0; i < nsge; i++) {
-            const uint8_t *sge = wqe + KITE_WQE_UD_DATA_OFF + 16 * i;
-            uint32_t len = ldl_le_p(sge);
-            uint32_t key = ldl_le_p(sge + 4);
-            uint64_t addr = ldq_le_p(sge + 8);
+            KiteSge sge;
             KiteMR *mr;
 
-            if (!len) {
+            kite_sge_decode(wqe + KITE_WQE_UD_DATA_OFF, i, &sge);
+            if (!sge.len) {
                 continue;
             }
-            mr = kite_key_check(s, qp->pdn, key, addr, len, 0);
+            mr = kite_key_check(s, qp->pdn, sge.key, sge.addr, sge.len, 0);
             if (!mr) {
                 return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
             }
-            if (!kite_mr_rw(s, mr, addr, payload + done, len, false)) {
+            if (!kite_mr_rw(s, mr, sge.addr, payload + done, sge.len,
+                            false)) {
                 return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
             }
-            done += len;
+            done += sge.len;
         }
     }
 
@@ -1020,6 +1017,7 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
     KiteWQ *wq = &qp->rq;
     uint32_t stride = 1U << wq->wqe_shift;
     uint8_t wqe[KITE_MAX_WQE_SIZE];
+    struct kite_wqe_recv hdr;
     uint64_t addr;
     uint32_t nsge;
 
@@ -1034,14 +1032,15 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
     if (!kite_dma_rw(s, "RQ WQE", addr, wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
-    nsge = ldl_le_p(wqe);
+    memcpy(&hdr, wqe, sizeof(hdr));
+    nsge = le32_to_cpu(hdr.num_sge);
     if (nsge > KITE_MAX_SGE ||
-        sizeof(struct kite_wqe_recv) +
-        nsge * sizeof(struct kite_wqe_sge) > stride ||
-        ldl_le_p(wqe + 4) || ldl_le_p(wqe + 8) || ldl_le_p(wqe + 12)) {
+        sizeof(hdr) + nsge * sizeof(struct kite_wqe_sge) > stride ||
+        hdr.rsvd[0] || hdr.rsvd[1] || hdr.rsvd[2]) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
-    return kite_recv_scatter_sges(s, qp, wqe + 16, nsge, msg, len, at);
+    return kite_recv_scatter_sges(s, qp, wqe + sizeof(hdr), nsge, msg, len,
+                                  at);
 }
 
 /* Scatter @msg at byte @at of the @nsge data segments @sges. */
@@ -1050,27 +1049,23 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
                                 uint32_t len, uint64_t at)
 {
     uint32_t i, done = 0;
-    uint64_t room = 0;
 
-    for (i = 0; i < nsge; i++) {
-        room += ldl_le_p(sges + 16 * i);
-    }
-    if (room < at + len) {
+    if (kite_sge_total(sges, nsge) < at + len) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
     }
     for (i = 0; i < nsge && done < len; i++) {
-        const uint8_t *sge = sges + 16 * i;
-        uint32_t sl = ldl_le_p(sge);
-        uint64_t a = ldq_le_p(sge + 8);
+        KiteSge sge;
+        uint64_t a;
         uint32_t n;
         KiteMR *mr;
 
-        if (at >= sl) {
-            at -= sl;
+        kite_sge_decode(sges, i, &sge);
+        if (at >= sge.len) {
+            at -= sge.len;
             continue;
         }
-        a += at;
-        n = MIN(sl - at, len - done);
+        a = sge.addr + at;
+        n = MIN(sge.len - at, len - done);
         at = 0;
 
         if (!n) {
@@ -1078,7 +1073,7 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
         }
         /* SRQ WQEs are checked against the SRQ's PD. */
         mr = kite_key_check(s, qp->srqn ? s->rdma.srq[qp->srqn].pdn :
-                                          qp->pdn, ldl_le_p(sge + 4), a, n,
+                                          qp->pdn, sge.key, a, n,
                             KITE_ACCESS_LOCAL_WRITE);
         if (!mr) {
             return kite_synd(KITE_SYND_LOCAL_ACCESS, KITE_VSYND_KEY);

@@ -162,7 +162,8 @@ typedef struct KiteRwqe {
     bool held;
     uint16_t tag;               /* the CQE's wqe_idx */
     uint32_t nsge;
-    uint8_t sge[KITE_MAX_SGE * 16];     /* struct kite_wqe_sge[] */
+    /* struct kite_wqe_sge[], read with kite_sge_decode() */
+    uint8_t sge[KITE_MAX_SGE * sizeof(struct kite_wqe_sge)];
 } KiteRwqe;
 
 typedef struct KiteSRQ {
@@ -743,6 +744,39 @@ static inline bool kite_wqe_op_local(uint8_t op)
     return op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR ||
            op == KITE_WQE_OP_BIND_MW;
 }
+
+/* A data segment of a WQE (struct kite_wqe_sge), decoded. */
+typedef struct KiteSge {
+    uint32_t len;
+    uint32_t key;
+    uint64_t addr;
+} KiteSge;
+
+/* Decode data segment @i of the array @sges (struct kite_wqe_sge[]). */
+static inline void kite_sge_decode(const uint8_t *sges, unsigned i,
+                                   KiteSge *out)
+{
+    const uint8_t *sge = sges + i * sizeof(struct kite_wqe_sge);
+
+    out->len = ldl_le_p(sge + offsetof(struct kite_wqe_sge, length));
+    out->key = ldl_le_p(sge + offsetof(struct kite_wqe_sge, lkey));
+    out->addr = ldq_le_p(sge + offsetof(struct kite_wqe_sge, addr));
+}
+
+/* The sum of the lengths of the @nsge data segments @sges. */
+static inline uint64_t kite_sge_total(const uint8_t *sges, unsigned nsge)
+{
+    uint64_t total = 0;
+    KiteSge sge;
+    unsigned i;
+
+    for (i = 0; i < nsge; i++) {
+        kite_sge_decode(sges, i, &sge);
+        total += sge.len;
+    }
+    return total;
+}
+
 bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
                 uint64_t len, bool write);
 uint32_t kite_synd(uint8_t synd, uint8_t vendor);

@@ -442,7 +442,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
                               KiteRcWqe *w)
 {
     KiteWQ *wq = &qp->sq;
-    uint32_t stride = 1U << wq->wqe_shift, i;
+    uint32_t stride = 1U << wq->wqe_shift;
     uint64_t addr = kite_pbl_entry(&wq->pbl, pos, wq->log_depth,
                                    wq->wqe_shift);
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
@@ -504,10 +504,16 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
         }
     }
     if (w->data_off == 48) {
+        KiteSge sge;
+
         w->swap = ldq_le_p(w->wqe + 32);
         w->cmp = ldq_le_p(w->wqe + 40);
-        if (w->inl || w->nsge != 1 || w->data_off + 16 > stride ||
-            ldl_le_p(w->wqe + 48) != 8 || (w->va & 7)) {
+        if (w->inl || w->nsge != 1 ||
+            w->data_off + sizeof(struct kite_wqe_sge) > stride) {
+            return bad;
+        }
+        kite_sge_decode(w->wqe + w->data_off, 0, &sge);
+        if (sge.len != 8 || (w->va & 7)) {
             return bad;
         }
     }
@@ -519,12 +525,10 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
         w->total = w->ilen;
     } else {
         if (w->ilen || w->nsge > KITE_MAX_SGE ||
-            w->data_off + 16 * w->nsge > stride) {
+            w->data_off + w->nsge * sizeof(struct kite_wqe_sge) > stride) {
             return bad;
         }
-        for (i = 0; i < w->nsge; i++) {
-            w->total += ldl_le_p(w->wqe + w->data_off + 16 * i);
-        }
+        w->total = kite_sge_total(w->wqe + w->data_off, w->nsge);
     }
     if (w->total > KITE_MAX_MSG_SZ) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
@@ -547,22 +551,22 @@ static uint32_t kite_rc_sge_rw(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
         return 0;
     }
     for (i = 0; i < w->nsge && done < len; i++) {
-        const uint8_t *sge = w->wqe + w->data_off + 16 * i;
-        uint32_t sl = ldl_le_p(sge), n;
-        uint64_t a = ldq_le_p(sge + 8);
+        KiteSge sge;
+        uint32_t n;
         KiteMR *mr;
 
-        if (off >= sl) {
-            off -= sl;
+        kite_sge_decode(w->wqe + w->data_off, i, &sge);
+        if (off >= sge.len) {
+            off -= sge.len;
             continue;
         }
-        n = MIN(sl - off, len - done);
-        mr = kite_key_check(s, qp->pdn, ldl_le_p(sge + 4), a + off, n,
+        n = MIN(sge.len - off, len - done);
+        mr = kite_key_check(s, qp->pdn, sge.key, sge.addr + off, n,
                             write ? KITE_ACCESS_LOCAL_WRITE : 0);
         if (!mr) {
             return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
         }
-        if (!kite_mr_rw(s, mr, a + off, buf + done, n, write)) {
+        if (!kite_mr_rw(s, mr, sge.addr + off, buf + done, n, write)) {
             return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
         }
         done += n;
