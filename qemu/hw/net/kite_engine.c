@@ -696,7 +696,7 @@ void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
 
     ok = kite_dma_rw(s, "SQ WQE", addr, wqe, stride, false);
     if (ok) {
-        opw = ldl_le_p(wqe);
+        opw = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, opcode));
         wqe_op = FIELD_GET(KITE_WQE_OPCODE, opw);
         wqe_idx = lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
         trace_kite_sq_wqe(qpn, wqe_idx, wqe_op, opw);

@@ -105,6 +105,22 @@
 
 #define KITE_WQE_CTRL_RSVD      (GENMASK(15, 12) | GENMASK(31, 20))
 
+/* Send WQE layout: the segments after the control segment (kite_hw.h). */
+#define KITE_WQE_CTRL_OFF(f)    offsetof(struct kite_wqe_ctrl, f)
+#define KITE_WQE_RADDR_OFF(f)   (sizeof(struct kite_wqe_ctrl) + \
+                                 offsetof(struct kite_wqe_raddr, f))
+#define KITE_WQE_ATOMIC_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
+                                 sizeof(struct kite_wqe_raddr) + \
+                                 offsetof(struct kite_wqe_atomic, f))
+#define KITE_WQE_REG_MR_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
+                                 offsetof(struct kite_wqe_reg_mr, f))
+/* Where the data segments start: sends, RDMA, atomics. */
+#define KITE_WQE_SEND_DATA_OFF  sizeof(struct kite_wqe_ctrl)
+#define KITE_WQE_RDMA_DATA_OFF  (KITE_WQE_SEND_DATA_OFF + \
+                                 sizeof(struct kite_wqe_raddr))
+#define KITE_WQE_ATOMIC_DATA_OFF (KITE_WQE_RDMA_DATA_OFF + \
+                                  sizeof(struct kite_wqe_atomic))
+
 /* RNR timer codes (IBA table 45) in microseconds. */
 static const uint32_t kite_rnr_us[32] = {
     655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -327,7 +343,8 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     const uint32_t prot = kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
-    uint32_t opw = ldl_le_p(wqe), key, access, npages, shift, i;
+    uint32_t opw = ldl_le_p(wqe + KITE_WQE_CTRL_OFF(opcode));
+    uint32_t key, access, npages, shift, i;
     uint32_t pdn = qp->pdn;
     uint64_t iova, length, pbl, *ptes;
     KiteMR *mr;
@@ -340,11 +357,11 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_mw_bind(s, qpn, qp, wqe, stride);
     }
     if (FIELD_GET(KITE_WQE_NUM_SGE, opw) || (opw & KITE_WQE_F_INLINE) ||
-        lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, inline_len))) {
+        lduw_le_p(wqe + KITE_WQE_CTRL_OFF(inline_len))) {
         return bad;
     }
     if (FIELD_GET(KITE_WQE_OPCODE, opw) == KITE_WQE_OP_LOCAL_INV) {
-        key = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, inv_key));
+        key = ldl_le_p(wqe + KITE_WQE_CTRL_OFF(inv_key));
         mr = kite_mw_lookup(s, key);
         if (mr) {
             /* A type 2 window of this QP. */
@@ -361,16 +378,17 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     /* REG_MR */
-    if (16 + sizeof(struct kite_wqe_reg_mr) > stride || ldl_le_p(wqe + 4)) {
+    if (sizeof(struct kite_wqe_ctrl) + sizeof(struct kite_wqe_reg_mr) >
+        stride || ldl_le_p(wqe + KITE_WQE_CTRL_OFF(inv_key))) {
         return bad;
     }
-    iova = ldq_le_p(wqe + 16);
-    length = ldq_le_p(wqe + 24);
-    key = ldl_le_p(wqe + 32);
-    access = ldl_le_p(wqe + 36);
-    pbl = ldq_le_p(wqe + 40);
-    npages = ldl_le_p(wqe + 48);
-    shift = ldl_le_p(wqe + 52);
+    iova = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(iova));
+    length = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(length));
+    key = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(key));
+    access = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(access));
+    pbl = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(pbl_addr));
+    npages = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(npages));
+    shift = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(page_shift));
     mr = kite_fast_mr(s, pdn, key);
     if (!mr || mr->state != KITE_MR_STATE_INVALID) {
         return prot;
@@ -452,32 +470,33 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     if (!kite_dma_rw(s, "SQ WQE", addr, w->wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
-    w->opw = ldl_le_p(w->wqe);
+    w->opw = ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(opcode));
     w->op = FIELD_GET(KITE_WQE_OPCODE, w->opw);
-    w->idx = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
+    w->idx = lduw_le_p(w->wqe + KITE_WQE_CTRL_OFF(wqe_idx));
     trace_kite_sq_wqe(qp - s->rdma.qp, w->idx, w->op, w->opw);
     w->nsge = FIELD_GET(KITE_WQE_NUM_SGE, w->opw);
     w->inl = w->opw & KITE_WQE_F_INLINE;
-    w->ilen = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, inline_len));
+    w->ilen = lduw_le_p(w->wqe + KITE_WQE_CTRL_OFF(inline_len));
     w->total = 0;
     w->va = w->rkey = w->swap = w->cmp = 0;
-    if ((w->opw & KITE_WQE_CTRL_RSVD) || ldl_le_p(w->wqe + 12)) {
+    if ((w->opw & KITE_WQE_CTRL_RSVD) ||
+        ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(rsvd))) {
         return bad;
     }
     switch (w->op) {
     case KITE_WQE_OP_SEND:
     case KITE_WQE_OP_SEND_IMM:
     case KITE_WQE_OP_SEND_INV:
-        w->data_off = 16;
+        w->data_off = KITE_WQE_SEND_DATA_OFF;
         break;
     case KITE_WQE_OP_RDMA_WRITE:
     case KITE_WQE_OP_RDMA_WRITE_IMM:
     case KITE_WQE_OP_RDMA_READ:
-        w->data_off = 32;
+        w->data_off = KITE_WQE_RDMA_DATA_OFF;
         break;
     case KITE_WQE_OP_ATOMIC_CS:
     case KITE_WQE_OP_ATOMIC_FA:
-        w->data_off = 48;
+        w->data_off = KITE_WQE_ATOMIC_DATA_OFF;
         break;
     case KITE_WQE_OP_LOCAL_INV:
     case KITE_WQE_OP_REG_MR:
@@ -489,25 +508,26 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     }
     /* UC: SEND (with immediate) and RDMA WRITE (with immediate) only. */
     if (qp->type == KITE_QPT_UC &&
-        (w->op == KITE_WQE_OP_SEND_INV || w->data_off == 48 ||
+        (w->op == KITE_WQE_OP_SEND_INV ||
+         w->data_off == KITE_WQE_ATOMIC_DATA_OFF ||
          w->op == KITE_WQE_OP_RDMA_READ)) {
         return bad;
     }
     if (w->data_off > stride) {
         return bad;
     }
-    if (w->data_off >= 32) {
-        w->va = ldq_le_p(w->wqe + 16);
-        w->rkey = ldl_le_p(w->wqe + 24);
-        if (ldl_le_p(w->wqe + 28)) {
+    if (w->data_off >= KITE_WQE_RDMA_DATA_OFF) {
+        w->va = ldq_le_p(w->wqe + KITE_WQE_RADDR_OFF(remote_addr));
+        w->rkey = ldl_le_p(w->wqe + KITE_WQE_RADDR_OFF(rkey));
+        if (ldl_le_p(w->wqe + KITE_WQE_RADDR_OFF(rsvd))) {
             return bad;
         }
     }
-    if (w->data_off == 48) {
+    if (w->data_off == KITE_WQE_ATOMIC_DATA_OFF) {
         KiteSge sge;
 
-        w->swap = ldq_le_p(w->wqe + 32);
-        w->cmp = ldq_le_p(w->wqe + 40);
+        w->swap = ldq_le_p(w->wqe + KITE_WQE_ATOMIC_OFF(swap_add));
+        w->cmp = ldq_le_p(w->wqe + KITE_WQE_ATOMIC_OFF(compare));
         if (w->inl || w->nsge != 1 ||
             w->data_off + sizeof(struct kite_wqe_sge) > stride) {
             return bad;
@@ -802,7 +822,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
     }
     t.psn = (e->first_psn + k) & KITE_PSN_MASK;
-    memcpy(t.imm, w->wqe + offsetof(struct kite_wqe_ctrl, imm_data), 4);
+    memcpy(t.imm, w->wqe + KITE_WQE_CTRL_OFF(imm_data), 4);
 
     switch (w->op) {
     case KITE_WQE_OP_SEND:
@@ -841,7 +861,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
         if (last && w->op == KITE_WQE_OP_SEND_INV) {
             t.opcode = first ? RC_SEND_ONLY_INV : RC_SEND_LAST_INV;
-            stl_be_p(t.ext, ldl_le_p(w->wqe + 4));
+            stl_be_p(t.ext, ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(inv_key)));
             t.ext_len = 4;
         }
         t.solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
