@@ -524,6 +524,110 @@ void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
 }
 
 /*
+ * Check the address vector @av of a UD/GSI SEND and look up its source
+ * GID into @gid. Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_ud_av_check(KiteState *s, const struct kite_wqe_ud *av,
+                                 KiteGid *gid)
+{
+    if ((le32_to_cpu(av->remote_qpn) & ~KITE_OBJ_MASK) || av->rsvd[0] ||
+        av->rsvd[1] || (le32_to_cpu(av->flow_label) & ~KITE_FLOW_LABEL) ||
+        (!(le16_to_cpu(av->vlan) & KITE_VLAN_VALID) && av->vlan) ||
+        !kite_gid_get(s, av->sgid_index, gid) || av->net_type != gid->type) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+    }
+    if (av->net_type == KITE_NET_ROCE_V2_IPV4) {
+        static const uint8_t v4mapped[12] = {
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+        };
+
+        if (memcmp(av->dgid, v4mapped, 12)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    /*
+     * Multicast (kite_mcast.c): a multicast GID of the address family of
+     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
+     * none of them.
+     */
+    if (kite_gid_is_mcast(av->dgid) ||
+        le32_to_cpu(av->remote_qpn) == KITE_MCAST_QPN) {
+        uint8_t mac[6];
+
+        if (!kite_gid_is_mcast(av->dgid) ||
+            le32_to_cpu(av->remote_qpn) != KITE_MCAST_QPN ||
+            kite_gid_is_v4mapped(av->dgid) !=
+            (av->net_type == KITE_NET_ROCE_V2_IPV4)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+        kite_mcast_mac(av->dgid, mac);
+        if (memcmp(av->dmac, mac, sizeof(mac))) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    return 0;
+}
+
+/*
+ * Gather the message of a UD/GSI SEND into @payload: @ilen bytes of
+ * inline data (@inl) or the @nsge data segments at @data, at most one
+ * path MTU; its length into @total. Length, then the keys, then the data.
+ * Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_ud_gather(KiteState *s, KiteQP *qp, const uint8_t *data,
+                               bool inl, uint32_t ilen, uint32_t nsge,
+                               uint8_t *payload, uint64_t *total)
+{
+    uint32_t mtu = 128U << kite_active_mtu(s), done = 0, i;
+
+    *total = inl ? ilen : kite_sge_total(data, nsge);
+    if (*total > mtu) {
+        return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
+    }
+    if (inl) {
+        memcpy(payload, data, ilen);
+        return 0;
+    }
+    for (i = 0; i < nsge; i++) {
+        KiteSge sge;
+        KiteMR *mr;
+
+        kite_sge_decode(data, i, &sge);
+        if (!sge.len) {
+            continue;
+        }
+        mr = kite_key_check(s, qp->pdn, sge.key, sge.addr, sge.len, 0);
+        if (!mr) {
+            return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
+        }
+        if (!kite_mr_rw(s, mr, sge.addr, payload + done, sge.len, false)) {
+            return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
+        }
+        done += sge.len;
+    }
+    return 0;
+}
+
+/* The addressing of a UD packet from QP @qpn to the address vector @av. */
+static void kite_ud_tx_addr(KiteRoceTx *t, uint32_t qpn,
+                            const struct kite_wqe_ud *av, const KiteGid *gid)
+{
+    memcpy(t->dmac, av->dmac, 6);
+    memcpy(t->smac, gid->mac, 6);
+    t->vlan = (le16_to_cpu(av->vlan) & KITE_VLAN_VALID) ?
+              le16_to_cpu(av->vlan) : gid->vlan;
+    t->ipv6 = av->net_type == KITE_NET_ROCE_V2_IPV6;
+    memcpy(t->sgid, gid->gid, 16);
+    memcpy(t->dgid, av->dgid, 16);
+    t->hop_limit = av->hop_limit;
+    t->tclass = av->traffic_class;
+    t->flow_label = le32_to_cpu(av->flow_label);
+    t->sqpn = qpn;
+    t->dqpn = le32_to_cpu(av->remote_qpn);
+    t->sport = kite_roce_sport(t->flow_label, t->sqpn, t->dqpn);
+}
+
+/*
  * Execute the UD/GSI SEND in @wqe (one stride). Returns 0 or a CQE
  * syndrome (with vendor detail).
  */
@@ -533,8 +637,8 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     uint8_t *payload = s->rdma.ud_payload;
     struct kite_wqe_ctrl ctrl;
     struct kite_wqe_ud av;
-    uint32_t opw, op, nsge, ilen, i, mtu, qkey;
-    uint64_t total = 0;
+    uint32_t opw, op, nsge, ilen, qkey, synd;
+    uint64_t total;
     KiteRoceTx t;
     KiteGid gid;
     bool inl;
@@ -570,77 +674,15 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
 
-    /* The address vector. */
     memcpy(&av, wqe + KITE_WQE_UD_OFF, sizeof(av));
-    if ((le32_to_cpu(av.remote_qpn) & ~KITE_OBJ_MASK) || av.rsvd[0] ||
-        av.rsvd[1] || (le32_to_cpu(av.flow_label) & ~KITE_FLOW_LABEL) ||
-        (!(le16_to_cpu(av.vlan) & KITE_VLAN_VALID) && av.vlan) ||
-        !kite_gid_get(s, av.sgid_index, &gid) || av.net_type != gid.type) {
-        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+    synd = kite_ud_av_check(s, &av, &gid);
+    if (synd) {
+        return synd;
     }
-    if (av.net_type == KITE_NET_ROCE_V2_IPV4) {
-        static const uint8_t v4mapped[12] = {
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-        };
-
-        if (memcmp(av.dgid, v4mapped, 12)) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-    }
-    /*
-     * Multicast (kite_mcast.c): a multicast GID of the address family of
-     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
-     * none of them.
-     */
-    if (kite_gid_is_mcast(av.dgid) ||
-        le32_to_cpu(av.remote_qpn) == KITE_MCAST_QPN) {
-        uint8_t mac[6];
-
-        if (!kite_gid_is_mcast(av.dgid) ||
-            le32_to_cpu(av.remote_qpn) != KITE_MCAST_QPN ||
-            kite_gid_is_v4mapped(av.dgid) !=
-            (av.net_type == KITE_NET_ROCE_V2_IPV4)) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-        kite_mcast_mac(av.dgid, mac);
-        if (memcmp(av.dmac, mac, sizeof(mac))) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-    }
-
-    /* Length, then the keys, then the data. */
-    mtu = 128U << kite_active_mtu(s);
-    if (inl) {
-        total = ilen;
-    } else {
-        total = kite_sge_total(wqe + KITE_WQE_UD_DATA_OFF, nsge);
-    }
-    if (total > mtu) {
-        return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
-    }
-    if (inl) {
-        memcpy(payload, wqe + KITE_WQE_UD_DATA_OFF, ilen);
-    } else {
-        uint32_t done = 0;
-
-        for (i = 0; i < nsge; i++) {
-            KiteSge sge;
-            KiteMR *mr;
-
-            kite_sge_decode(wqe + KITE_WQE_UD_DATA_OFF, i, &sge);
-            if (!sge.len) {
-                continue;
-            }
-            mr = kite_key_check(s, qp->pdn, sge.key, sge.addr, sge.len, 0);
-            if (!mr) {
-                return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
-            }
-            if (!kite_mr_rw(s, mr, sge.addr, payload + done, sge.len,
-                            false)) {
-                return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
-            }
-            done += sge.len;
-        }
+    synd = kite_ud_gather(s, qp, wqe + KITE_WQE_UD_DATA_OFF, inl, ilen, nsge,
+                          payload, &total);
+    if (synd) {
+        return synd;
     }
 
     /* Q_Key: bit 31 set means the QP's own (GSI: the well-known one). */
@@ -651,19 +693,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     memset(&t, 0, sizeof(t));
-    memcpy(t.dmac, av.dmac, 6);
-    memcpy(t.smac, gid.mac, 6);
-    t.vlan = (le16_to_cpu(av.vlan) & KITE_VLAN_VALID) ? le16_to_cpu(av.vlan) :
-                                                        gid.vlan;
-    t.ipv6 = av.net_type == KITE_NET_ROCE_V2_IPV6;
-    memcpy(t.sgid, gid.gid, 16);
-    memcpy(t.dgid, av.dgid, 16);
-    t.hop_limit = av.hop_limit;
-    t.tclass = av.traffic_class;
-    t.flow_label = le32_to_cpu(av.flow_label);
-    t.sqpn = qpn;
-    t.dqpn = le32_to_cpu(av.remote_qpn);
-    t.sport = kite_roce_sport(t.flow_label, t.sqpn, t.dqpn);
+    kite_ud_tx_addr(&t, qpn, &av, &gid);
     t.opcode = op == KITE_WQE_OP_SEND_IMM ? KITE_BTH_UD_SEND_ONLY_IMM :
                                             KITE_BTH_UD_SEND_ONLY;
     t.solicited = opw & KITE_WQE_F_SOLICITED;
@@ -863,29 +893,15 @@ void kite_rx_drop(KiteState *s, const char *why)
     kite_guest_error(s, "RoCEv2 packet dropped: %s", why);
 }
 
-/* Parse and check a frame; NULL, or the reason it is dropped. */
-const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
+/*
+ * Parse the IPv4 or IPv6 header (Ethertype @et) at @off of the frame
+ * @buf: its length into @iplen, the UDP length it gives into @l4len.
+ * Returns NULL, or why the frame is dropped.
+ */
+static const char *kite_roce_parse_ip(const uint8_t *buf, size_t len,
+                                      size_t off, uint16_t et, KiteRoceRx *p,
+                                      size_t *iplen, size_t *l4len)
 {
-    size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen, hdr;
-    uint16_t et;
-    uint8_t flags, pad;
-
-    memset(p, 0, sizeof(*p));
-    if (len < KITE_ETH_HLEN) {
-        return "short frame";
-    }
-    p->smac = buf + 6;
-    et = lduw_be_p(buf + 12);
-    if (et == KITE_ETHERTYPE_VLAN) {
-        if (len < KITE_ETH_HLEN + KITE_VLAN_HLEN) {
-            return "short frame";
-        }
-        p->vlan = true;
-        p->tci = lduw_be_p(buf + 14);
-        et = lduw_be_p(buf + 16);
-        off += KITE_VLAN_HLEN;
-    }
-    p->l3 = buf + off;
     if (et == KITE_ETHERTYPE_IPV4) {
         uint16_t tot;
 
@@ -905,8 +921,8 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
         if (kite_csum_fold(kite_csum_add(0, buf + off, KITE_IPV4_HLEN))) {
             return "bad IPv4 header checksum";
         }
-        iplen = KITE_IPV4_HLEN;
-        l4len = tot - KITE_IPV4_HLEN;
+        *iplen = KITE_IPV4_HLEN;
+        *l4len = tot - KITE_IPV4_HLEN;
     } else if (et == KITE_ETHERTYPE_IPV6) {
         if (len < off + KITE_IPV6_HLEN || (buf[off] >> 4) != 6) {
             return "bad IPv6 header";
@@ -915,13 +931,117 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
             return "not UDP (IPv6 extension headers are not supported)";
         }
         p->ipv6 = true;
-        iplen = KITE_IPV6_HLEN;
-        l4len = lduw_be_p(buf + off + 4);
-        if (off + iplen + l4len > len) {
+        *iplen = KITE_IPV6_HLEN;
+        *l4len = lduw_be_p(buf + off + 4);
+        if (off + *iplen + *l4len > len) {
             return "bad IPv6 payload length";
         }
     } else {
         return "not IP";
+    }
+    return NULL;
+}
+
+/*
+ * Parse the headers after the BTH of the RC or UC packet @ib (@iblen
+ * bytes with the ICRC, @pad bytes of padding). Returns NULL, or why the
+ * packet is dropped.
+ */
+static const char *kite_roce_parse_rc(const uint8_t *ib, size_t iblen,
+                                      uint8_t pad, KiteRoceRx *p)
+{
+    size_t hdr;
+    int ext;
+
+    /*
+     * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
+     * opcodes + 0x20): UC is parsed as its RC equivalent.
+     */
+    if (p->opcode >= 0x20) {
+        if (p->opcode > KITE_BTH_UC_LAST) {
+            return "UC BTH opcode not supported";
+        }
+        p->uc = true;
+        p->opcode -= 0x20;
+        p->ackreq = false;          /* ignored on UC (IBA 9.2) */
+    }
+    ext = kite_rc_ext_len(p->opcode);
+    if (ext < 0) {
+        return "RC BTH opcode not supported";
+    }
+    p->rc = true;
+    hdr = KITE_BTH_LEN + ext;
+    if (iblen < hdr + pad + KITE_ICRC_LEN) {
+        return "short RC packet";
+    }
+    p->ext = ib + KITE_BTH_LEN;
+    p->payload = ib + hdr;
+    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
+        return "payload larger than the largest MTU";
+    }
+    return NULL;
+}
+
+/*
+ * Parse the headers after the BTH of the UD packet @ib (@iblen bytes
+ * with the ICRC, @pad bytes of padding). Returns NULL, or why the packet
+ * is dropped.
+ */
+static const char *kite_roce_parse_ud(const uint8_t *ib, size_t iblen,
+                                      uint8_t pad, KiteRoceRx *p)
+{
+    size_t hdr;
+
+    if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
+        p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
+        return "BTH opcode not supported (UD SEND only)";
+    }
+    p->has_imm = p->opcode == KITE_BTH_UD_SEND_ONLY_IMM;
+    hdr = KITE_BTH_LEN + KITE_DETH_LEN + (p->has_imm ? KITE_IMMDT_LEN : 0);
+    if (iblen < hdr + pad + KITE_ICRC_LEN) {
+        return "short UD packet";
+    }
+    p->qkey = ldl_be_p(ib + KITE_BTH_LEN);
+    p->sqpn = ldl_be_p(ib + KITE_BTH_LEN + 4) & KITE_OBJ_MASK;
+    if (p->has_imm) {
+        memcpy(&p->imm, ib + KITE_BTH_LEN + KITE_DETH_LEN, 4);
+    }
+    p->payload = ib + hdr;
+    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
+        return "payload larger than the largest MTU";
+    }
+    return NULL;
+}
+
+/* Parse and check a frame; NULL, or the reason it is dropped. */
+const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
+{
+    size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen;
+    const char *why;
+    uint16_t et;
+    uint8_t flags, pad;
+
+    memset(p, 0, sizeof(*p));
+    if (len < KITE_ETH_HLEN) {
+        return "short frame";
+    }
+    p->smac = buf + 6;
+    et = lduw_be_p(buf + 12);
+    if (et == KITE_ETHERTYPE_VLAN) {
+        if (len < KITE_ETH_HLEN + KITE_VLAN_HLEN) {
+            return "short frame";
+        }
+        p->vlan = true;
+        p->tci = lduw_be_p(buf + 14);
+        et = lduw_be_p(buf + 16);
+        off += KITE_VLAN_HLEN;
+    }
+    p->l3 = buf + off;
+    why = kite_roce_parse_ip(buf, len, off, et, p, &iplen, &l4len);
+    if (why) {
+        return why;
     }
 
     off += iplen;
@@ -953,57 +1073,9 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
     p->psn = ldl_be_p(buf + ib + 8) & KITE_PSN_MASK;
     p->ackreq = buf[ib + 8] & 0x80;
     if (p->opcode < 0x40) {
-        /*
-         * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
-         * opcodes + 0x20): UC is parsed as its RC equivalent.
-         */
-        int ext;
-
-        if (p->opcode >= 0x20) {
-            if (p->opcode > KITE_BTH_UC_LAST) {
-                return "UC BTH opcode not supported";
-            }
-            p->uc = true;
-            p->opcode -= 0x20;
-            p->ackreq = false;          /* ignored on UC (IBA 9.2) */
-        }
-        ext = kite_rc_ext_len(p->opcode);
-        if (ext < 0) {
-            return "RC BTH opcode not supported";
-        }
-        p->rc = true;
-        hdr = KITE_BTH_LEN + ext;
-        if (iblen < hdr + pad + KITE_ICRC_LEN) {
-            return "short RC packet";
-        }
-        p->ext = buf + ib + KITE_BTH_LEN;
-        p->payload = buf + ib + hdr;
-        p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-        if (p->len > KITE_ROCE_MAX_PAYLOAD) {
-            return "payload larger than the largest MTU";
-        }
-        return NULL;
+        return kite_roce_parse_rc(buf + ib, iblen, pad, p);
     }
-    if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
-        p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
-        return "BTH opcode not supported (UD SEND only)";
-    }
-    p->has_imm = p->opcode == KITE_BTH_UD_SEND_ONLY_IMM;
-    hdr = KITE_BTH_LEN + KITE_DETH_LEN + (p->has_imm ? KITE_IMMDT_LEN : 0);
-    if (iblen < hdr + pad + KITE_ICRC_LEN) {
-        return "short UD packet";
-    }
-    p->qkey = ldl_be_p(buf + ib + KITE_BTH_LEN);
-    p->sqpn = ldl_be_p(buf + ib + KITE_BTH_LEN + 4) & KITE_OBJ_MASK;
-    if (p->has_imm) {
-        memcpy(&p->imm, buf + ib + KITE_BTH_LEN + KITE_DETH_LEN, 4);
-    }
-    p->payload = buf + ib + hdr;
-    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
-        return "payload larger than the largest MTU";
-    }
-    return NULL;
+    return kite_roce_parse_ud(buf + ib, iblen, pad, p);
 }
 
 /*
