@@ -1156,158 +1156,148 @@ static void kite_rc_stale(KiteState *s)
     s->rc_counts.stale++;
 }
 
-/* An acknowledgement or response for the requester of @qp. */
-static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
-                                const KiteRoceRx *p)
+/*
+ * The outstanding WQE the response @p is for: its index into @i, the
+ * PSN's offset in it into @off. NULL, with the packet dropped, when the
+ * QP has no request outstanding that the response can answer.
+ */
+static KiteRcSwqe *kite_rc_req_locate(KiteState *s, KiteQP *qp,
+                                      const KiteRoceRx *p, uint32_t *i,
+                                      uint32_t *off)
 {
     KiteRcState *rc = &qp->rc;
-    uint32_t off = 0, aeth = 0, synd, i;
-    uint64_t total;
-    uint8_t code;
     KiteRcSwqe *e = NULL;
-    KiteRcWqe *w;
-    bool last;
 
     if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD) {
         kite_rx_drop(s, "RC response without a request outstanding");
-        return;
+        return NULL;
     }
     if (!rc->nout) {
         kite_rc_stale(s);               /* late: everything completed */
-        return;
+        return NULL;
     }
     /* The outstanding WQE the PSN belongs to. */
-    for (i = 0; i < rc->nout; i++) {
-        e = kite_rc_swqe(qp, i);
-        off = (p->psn - e->first_psn) & KITE_PSN_MASK;
-        if (off < e->npsn) {
+    for (*i = 0; *i < rc->nout; (*i)++) {
+        e = kite_rc_swqe(qp, *i);
+        *off = (p->psn - e->first_psn) & KITE_PSN_MASK;
+        if (*off < e->npsn) {
             break;
         }
     }
-    if (i == rc->nout) {
+    if (*i == rc->nout) {
         if (kite_psn_diff(p->psn, kite_rc_swqe(qp, 0)->first_psn) < 0) {
             kite_rc_stale(s);           /* for a WQE already completed */
         } else {
             kite_rx_drop(s, "RC response outside the outstanding messages");
         }
-        return;
+        return NULL;
     }
-    if (!i && off < e->acked) {
+    if (!*i && *off < e->acked) {
         kite_rc_stale(s);               /* a duplicate, or overtaken */
-        return;
+        return NULL;
     }
-    if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
-        p->opcode != RC_READ_RESP_MIDDLE) {
-        aeth = ldl_be_p(p->ext);
-    }
-    code = aeth >> 24;
+    return e;
+}
 
-    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
-        kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_RCVD, 1);
-        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
-        if (!rc->rnr_retry) {
-            kite_rc_head_fail(s, qpn, qp,
-                              kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
-            return;
-        }
-        if (rc->rnr_retry != 7) {
-            rc->rnr_retry--;
-        }
-        kite_rc_go_back(qp);
-        kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
-        rc->rnr_wait = true;
-        rc->timed_out = false;
-        rc->probe_deadline = 0;
-        rc->probe_due = false;
+/* An RNR NAK (AETH code @code) at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_rnr_nak(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                uint32_t i, uint32_t off, uint8_t code)
+{
+    KiteRcState *rc = &qp->rc;
+
+    kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_RCVD, 1);
+    if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+        kite_rc_retry(s, qpn, qp, true);
         return;
     }
-    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
-        switch (code & 0x1f) {
-        case RC_NAK_PSN_SEQ:
-            kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_RCVD, 1);
-            if (rc->rnr_wait) {
-                return;                 /* already going back */
-            }
-            kite_rc_implicit_ack(s, qpn, qp, i, off);
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        case RC_NAK_INV_REQ:
-            synd = KITE_SYND_REMOTE_INVAL_REQ;
-            break;
-        case RC_NAK_REM_ACCESS:
-            synd = KITE_SYND_REMOTE_ACCESS;
-            break;
-        case RC_NAK_REM_OP:
-            synd = KITE_SYND_REMOTE_OP;
-            break;
-        default:
-            synd = KITE_SYND_BAD_RESP;
-            break;
+    if (!rc->rnr_retry) {
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
+        return;
+    }
+    if (rc->rnr_retry != 7) {
+        rc->rnr_retry--;
+    }
+    kite_rc_go_back(qp);
+    kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
+    rc->rnr_wait = true;
+    rc->timed_out = false;
+    rc->probe_deadline = 0;
+    rc->probe_due = false;
+}
+
+/* A NAK (AETH code @code) at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_nak(KiteState *s, uint32_t qpn, KiteQP *qp,
+                            uint32_t i, uint32_t off, uint8_t code)
+{
+    uint32_t synd;
+
+    switch (code & 0x1f) {
+    case RC_NAK_PSN_SEQ:
+        kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_RCVD, 1);
+        if (qp->rc.rnr_wait) {
+            return;                     /* already going back */
         }
         kite_rc_implicit_ack(s, qpn, qp, i, off);
-        kite_rc_head_fail(s, qpn, qp, kite_synd(synd, 0));
+        kite_rc_retry(s, qpn, qp, true);
         return;
-    }
-    if ((code & 0xe0) != 0) {
-        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
-        return;
-    }
-
-    switch (p->opcode) {
-    case RC_ACK:
-        /* Coalesced: every packet up to and including the PSN. */
-        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
-        e = kite_rc_swqe(qp, 0);
-        if (!kite_rc_is_rd(e->op)) {
-            e->acked = off + 1;
-            if (e->acked == e->npsn) {
-                kite_rc_req_done(s, qpn, qp, 0);
-            } else {
-                if (!rc->tx) {
-                    rc->tx_pkt = MAX(rc->tx_pkt, e->acked);
-                }
-                kite_rc_progress(s, qpn, qp);
-            }
-        }
-        /* A READ or atomic completes only with its response. */
-        return;
-    case RC_ATOMIC_ACK:
-        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
-            p->len) {
-            kite_rx_drop(s, "unexpected atomic ACK");
-            return;
-        }
+    case RC_NAK_INV_REQ:
+        synd = KITE_SYND_REMOTE_INVAL_REQ;
         break;
-    case RC_READ_RESP_FIRST:
-    case RC_READ_RESP_MIDDLE:
-    case RC_READ_RESP_LAST:
-    case RC_READ_RESP_ONLY:
-        if (e->op != KITE_WQE_OP_RDMA_READ) {
-            kite_rx_drop(s, "READ response for a WQE that is no READ");
-            return;
-        }
-        if (off != (i ? 0 : e->acked)) {
-            /*
-             * A gap: the responses before it were lost. Everything before
-             * this READ was executed; ask again from the first missing
-             * PSN at once (go back N) instead of waiting for the timeout.
-             */
-            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
-            kite_rc_implicit_ack(s, qpn, qp, i, 0);
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
+    case RC_NAK_REM_ACCESS:
+        synd = KITE_SYND_REMOTE_ACCESS;
+        break;
+    case RC_NAK_REM_OP:
+        synd = KITE_SYND_REMOTE_OP;
         break;
     default:
-        kite_rx_drop(s, "RC request opcode sent to a requester");
+        synd = KITE_SYND_BAD_RESP;
+        break;
+    }
+    kite_rc_implicit_ack(s, qpn, qp, i, off);
+    kite_rc_head_fail(s, qpn, qp, kite_synd(synd, 0));
+}
+
+/* An ACK at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
+                            uint32_t i, uint32_t off)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e;
+
+    /* Coalesced: every packet up to and including the PSN. */
+    if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+        kite_rc_retry(s, qpn, qp, true);
         return;
     }
+    e = kite_rc_swqe(qp, 0);
+    if (!kite_rc_is_rd(e->op)) {
+        e->acked = off + 1;
+        if (e->acked == e->npsn) {
+            kite_rc_req_done(s, qpn, qp, 0);
+        } else {
+            if (!rc->tx) {
+                rc->tx_pkt = MAX(rc->tx_pkt, e->acked);
+            }
+            kite_rc_progress(s, qpn, qp);
+        }
+    }
+    /* A READ or atomic completes only with its response. */
+}
+
+/*
+ * The READ response or atomic ACK @p, at PSN offset @off of outstanding
+ * WQE @i, checked against that WQE: deliver it into the WQE's data
+ * segments.
+ */
+static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 const KiteRoceRx *p, uint32_t i,
+                                 uint32_t off)
+{
+    KiteRcSwqe *e;
+    KiteRcWqe *w;
+    uint64_t total;
+    uint32_t synd;
+    bool last;
 
     /* A response: everything before it was executed. */
     if (!kite_rc_implicit_ack(s, qpn, qp, i, 0)) {
@@ -1362,6 +1352,75 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     } else {
         kite_rc_progress(s, qpn, qp);        /* restarts the timer */
     }
+}
+
+/* An acknowledgement or response for the requester of @qp. */
+static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                const KiteRoceRx *p)
+{
+    uint32_t off = 0, aeth = 0, i;
+    uint8_t code;
+    KiteRcSwqe *e;
+
+    e = kite_rc_req_locate(s, qp, p, &i, &off);
+    if (!e) {
+        return;
+    }
+    if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
+        p->opcode != RC_READ_RESP_MIDDLE) {
+        aeth = ldl_be_p(p->ext);
+    }
+    code = aeth >> 24;
+
+    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
+        kite_rc_req_rnr_nak(s, qpn, qp, i, off, code);
+        return;
+    }
+    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
+        kite_rc_req_nak(s, qpn, qp, i, off, code);
+        return;
+    }
+    if ((code & 0xe0) != 0) {
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
+        return;
+    }
+
+    switch (p->opcode) {
+    case RC_ACK:
+        kite_rc_req_ack(s, qpn, qp, i, off);
+        return;
+    case RC_ATOMIC_ACK:
+        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
+            p->len) {
+            kite_rx_drop(s, "unexpected atomic ACK");
+            return;
+        }
+        break;
+    case RC_READ_RESP_FIRST:
+    case RC_READ_RESP_MIDDLE:
+    case RC_READ_RESP_LAST:
+    case RC_READ_RESP_ONLY:
+        if (e->op != KITE_WQE_OP_RDMA_READ) {
+            kite_rx_drop(s, "READ response for a WQE that is no READ");
+            return;
+        }
+        if (off != (i ? 0 : e->acked)) {
+            /*
+             * A gap: the responses before it were lost. Everything before
+             * this READ was executed; ask again from the first missing
+             * PSN at once (go back N) instead of waiting for the timeout.
+             */
+            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+            kite_rc_implicit_ack(s, qpn, qp, i, 0);
+            kite_rc_retry(s, qpn, qp, true);
+            return;
+        }
+        break;
+    default:
+        kite_rx_drop(s, "RC request opcode sent to a requester");
+        return;
+    }
+    kite_rc_req_response(s, qpn, qp, p, i, off);
 }
 
 /* ------------------------------------------------------------------ */
