@@ -801,6 +801,65 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
 }
 
 /*
+ * Packet tx_pkt of the SEND or RDMA WRITE @w, outstanding WQE tx (@e):
+ * its payload, @len bytes, into @payload, its opcode and the headers after
+ * its BTH into @t. Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_rc_data_pkt(KiteState *s, KiteQP *qp,
+                                 const KiteRcWqe *w, const KiteRcSwqe *e,
+                                 KiteRoceTx *t, uint8_t *payload,
+                                 uint32_t *len)
+{
+    uint32_t k = qp->rc.tx_pkt, synd;
+    uint64_t off = (uint64_t)k * e->mtu;
+    bool first = k == 0, last = k + 1 == e->npsn;
+    bool sol = w->opw & KITE_WQE_F_SOLICITED;
+    bool uc = qp->type == KITE_QPT_UC;
+    bool send = w->op <= KITE_WQE_OP_SEND_INV;
+    uint8_t base = send ? RC_SEND_FIRST : RC_WRITE_FIRST;
+
+    *len = MIN(e->mtu, w->total - off);
+    synd = kite_rc_sge_rw(s, qp, w, off, payload, *len, false);
+    if (synd) {
+        return synd;
+    }
+    if (first && last) {
+        t->opcode = base + 4;                   /* SEND_ONLY, WRITE_ONLY */
+    } else if (first) {
+        t->opcode = base;
+    } else if (last) {
+        t->opcode = base + 2;                   /* *_LAST */
+    } else {
+        t->opcode = base + 1;                   /* *_MIDDLE */
+    }
+    if (!send && first) {
+        stq_be_p(t->ext, w->va);
+        stl_be_p(t->ext + 8, w->rkey);
+        stl_be_p(t->ext + 12, w->total);
+        t->ext_len = RC_RETH_LEN;
+    }
+    if (last && (w->op == KITE_WQE_OP_SEND_IMM ||
+                 w->op == KITE_WQE_OP_RDMA_WRITE_IMM)) {
+        t->opcode++;                            /* *_LAST_IMM, *_ONLY_IMM */
+        memcpy(t->ext + t->ext_len, t->imm, 4);
+        t->ext_len += 4;
+    }
+    if (last && w->op == KITE_WQE_OP_SEND_INV) {
+        t->opcode = first ? RC_SEND_ONLY_INV : RC_SEND_LAST_INV;
+        stl_be_p(t->ext, ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(inv_key)));
+        t->ext_len = 4;
+    }
+    t->solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
+    /* Acknowledged at the end, and often enough to keep the window open. */
+    t->ackreq = !uc &&
+                (last || k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
+    if (uc) {
+        t->opcode += KITE_UC_OPCODE;            /* UC: no acknowledgements */
+    }
+    return 0;
+}
+
+/*
  * Build and send the next packet: packet tx_pkt of outstanding WQE tx,
  * whose WQE is @w.
  */
@@ -811,9 +870,8 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     KiteRcState *rc = &qp->rc;
     KiteRcSwqe *e = kite_rc_swqe(qp, rc->tx);
     uint32_t mtu = e->mtu, k = rc->tx_pkt, len = 0, synd;
-    uint64_t off = (uint64_t)k * mtu;
-    bool first = k == 0, last = k + 1 == e->npsn;
-    bool sol = w->opw & KITE_WQE_F_SOLICITED;
+    uint64_t off;
+    bool last = k + 1 == e->npsn;
     bool uc = qp->type == KITE_QPT_UC;
     KiteRoceTx t;
     size_t flen;
@@ -829,51 +887,12 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     case KITE_WQE_OP_SEND_IMM:
     case KITE_WQE_OP_SEND_INV:
     case KITE_WQE_OP_RDMA_WRITE:
-    case KITE_WQE_OP_RDMA_WRITE_IMM: {
-        bool send = w->op <= KITE_WQE_OP_SEND_INV;
-        uint8_t base = send ? RC_SEND_FIRST : RC_WRITE_FIRST;
-
-        len = MIN(mtu, w->total - off);
-        synd = kite_rc_sge_rw(s, qp, w, off, payload, len, false);
+    case KITE_WQE_OP_RDMA_WRITE_IMM:
+        synd = kite_rc_data_pkt(s, qp, w, e, &t, payload, &len);
         if (synd) {
             return synd;
         }
-        if (first && last) {
-            t.opcode = base + 4;                 /* SEND_ONLY, WRITE_ONLY */
-        } else if (first) {
-            t.opcode = base;
-        } else if (last) {
-            t.opcode = base + 2;                 /* *_LAST */
-        } else {
-            t.opcode = base + 1;                 /* *_MIDDLE */
-        }
-        if (!send && first) {
-            stq_be_p(t.ext, w->va);
-            stl_be_p(t.ext + 8, w->rkey);
-            stl_be_p(t.ext + 12, w->total);
-            t.ext_len = RC_RETH_LEN;
-        }
-        if (last && (w->op == KITE_WQE_OP_SEND_IMM ||
-                     w->op == KITE_WQE_OP_RDMA_WRITE_IMM)) {
-            t.opcode++;                          /* *_LAST_IMM, *_ONLY_IMM */
-            memcpy(t.ext + t.ext_len, t.imm, 4);
-            t.ext_len += 4;
-        }
-        if (last && w->op == KITE_WQE_OP_SEND_INV) {
-            t.opcode = first ? RC_SEND_ONLY_INV : RC_SEND_LAST_INV;
-            stl_be_p(t.ext, ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(inv_key)));
-            t.ext_len = 4;
-        }
-        t.solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
-        /* Acknowledged at the end, and often enough to keep the window open. */
-        t.ackreq = !uc &&
-                   (last ||
-                    k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
-        if (uc) {
-            t.opcode += KITE_UC_OPCODE;         /* UC: no acknowledgements */
-        }
         break;
-    }
     case KITE_WQE_OP_RDMA_READ:
         /* (Re)request what has not arrived yet. */
         off = (uint64_t)e->acked * mtu;
@@ -978,6 +997,72 @@ static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     qp->attr.sq_psn = cpu_to_le32((psn + npsn) & KITE_PSN_MASK);
 }
 
+/*
+ * What the timer left for the requester of @qp: a local ACK timeout
+ * starts go-back-N, or ends an RNR back-off; a probe is sent. Returns
+ * true when it sent something.
+ */
+static bool kite_rc_sq_timers(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+
+    if (rc->timed_out) {
+        rc->timed_out = false;
+        rc->probe_due = false;
+        if (!rc->nout) {
+            rc->rnr_wait = false;
+        } else if (rc->rnr_wait) {
+            rc->rnr_wait = false;       /* the back-off is over */
+        } else {
+            kite_rc_retry(s, qpn, qp, false);
+            return true;
+        }
+    }
+    if (rc->probe_due) {
+        rc->probe_due = false;
+        if (!rc->rnr_wait && kite_rc_unacked(qp)) {
+            kite_rc_probe(s, qpn, qp);
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Whether the requester of @qp sends nothing now: in an RNR back-off,
+ * behind a WQE that failed, or with a window full.
+ */
+static bool kite_rc_sq_waits(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e;
+
+    if (rc->rnr_wait) {
+        return true;
+    }
+    if (rc->tx_blocked) {
+        if (rc->tx) {
+            return true;                /* until it is the oldest */
+        }
+        rc->tx_blocked = false;         /* try it again */
+    }
+    if (rc->tx == rc->nout &&
+        (qp->state != KITE_QPS_RTS || rc->nout == KITE_RC_SQ_WINDOW ||
+         (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
+        return true;                    /* waiting for acknowledgements */
+    }
+    if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
+        e = kite_rc_swqe(qp, rc->tx);
+        if (!kite_rc_is_rd(e->op) &&
+            ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
+              kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
+            KITE_RC_PSN_WINDOW) {
+            return true;                /* the window is full */
+        }
+    }
+    return false;
+}
+
 /* A local operation: executed and completed at once, in order. */
 static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
                           const KiteRcWqe *w)
@@ -1021,47 +1106,11 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             !(qp->state == KITE_QPS_SQD && rc->nout)) {
             break;
         }
-        if (rc->timed_out) {
-            rc->timed_out = false;
-            rc->probe_due = false;
-            if (!rc->nout) {
-                rc->rnr_wait = false;
-            } else if (rc->rnr_wait) {
-                rc->rnr_wait = false;   /* the back-off is over */
-            } else {
-                kite_rc_retry(s, qpn, qp, false);
-                continue;
-            }
+        if (kite_rc_sq_timers(s, qpn, qp)) {
+            continue;
         }
-        if (rc->probe_due) {
-            rc->probe_due = false;
-            if (!rc->rnr_wait && kite_rc_unacked(qp)) {
-                kite_rc_probe(s, qpn, qp);
-                continue;
-            }
-        }
-        if (rc->rnr_wait) {
+        if (kite_rc_sq_waits(qp)) {
             break;
-        }
-        if (rc->tx_blocked) {
-            if (rc->tx) {
-                break;                  /* until it is the oldest */
-            }
-            rc->tx_blocked = false;     /* try it again */
-        }
-        if (rc->tx == rc->nout &&
-            (qp->state != KITE_QPS_RTS || rc->nout == KITE_RC_SQ_WINDOW ||
-             (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
-            break;                      /* waiting for acknowledgements */
-        }
-        if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
-            e = kite_rc_swqe(qp, rc->tx);
-            if (!kite_rc_is_rd(e->op) &&
-                ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
-                  kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
-                KITE_RC_PSN_WINDOW) {
-                break;                  /* the window is full */
-            }
         }
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             done = false;
