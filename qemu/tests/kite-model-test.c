@@ -874,12 +874,13 @@ static void pte_set(const struct qbuf *b, uint32_t i, uint64_t v)
 /* Command queue                                                       */
 /* ------------------------------------------------------------------ */
 
-static struct {
+struct cmdq_state {
 	uint64_t base;
 	unsigned log;
 	uint32_t pi;
 	bool on;
-} cmdq;
+};
+static struct cmdq_state cmdq;
 
 struct res {
 	uint32_t status, result, cookie;
@@ -4950,13 +4951,14 @@ static struct kite_wqe_ud av6(uint32_t rqpn, uint32_t qkey, const uint8_t *dmac)
 #define T_MR_PAGES	16
 #define T_MR_LEN	(T_MR_PAGES * 4096ULL - 0x100)
 
-static struct {
+struct eng_fixture {
 	uint32_t pd2, lkey, lkey_ro, lkey2, lkey_phys;
 	uint64_t ro_iova;
 	struct qbuf mr;			/* data pages of lkey */
 	struct tcq scq, rcq;
 	struct tqp gsi, b, c;
-} E;
+};
+static struct eng_fixture E;
 
 static uint64_t t_bus(uint64_t iova)
 {
@@ -5737,9 +5739,10 @@ static void g_engine_wire(void)
 
 #define T_RC_PSN	0xfffffeu	/* both directions: PSNs wrap at once */
 
-static struct {
+struct rc_fixture {
 	uint32_t rkey, rkey_nw;		/* all remote access; no REMOTE_WRITE */
-} R;
+};
+static struct rc_fixture R;
 
 struct rcpair {
 	struct tcq scq, rcq;
