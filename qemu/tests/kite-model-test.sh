@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Build and run the Kite device model test (qemu/tests/kite-model-test.c):
-# a qtest client that drives the model's RDMA control plane without a
-# guest. Prints TAP; exits non-zero if the build or any test fails.
+# Build and run the Kite device model test (qemu/tests/kite-model-test.c,
+# the groups in kite-model-test-*.c): a qtest client that drives the model's
+# RDMA control plane without a guest. Prints TAP; exits non-zero if the build
+# or any test fails.
 #
 # usage: kite-model-test.sh /path/to/qemu-system-x86_64 [GROUP...]
 # env:   KITE_CACHE (default ~/.cache/kite), KITE_SEED, KITE_TEST_VERBOSE,
@@ -24,8 +25,8 @@ mkdir -p "$OUT"
 # A binary of its own: make check runs the tests on two QEMU builds at once.
 BIN=$(mktemp "$OUT/kite-model-test.XXXXXX")
 trap 'rm -f "$BIN"' EXIT
-if ! gcc -O1 -g -Wall -Wextra -Werror -o "$BIN" "$HERE/kite-model-test.c"; then
-	echo "Bail out! kite-model-test.c does not compile"
+if ! gcc -O1 -g -Wall -Wextra -Werror -o "$BIN" "$HERE"/kite-model-test*.c; then
+	echo "Bail out! kite-model-test*.c do not compile"
 	exit 1
 fi
 

@@ -55,7 +55,6 @@
 #define KITE_DETH_LEN           8
 #define KITE_IMMDT_LEN          4
 #define KITE_ICRC_LEN           4
-#define KITE_GRH_LEN            40
 #define KITE_PKEY_DEFAULT       0xffff
 
 /* BTH opcodes (IBA 9.2): UD SEND only, and with immediate. */
@@ -184,7 +183,7 @@ uint16_t kite_roce_sport(uint32_t flow_label, uint32_t sqpn, uint32_t dqpn)
 
 /*
  * Build a UD SEND packet into @f (KITE_ROCE_MAX_FRAME bytes) with @len
- * bytes of payload (at most 4096). Returns the frame length.
+ * bytes of payload (at most KITE_ROCE_MAX_PAYLOAD). Returns the frame length.
  */
 size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
                        const uint8_t *payload, uint32_t len)
@@ -193,7 +192,7 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     uint32_t pad = -len & 3;
     uint32_t icrc;
 
-    assert(len <= 4096);
+    assert(len <= KITE_ROCE_MAX_PAYLOAD);
     memcpy(f, t->dmac, 6);
     memcpy(f + 6, t->smac, 6);
     off = 12;
@@ -525,17 +524,121 @@ void kite_engine_xmit_now(KiteState *s, uint8_t *f, size_t len)
 }
 
 /*
+ * Check the address vector @av of a UD/GSI SEND and look up its source
+ * GID into @gid. Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_ud_av_check(KiteState *s, const struct kite_wqe_ud *av,
+                                 KiteGid *gid)
+{
+    if ((le32_to_cpu(av->remote_qpn) & ~KITE_OBJ_MASK) || av->rsvd[0] ||
+        av->rsvd[1] || (le32_to_cpu(av->flow_label) & ~KITE_FLOW_LABEL) ||
+        (!(le16_to_cpu(av->vlan) & KITE_VLAN_VALID) && av->vlan) ||
+        !kite_gid_get(s, av->sgid_index, gid) || av->net_type != gid->type) {
+        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+    }
+    if (av->net_type == KITE_NET_ROCE_V2_IPV4) {
+        static const uint8_t v4mapped[12] = {
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+        };
+
+        if (memcmp(av->dgid, v4mapped, 12)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    /*
+     * Multicast (kite_mcast.c): a multicast GID of the address family of
+     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
+     * none of them.
+     */
+    if (kite_gid_is_mcast(av->dgid) ||
+        le32_to_cpu(av->remote_qpn) == KITE_MCAST_QPN) {
+        uint8_t mac[6];
+
+        if (!kite_gid_is_mcast(av->dgid) ||
+            le32_to_cpu(av->remote_qpn) != KITE_MCAST_QPN ||
+            kite_gid_is_v4mapped(av->dgid) !=
+            (av->net_type == KITE_NET_ROCE_V2_IPV4)) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+        kite_mcast_mac(av->dgid, mac);
+        if (memcmp(av->dmac, mac, sizeof(mac))) {
+            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+        }
+    }
+    return 0;
+}
+
+/*
+ * Gather the message of a UD/GSI SEND into @payload: @ilen bytes of
+ * inline data (@inl) or the @nsge data segments at @data, at most one
+ * path MTU; its length into @total. Length, then the keys, then the data.
+ * Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_ud_gather(KiteState *s, KiteQP *qp, const uint8_t *data,
+                               bool inl, uint32_t ilen, uint32_t nsge,
+                               uint8_t *payload, uint64_t *total)
+{
+    uint32_t mtu = 128U << kite_active_mtu(s), done = 0, i;
+
+    *total = inl ? ilen : kite_sge_total(data, nsge);
+    if (*total > mtu) {
+        return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
+    }
+    if (inl) {
+        memcpy(payload, data, ilen);
+        return 0;
+    }
+    for (i = 0; i < nsge; i++) {
+        KiteSge sge;
+        KiteMR *mr;
+
+        kite_sge_decode(data, i, &sge);
+        if (!sge.len) {
+            continue;
+        }
+        mr = kite_key_check(s, qp->pdn, sge.key, sge.addr, sge.len, 0);
+        if (!mr) {
+            return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
+        }
+        if (!kite_mr_rw(s, mr, sge.addr, payload + done, sge.len, false)) {
+            return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
+        }
+        done += sge.len;
+    }
+    return 0;
+}
+
+/* The addressing of a UD packet from QP @qpn to the address vector @av. */
+static void kite_ud_tx_addr(KiteRoceTx *t, uint32_t qpn,
+                            const struct kite_wqe_ud *av, const KiteGid *gid)
+{
+    memcpy(t->dmac, av->dmac, 6);
+    memcpy(t->smac, gid->mac, 6);
+    t->vlan = (le16_to_cpu(av->vlan) & KITE_VLAN_VALID) ?
+              le16_to_cpu(av->vlan) : gid->vlan;
+    t->ipv6 = av->net_type == KITE_NET_ROCE_V2_IPV6;
+    memcpy(t->sgid, gid->gid, 16);
+    memcpy(t->dgid, av->dgid, 16);
+    t->hop_limit = av->hop_limit;
+    t->tclass = av->traffic_class;
+    t->flow_label = le32_to_cpu(av->flow_label);
+    t->sqpn = qpn;
+    t->dqpn = le32_to_cpu(av->remote_qpn);
+    t->sport = kite_roce_sport(t->flow_label, t->sqpn, t->dqpn);
+}
+
+/*
  * Execute the UD/GSI SEND in @wqe (one stride). Returns 0 or a CQE
  * syndrome (with vendor detail).
  */
 static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
                              const uint8_t *wqe, uint32_t stride)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.ud_payload;
     struct kite_wqe_ctrl ctrl;
     struct kite_wqe_ud av;
-    uint32_t opw, op, nsge, ilen, i, mtu, qkey;
-    uint64_t total = 0;
+    uint32_t opw, op, nsge, ilen, qkey, synd;
+    uint64_t total;
     KiteRoceTx t;
     KiteGid gid;
     bool inl;
@@ -571,80 +674,15 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
 
-    /* The address vector. */
     memcpy(&av, wqe + KITE_WQE_UD_OFF, sizeof(av));
-    if ((le32_to_cpu(av.remote_qpn) & ~KITE_OBJ_MASK) || av.rsvd[0] ||
-        av.rsvd[1] || (le32_to_cpu(av.flow_label) & ~KITE_FLOW_LABEL) ||
-        (!(le16_to_cpu(av.vlan) & KITE_VLAN_VALID) && av.vlan) ||
-        !kite_gid_get(s, av.sgid_index, &gid) || av.net_type != gid.type) {
-        return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
+    synd = kite_ud_av_check(s, &av, &gid);
+    if (synd) {
+        return synd;
     }
-    if (av.net_type == KITE_NET_ROCE_V2_IPV4) {
-        static const uint8_t v4mapped[12] = {
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-        };
-
-        if (memcmp(av.dgid, v4mapped, 12)) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-    }
-    /*
-     * Multicast (kite_mcast.c): a multicast GID of the address family of
-     * the source GID, DestQP 0xFFFFFF and the group's MAC, all three or
-     * none of them.
-     */
-    if (kite_gid_is_mcast(av.dgid) ||
-        le32_to_cpu(av.remote_qpn) == KITE_MCAST_QPN) {
-        uint8_t mac[6];
-
-        if (!kite_gid_is_mcast(av.dgid) ||
-            le32_to_cpu(av.remote_qpn) != KITE_MCAST_QPN ||
-            kite_gid_is_v4mapped(av.dgid) !=
-            (av.net_type == KITE_NET_ROCE_V2_IPV4)) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-        kite_mcast_mac(av.dgid, mac);
-        if (memcmp(av.dmac, mac, sizeof(mac))) {
-            return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
-        }
-    }
-
-    /* Length, then the keys, then the data. */
-    mtu = 128U << kite_active_mtu(s);
-    if (inl) {
-        total = ilen;
-    } else {
-        for (i = 0; i < nsge; i++) {
-            total += ldl_le_p(wqe + KITE_WQE_UD_DATA_OFF + 16 * i);
-        }
-    }
-    if (total > mtu) {
-        return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
-    }
-    if (inl) {
-        memcpy(payload, wqe + KITE_WQE_UD_DATA_OFF, ilen);
-    } else {
-        uint32_t done = 0;
-
-        for (i = 0; i < nsge; i++) {
-            const uint8_t *sge = wqe + KITE_WQE_UD_DATA_OFF + 16 * i;
-            uint32_t len = ldl_le_p(sge);
-            uint32_t key = ldl_le_p(sge + 4);
-            uint64_t addr = ldq_le_p(sge + 8);
-            KiteMR *mr;
-
-            if (!len) {
-                continue;
-            }
-            mr = kite_key_check(s, qp->pdn, key, addr, len, 0);
-            if (!mr) {
-                return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
-            }
-            if (!kite_mr_rw(s, mr, addr, payload + done, len, false)) {
-                return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
-            }
-            done += len;
-        }
+    synd = kite_ud_gather(s, qp, wqe + KITE_WQE_UD_DATA_OFF, inl, ilen, nsge,
+                          payload, &total);
+    if (synd) {
+        return synd;
     }
 
     /* Q_Key: bit 31 set means the QP's own (GSI: the well-known one). */
@@ -655,19 +693,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     memset(&t, 0, sizeof(t));
-    memcpy(t.dmac, av.dmac, 6);
-    memcpy(t.smac, gid.mac, 6);
-    t.vlan = (le16_to_cpu(av.vlan) & KITE_VLAN_VALID) ? le16_to_cpu(av.vlan) :
-                                                        gid.vlan;
-    t.ipv6 = av.net_type == KITE_NET_ROCE_V2_IPV6;
-    memcpy(t.sgid, gid.gid, 16);
-    memcpy(t.dgid, av.dgid, 16);
-    t.hop_limit = av.hop_limit;
-    t.tclass = av.traffic_class;
-    t.flow_label = le32_to_cpu(av.flow_label);
-    t.sqpn = qpn;
-    t.dqpn = le32_to_cpu(av.remote_qpn);
-    t.sport = kite_roce_sport(t.flow_label, t.sqpn, t.dqpn);
+    kite_ud_tx_addr(&t, qpn, &av, &gid);
     t.opcode = op == KITE_WQE_OP_SEND_IMM ? KITE_BTH_UD_SEND_ONLY_IMM :
                                             KITE_BTH_UD_SEND_ONLY;
     t.solicited = opw & KITE_WQE_F_SOLICITED;
@@ -700,7 +726,7 @@ void kite_sq_one(KiteState *s, uint32_t qpn, KiteQP *qp)
 
     ok = kite_dma_rw(s, "SQ WQE", addr, wqe, stride, false);
     if (ok) {
-        opw = ldl_le_p(wqe);
+        opw = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, opcode));
         wqe_op = FIELD_GET(KITE_WQE_OPCODE, opw);
         wqe_idx = lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
         trace_kite_sq_wqe(qpn, wqe_idx, wqe_op, opw);
@@ -867,29 +893,15 @@ void kite_rx_drop(KiteState *s, const char *why)
     kite_guest_error(s, "RoCEv2 packet dropped: %s", why);
 }
 
-/* Parse and check a frame; NULL, or the reason it is dropped. */
-const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
+/*
+ * Parse the IPv4 or IPv6 header (Ethertype @et) at @off of the frame
+ * @buf: its length into @iplen, the UDP length it gives into @l4len.
+ * Returns NULL, or why the frame is dropped.
+ */
+static const char *kite_roce_parse_ip(const uint8_t *buf, size_t len,
+                                      size_t off, uint16_t et, KiteRoceRx *p,
+                                      size_t *iplen, size_t *l4len)
 {
-    size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen, hdr;
-    uint16_t et;
-    uint8_t flags, pad;
-
-    memset(p, 0, sizeof(*p));
-    if (len < KITE_ETH_HLEN) {
-        return "short frame";
-    }
-    p->smac = buf + 6;
-    et = lduw_be_p(buf + 12);
-    if (et == KITE_ETHERTYPE_VLAN) {
-        if (len < KITE_ETH_HLEN + KITE_VLAN_HLEN) {
-            return "short frame";
-        }
-        p->vlan = true;
-        p->tci = lduw_be_p(buf + 14);
-        et = lduw_be_p(buf + 16);
-        off += KITE_VLAN_HLEN;
-    }
-    p->l3 = buf + off;
     if (et == KITE_ETHERTYPE_IPV4) {
         uint16_t tot;
 
@@ -909,8 +921,8 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
         if (kite_csum_fold(kite_csum_add(0, buf + off, KITE_IPV4_HLEN))) {
             return "bad IPv4 header checksum";
         }
-        iplen = KITE_IPV4_HLEN;
-        l4len = tot - KITE_IPV4_HLEN;
+        *iplen = KITE_IPV4_HLEN;
+        *l4len = tot - KITE_IPV4_HLEN;
     } else if (et == KITE_ETHERTYPE_IPV6) {
         if (len < off + KITE_IPV6_HLEN || (buf[off] >> 4) != 6) {
             return "bad IPv6 header";
@@ -919,13 +931,117 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
             return "not UDP (IPv6 extension headers are not supported)";
         }
         p->ipv6 = true;
-        iplen = KITE_IPV6_HLEN;
-        l4len = lduw_be_p(buf + off + 4);
-        if (off + iplen + l4len > len) {
+        *iplen = KITE_IPV6_HLEN;
+        *l4len = lduw_be_p(buf + off + 4);
+        if (off + *iplen + *l4len > len) {
             return "bad IPv6 payload length";
         }
     } else {
         return "not IP";
+    }
+    return NULL;
+}
+
+/*
+ * Parse the headers after the BTH of the RC or UC packet @ib (@iblen
+ * bytes with the ICRC, @pad bytes of padding). Returns NULL, or why the
+ * packet is dropped.
+ */
+static const char *kite_roce_parse_rc(const uint8_t *ib, size_t iblen,
+                                      uint8_t pad, KiteRoceRx *p)
+{
+    size_t hdr;
+    int ext;
+
+    /*
+     * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
+     * opcodes + 0x20): UC is parsed as its RC equivalent.
+     */
+    if (p->opcode >= 0x20) {
+        if (p->opcode > KITE_BTH_UC_LAST) {
+            return "UC BTH opcode not supported";
+        }
+        p->uc = true;
+        p->opcode -= 0x20;
+        p->ackreq = false;          /* ignored on UC (IBA 9.2) */
+    }
+    ext = kite_rc_ext_len(p->opcode);
+    if (ext < 0) {
+        return "RC BTH opcode not supported";
+    }
+    p->rc = true;
+    hdr = KITE_BTH_LEN + ext;
+    if (iblen < hdr + pad + KITE_ICRC_LEN) {
+        return "short RC packet";
+    }
+    p->ext = ib + KITE_BTH_LEN;
+    p->payload = ib + hdr;
+    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
+        return "payload larger than the largest MTU";
+    }
+    return NULL;
+}
+
+/*
+ * Parse the headers after the BTH of the UD packet @ib (@iblen bytes
+ * with the ICRC, @pad bytes of padding). Returns NULL, or why the packet
+ * is dropped.
+ */
+static const char *kite_roce_parse_ud(const uint8_t *ib, size_t iblen,
+                                      uint8_t pad, KiteRoceRx *p)
+{
+    size_t hdr;
+
+    if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
+        p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
+        return "BTH opcode not supported (UD SEND only)";
+    }
+    p->has_imm = p->opcode == KITE_BTH_UD_SEND_ONLY_IMM;
+    hdr = KITE_BTH_LEN + KITE_DETH_LEN + (p->has_imm ? KITE_IMMDT_LEN : 0);
+    if (iblen < hdr + pad + KITE_ICRC_LEN) {
+        return "short UD packet";
+    }
+    p->qkey = ldl_be_p(ib + KITE_BTH_LEN);
+    p->sqpn = ldl_be_p(ib + KITE_BTH_LEN + 4) & KITE_OBJ_MASK;
+    if (p->has_imm) {
+        memcpy(&p->imm, ib + KITE_BTH_LEN + KITE_DETH_LEN, 4);
+    }
+    p->payload = ib + hdr;
+    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
+    if (p->len > KITE_ROCE_MAX_PAYLOAD) {
+        return "payload larger than the largest MTU";
+    }
+    return NULL;
+}
+
+/* Parse and check a frame; NULL, or the reason it is dropped. */
+const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
+{
+    size_t off = KITE_ETH_HLEN, iplen, l4len, ib, iblen;
+    const char *why;
+    uint16_t et;
+    uint8_t flags, pad;
+
+    memset(p, 0, sizeof(*p));
+    if (len < KITE_ETH_HLEN) {
+        return "short frame";
+    }
+    p->smac = buf + 6;
+    et = lduw_be_p(buf + 12);
+    if (et == KITE_ETHERTYPE_VLAN) {
+        if (len < KITE_ETH_HLEN + KITE_VLAN_HLEN) {
+            return "short frame";
+        }
+        p->vlan = true;
+        p->tci = lduw_be_p(buf + 14);
+        et = lduw_be_p(buf + 16);
+        off += KITE_VLAN_HLEN;
+    }
+    p->l3 = buf + off;
+    why = kite_roce_parse_ip(buf, len, off, et, p, &iplen, &l4len);
+    if (why) {
+        return why;
     }
 
     off += iplen;
@@ -957,57 +1073,9 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
     p->psn = ldl_be_p(buf + ib + 8) & KITE_PSN_MASK;
     p->ackreq = buf[ib + 8] & 0x80;
     if (p->opcode < 0x40) {
-        /*
-         * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
-         * opcodes + 0x20): UC is parsed as its RC equivalent.
-         */
-        int ext;
-
-        if (p->opcode >= 0x20) {
-            if (p->opcode > KITE_BTH_UC_LAST) {
-                return "UC BTH opcode not supported";
-            }
-            p->uc = true;
-            p->opcode -= 0x20;
-            p->ackreq = false;          /* ignored on UC (IBA 9.2) */
-        }
-        ext = kite_rc_ext_len(p->opcode);
-        if (ext < 0) {
-            return "RC BTH opcode not supported";
-        }
-        p->rc = true;
-        hdr = KITE_BTH_LEN + ext;
-        if (iblen < hdr + pad + KITE_ICRC_LEN) {
-            return "short RC packet";
-        }
-        p->ext = buf + ib + KITE_BTH_LEN;
-        p->payload = buf + ib + hdr;
-        p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-        if (p->len > 4096) {
-            return "payload larger than the largest MTU";
-        }
-        return NULL;
+        return kite_roce_parse_rc(buf + ib, iblen, pad, p);
     }
-    if (p->opcode != KITE_BTH_UD_SEND_ONLY &&
-        p->opcode != KITE_BTH_UD_SEND_ONLY_IMM) {
-        return "BTH opcode not supported (UD SEND only)";
-    }
-    p->has_imm = p->opcode == KITE_BTH_UD_SEND_ONLY_IMM;
-    hdr = KITE_BTH_LEN + KITE_DETH_LEN + (p->has_imm ? KITE_IMMDT_LEN : 0);
-    if (iblen < hdr + pad + KITE_ICRC_LEN) {
-        return "short UD packet";
-    }
-    p->qkey = ldl_be_p(buf + ib + KITE_BTH_LEN);
-    p->sqpn = ldl_be_p(buf + ib + KITE_BTH_LEN + 4) & KITE_OBJ_MASK;
-    if (p->has_imm) {
-        memcpy(&p->imm, buf + ib + KITE_BTH_LEN + KITE_DETH_LEN, 4);
-    }
-    p->payload = buf + ib + hdr;
-    p->len = iblen - hdr - pad - KITE_ICRC_LEN;
-    if (p->len > 4096) {
-        return "payload larger than the largest MTU";
-    }
-    return NULL;
+    return kite_roce_parse_ud(buf + ib, iblen, pad, p);
 }
 
 /*
@@ -1021,6 +1089,7 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
     KiteWQ *wq = &qp->rq;
     uint32_t stride = 1U << wq->wqe_shift;
     uint8_t wqe[KITE_MAX_WQE_SIZE];
+    struct kite_wqe_recv hdr;
     uint64_t addr;
     uint32_t nsge;
 
@@ -1035,14 +1104,15 @@ uint32_t kite_rq_scatter_at(KiteState *s, KiteQP *qp, const uint8_t *msg,
     if (!kite_dma_rw(s, "RQ WQE", addr, wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
-    nsge = ldl_le_p(wqe);
+    memcpy(&hdr, wqe, sizeof(hdr));
+    nsge = le32_to_cpu(hdr.num_sge);
     if (nsge > KITE_MAX_SGE ||
-        sizeof(struct kite_wqe_recv) +
-        nsge * sizeof(struct kite_wqe_sge) > stride ||
-        ldl_le_p(wqe + 4) || ldl_le_p(wqe + 8) || ldl_le_p(wqe + 12)) {
+        sizeof(hdr) + nsge * sizeof(struct kite_wqe_sge) > stride ||
+        hdr.rsvd[0] || hdr.rsvd[1] || hdr.rsvd[2]) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
-    return kite_recv_scatter_sges(s, qp, wqe + 16, nsge, msg, len, at);
+    return kite_recv_scatter_sges(s, qp, wqe + sizeof(hdr), nsge, msg, len,
+                                  at);
 }
 
 /* Scatter @msg at byte @at of the @nsge data segments @sges. */
@@ -1051,27 +1121,23 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
                                 uint32_t len, uint64_t at)
 {
     uint32_t i, done = 0;
-    uint64_t room = 0;
 
-    for (i = 0; i < nsge; i++) {
-        room += ldl_le_p(sges + 16 * i);
-    }
-    if (room < at + len) {
+    if (kite_sge_total(sges, nsge) < at + len) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
     }
     for (i = 0; i < nsge && done < len; i++) {
-        const uint8_t *sge = sges + 16 * i;
-        uint32_t sl = ldl_le_p(sge);
-        uint64_t a = ldq_le_p(sge + 8);
+        KiteSge sge;
+        uint64_t a;
         uint32_t n;
         KiteMR *mr;
 
-        if (at >= sl) {
-            at -= sl;
+        kite_sge_decode(sges, i, &sge);
+        if (at >= sge.len) {
+            at -= sge.len;
             continue;
         }
-        a += at;
-        n = MIN(sl - at, len - done);
+        a = sge.addr + at;
+        n = MIN(sge.len - at, len - done);
         at = 0;
 
         if (!n) {
@@ -1079,7 +1145,7 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
         }
         /* SRQ WQEs are checked against the SRQ's PD. */
         mr = kite_key_check(s, qp->srqn ? s->rdma.srq[qp->srqn].pdn :
-                                          qp->pdn, ldl_le_p(sge + 4), a, n,
+                                          qp->pdn, sge.key, a, n,
                             KITE_ACCESS_LOCAL_WRITE);
         if (!mr) {
             return kite_synd(KITE_SYND_LOCAL_ACCESS, KITE_VSYND_KEY);
@@ -1100,7 +1166,7 @@ uint32_t kite_recv_scatter_sges(KiteState *s, KiteQP *qp, const uint8_t *sges,
 void kite_ud_deliver(KiteState *s, uint32_t qpn, KiteQP *qp,
                      const KiteRoceRx *p)
 {
-    static uint8_t msg[KITE_GRH_LEN + 4096];
+    uint8_t *msg = s->rdma.ud_msg;
     struct kite_cqe cqe;
     uint32_t synd, qkey;
     uint16_t flags;

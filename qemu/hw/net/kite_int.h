@@ -61,12 +61,18 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 /* WQEs of one queue per turn, so that busy QPs do not starve others. */
 #define KITE_ENGINE_QP_BURST    8
 
+/* The largest payload of one RoCE packet: the largest path MTU, 4096. */
+#define KITE_ROCE_MAX_PAYLOAD   (128U << KITE_MTU_4096)
+/* The GRH area ahead of a UD receive buffer's data (IBA 11.4.1.1). */
+#define KITE_GRH_LEN            40
+
 /*
  * The largest RoCEv2 frame the engine builds: Ethernet 14, 802.1Q 4,
  * IPv6 40, UDP 8, BTH 12, DETH 8, ImmDt 4, 4096 bytes of payload, 3 pad
  * bytes and the ICRC.
  */
-#define KITE_ROCE_MAX_FRAME     (14 + 4 + 40 + 8 + 12 + 16 + 4 + 4096 + 3 + 4)
+#define KITE_ROCE_MAX_FRAME     (14 + 4 + 40 + 8 + 12 + 16 + 4 + \
+                                 KITE_ROCE_MAX_PAYLOAD + 3 + 4)
 #define KITE_ROCE_UDP_PORT      4791
 #define KITE_GSI_QKEY           0x80010000u
 #define KITE_ROCE_SPORT_MIN     0xc000
@@ -160,7 +166,8 @@ typedef struct KiteRwqe {
     bool held;
     uint16_t tag;               /* the CQE's wqe_idx */
     uint32_t nsge;
-    uint8_t sge[KITE_MAX_SGE * 16];     /* struct kite_wqe_sge[] */
+    /* struct kite_wqe_sge[], read with kite_sge_decode() */
+    uint8_t sge[KITE_MAX_SGE * sizeof(struct kite_wqe_sge)];
 } KiteRwqe;
 
 typedef struct KiteSRQ {
@@ -412,6 +419,20 @@ typedef struct KiteRdma {
     uint32_t fault_icrc;        /* corrupt the ICRC of the next N frames */
     uint8_t engine_frame[KITE_ROCE_MAX_FRAME];
     uint8_t rc_frame[KITE_ROCE_MAX_FRAME];      /* responder's packets */
+    /*
+     * Scratch buffers, per device: the model runs under the BQL, one
+     * thread, and no path keeps its buffer across a return. The UD
+     * requester (kite_ud_send()) gathers a message into ud_payload; the
+     * UD receive path (kite_ud_deliver()) puts the GRH area and the
+     * payload together in ud_msg; the RC requester (kite_rc_send_pkt())
+     * gathers a packet's payload into rc_payload; the RC responder
+     * (kite_rc_read_resp()) reads a READ response packet's payload into
+     * rc_read_payload.
+     */
+    uint8_t ud_payload[KITE_ROCE_MAX_PAYLOAD];
+    uint8_t ud_msg[KITE_GRH_LEN + KITE_ROCE_MAX_PAYLOAD];
+    uint8_t rc_payload[KITE_ROCE_MAX_PAYLOAD];
+    uint8_t rc_read_payload[KITE_ROCE_MAX_PAYLOAD];
     QEMUTimer *rc_timer;        /* RC ack and RNR timeouts, all QPs */
 
     /* Fault injection (QOM properties). */
@@ -727,6 +748,39 @@ static inline bool kite_wqe_op_local(uint8_t op)
     return op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR ||
            op == KITE_WQE_OP_BIND_MW;
 }
+
+/* A data segment of a WQE (struct kite_wqe_sge), decoded. */
+typedef struct KiteSge {
+    uint32_t len;
+    uint32_t key;
+    uint64_t addr;
+} KiteSge;
+
+/* Decode data segment @i of the array @sges (struct kite_wqe_sge[]). */
+static inline void kite_sge_decode(const uint8_t *sges, unsigned i,
+                                   KiteSge *out)
+{
+    const uint8_t *sge = sges + i * sizeof(struct kite_wqe_sge);
+
+    out->len = ldl_le_p(sge + offsetof(struct kite_wqe_sge, length));
+    out->key = ldl_le_p(sge + offsetof(struct kite_wqe_sge, lkey));
+    out->addr = ldq_le_p(sge + offsetof(struct kite_wqe_sge, addr));
+}
+
+/* The sum of the lengths of the @nsge data segments @sges. */
+static inline uint64_t kite_sge_total(const uint8_t *sges, unsigned nsge)
+{
+    uint64_t total = 0;
+    KiteSge sge;
+    unsigned i;
+
+    for (i = 0; i < nsge; i++) {
+        kite_sge_decode(sges, i, &sge);
+        total += sge.len;
+    }
+    return total;
+}
+
 bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
                 uint64_t len, bool write);
 uint32_t kite_synd(uint8_t synd, uint8_t vendor);

@@ -137,7 +137,8 @@ uint32_t kite_mw_bind(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     const uint32_t err = kite_synd(KITE_SYND_MW_BIND, KITE_VSYND_KEY);
-    uint32_t opw = ldl_le_p(wqe), mw_key, mr_key, access, flags;
+    uint32_t opw = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, opcode));
+    uint32_t mw_key, mr_key, access, flags;
     uint64_t addr, length;
     KiteMR *mw, *mr;
 

@@ -60,6 +60,35 @@ static bool kite_pte_ok(uint64_t pte, uint32_t n, uint32_t npages,
     return (pte & KITE_PTE_FLAGS) == want;
 }
 
+/*
+ * Whether the configuration @cfg of a page buffer list descriptor is
+ * valid, and its level, page size, page count @npages and address @addr
+ * go together.
+ */
+static bool kite_pbl_desc_ok(uint64_t addr, uint32_t npages, uint32_t cfg)
+{
+    unsigned level = FIELD_GET(KITE_PBL_CFG_LEVEL, cfg);
+    unsigned shift = FIELD_GET(KITE_PBL_CFG_PAGE_SHIFT, cfg);
+
+    if (cfg & ~(KITE_PBL_CFG_LEVEL | KITE_PBL_CFG_PAGE_SHIFT) ||
+        shift < KITE_PBL_MIN_PAGE_SHIFT || shift > KITE_PBL_MAX_PAGE_SHIFT ||
+        npages == 0) {
+        return false;
+    }
+    switch (level) {
+    case KITE_PBL_LEVEL_0:
+        return npages == 1 && !(addr & ((1ULL << shift) - 1));
+    case KITE_PBL_LEVEL_1:
+        return npages <= KITE_PBL_ENTRIES &&
+               !(addr & (KITE_PBL_PAGE_SIZE - 1));
+    case KITE_PBL_LEVEL_2:
+        return npages <= KITE_PBL_ENTRIES * KITE_PBL_ENTRIES &&
+               !(addr & (KITE_PBL_PAGE_SIZE - 1));
+    default:
+        return false;
+    }
+}
+
 bool kite_pbl_load(KiteState *s, KiteCmdCtx *c, size_t off, uint64_t bytes,
                    unsigned flags, KitePbl *pbl)
 {
@@ -77,29 +106,7 @@ bool kite_pbl_load(KiteState *s, KiteCmdCtx *c, size_t off, uint64_t bytes,
     level = FIELD_GET(KITE_PBL_CFG_LEVEL, cfg);
     shift = FIELD_GET(KITE_PBL_CFG_PAGE_SHIFT, cfg);
 
-    if (cfg & ~(KITE_PBL_CFG_LEVEL | KITE_PBL_CFG_PAGE_SHIFT) ||
-        shift < KITE_PBL_MIN_PAGE_SHIFT || shift > KITE_PBL_MAX_PAGE_SHIFT ||
-        npages == 0) {
-        return kite_cmd_err(c, KITE_CMD_E_PBL, off);
-    }
-    switch (level) {
-    case KITE_PBL_LEVEL_0:
-        if (npages != 1 || (addr & ((1ULL << shift) - 1))) {
-            return kite_cmd_err(c, KITE_CMD_E_PBL, off);
-        }
-        break;
-    case KITE_PBL_LEVEL_1:
-        if (npages > KITE_PBL_ENTRIES || (addr & (KITE_PBL_PAGE_SIZE - 1))) {
-            return kite_cmd_err(c, KITE_CMD_E_PBL, off);
-        }
-        break;
-    case KITE_PBL_LEVEL_2:
-        if (npages > KITE_PBL_ENTRIES * KITE_PBL_ENTRIES ||
-            (addr & (KITE_PBL_PAGE_SIZE - 1))) {
-            return kite_cmd_err(c, KITE_CMD_E_PBL, off);
-        }
-        break;
-    default:
+    if (!kite_pbl_desc_ok(addr, npages, cfg)) {
         return kite_cmd_err(c, KITE_CMD_E_PBL, off);
     }
 

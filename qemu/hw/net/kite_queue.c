@@ -844,11 +844,108 @@ static uint32_t kite_qpn_alloc(KiteState *s)
     return 0;
 }
 
+/*
+ * CREATE_QP with KITE_QP_F_SRQ: the SRQ @in names, in place of an RQ of
+ * the QP's own, into @srq. Fails the command (false) on a bad field.
+ */
+static bool kite_create_qp_srq(KiteState *s, KiteCmdCtx *c,
+                               const struct kite_cmd_create_qp *in,
+                               KiteSRQ **srq)
+{
+    if (c->in_len < sizeof(*in)) {
+        kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+        return false;
+    }
+    if (le32_to_cpu(in->type) == KITE_QPT_GSI) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+        return false;
+    }
+    *srq = kite_srq_lookup(s, le32_to_cpu(in->srqn));
+    if (!*srq || (*srq)->uctx != le32_to_cpu(in->uctx)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(srqn));
+        return false;
+    }
+    /* No RQ of its own. */
+    if (in->rq_cfg) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
+        return false;
+    }
+    if (in->rq_pbl.addr || in->rq_pbl.npages || in->rq_pbl.cfg) {
+        kite_cmd_err(c, KITE_CMD_E_PBL, QP_OFF(rq_pbl));
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Check the CREATE_QP input @in, field by field; its SRQ, if any, into
+ * @srq. Fails the command (false) at the first bad field.
+ */
+static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
+                                 const struct kite_cmd_create_qp *in,
+                                 KiteSRQ **srq)
+{
+    uint32_t type = le32_to_cpu(in->type);
+    uint32_t flags = le32_to_cpu(in->flags);
+    uint32_t pdn = le32_to_cpu(in->pdn);
+    unsigned i;
+
+    if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI &&
+        type != KITE_QPT_UC) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
+        return false;
+    }
+    if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ)) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+        return false;
+    }
+    for (i = 0; i < ARRAY_SIZE(in->rsvd); i++) {
+        if (in->rsvd[i]) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rsvd) + 4 * i);
+            return false;
+        }
+    }
+    *srq = NULL;
+    if (flags & KITE_QP_F_SRQ) {
+        if (!kite_create_qp_srq(s, c, in, srq)) {
+            return false;
+        }
+    } else if (in->srqn) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(srqn));
+        return false;
+    }
+    if (!pdn || pdn >= KITE_MAX_PD || !s->rdma.pd[pdn].valid) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(pdn));
+        return false;
+    }
+    if (!kite_cq_lookup(s, le32_to_cpu(in->send_cqn))) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(send_cqn));
+        return false;
+    }
+    if (!kite_cq_lookup(s, le32_to_cpu(in->recv_cqn))) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(recv_cqn));
+        return false;
+    }
+    if (!kite_uctx_valid(s, le32_to_cpu(in->uctx))) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(uctx));
+        return false;
+    }
+    if (!kite_wq_cfg_ok(le32_to_cpu(in->sq_cfg))) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(sq_cfg));
+        return false;
+    }
+    if (!*srq && !kite_wq_cfg_ok(le32_to_cpu(in->rq_cfg))) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
+        return false;
+    }
+    return true;
+}
+
 void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
 {
     struct kite_cmd_create_qp in;
-    uint32_t type, flags, pdn, uctx, sq_cfg, rq_cfg, qpn, srqn = 0, i;
-    KiteSRQ *srq = NULL;
+    uint32_t type, sq_cfg, rq_cfg, qpn;
+    KiteSRQ *srq;
     KiteWQ sq, rq;
     KiteQP *qp;
 
@@ -858,80 +955,13 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         return;
     }
     memcpy(&in, c->in, sizeof(in));     /* zero past in_len */
+    if (!kite_create_qp_check(s, c, &in, &srq)) {
+        return;
+    }
     type = le32_to_cpu(in.type);
-    flags = le32_to_cpu(in.flags);
-    pdn = le32_to_cpu(in.pdn);
-    uctx = le32_to_cpu(in.uctx);
     sq_cfg = le32_to_cpu(in.sq_cfg);
     rq_cfg = le32_to_cpu(in.rq_cfg);
 
-    if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI &&
-        type != KITE_QPT_UC) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
-        return;
-    }
-    if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
-        return;
-    }
-    for (i = 0; i < ARRAY_SIZE(in.rsvd); i++) {
-        if (in.rsvd[i]) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rsvd) + 4 * i);
-            return;
-        }
-    }
-    if (flags & KITE_QP_F_SRQ) {
-        if (c->in_len < sizeof(in)) {
-            kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
-            return;
-        }
-        if (type == KITE_QPT_GSI) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
-            return;
-        }
-        srqn = le32_to_cpu(in.srqn);
-        srq = kite_srq_lookup(s, srqn);
-        if (!srq || srq->uctx != uctx) {
-            kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(srqn));
-            return;
-        }
-        /* No RQ of its own. */
-        if (rq_cfg) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
-            return;
-        }
-        if (in.rq_pbl.addr || in.rq_pbl.npages || in.rq_pbl.cfg) {
-            kite_cmd_err(c, KITE_CMD_E_PBL, QP_OFF(rq_pbl));
-            return;
-        }
-    } else if (in.srqn) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(srqn));
-        return;
-    }
-    if (!pdn || pdn >= KITE_MAX_PD || !s->rdma.pd[pdn].valid) {
-        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(pdn));
-        return;
-    }
-    if (!kite_cq_lookup(s, le32_to_cpu(in.send_cqn))) {
-        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(send_cqn));
-        return;
-    }
-    if (!kite_cq_lookup(s, le32_to_cpu(in.recv_cqn))) {
-        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(recv_cqn));
-        return;
-    }
-    if (!kite_uctx_valid(s, uctx)) {
-        kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(uctx));
-        return;
-    }
-    if (!kite_wq_cfg_ok(sq_cfg)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(sq_cfg));
-        return;
-    }
-    if (!srq && !kite_wq_cfg_ok(rq_cfg)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
-        return;
-    }
     if (type == KITE_QPT_GSI) {
         qpn = KITE_GSI_QPN;
         if (s->rdma.qp[qpn].valid) {
@@ -960,17 +990,17 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
     *qp = (KiteQP) {
         .valid = true,
         .type = type,
-        .flags = flags,
-        .pdn = pdn,
+        .flags = le32_to_cpu(in.flags),
+        .pdn = le32_to_cpu(in.pdn),
         .send_cqn = le32_to_cpu(in.send_cqn),
         .recv_cqn = le32_to_cpu(in.recv_cqn),
-        .uctx = uctx,
+        .uctx = le32_to_cpu(in.uctx),
         .sq_cfg = sq_cfg,
         .rq_cfg = rq_cfg,
         .state = KITE_QPS_RESET,
         .sq = sq,
         .rq = rq,
-        .srqn = srqn,
+        .srqn = srq ? le32_to_cpu(in.srqn) : 0,
     };
     kite_cntr_qp_init(s, qp);
     c->result = qpn;

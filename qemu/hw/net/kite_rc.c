@@ -105,6 +105,22 @@
 
 #define KITE_WQE_CTRL_RSVD      (GENMASK(15, 12) | GENMASK(31, 20))
 
+/* Send WQE layout: the segments after the control segment (kite_hw.h). */
+#define KITE_WQE_CTRL_OFF(f)    offsetof(struct kite_wqe_ctrl, f)
+#define KITE_WQE_RADDR_OFF(f)   (sizeof(struct kite_wqe_ctrl) + \
+                                 offsetof(struct kite_wqe_raddr, f))
+#define KITE_WQE_ATOMIC_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
+                                 sizeof(struct kite_wqe_raddr) + \
+                                 offsetof(struct kite_wqe_atomic, f))
+#define KITE_WQE_REG_MR_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
+                                 offsetof(struct kite_wqe_reg_mr, f))
+/* Where the data segments start: sends, RDMA, atomics. */
+#define KITE_WQE_SEND_DATA_OFF  sizeof(struct kite_wqe_ctrl)
+#define KITE_WQE_RDMA_DATA_OFF  (KITE_WQE_SEND_DATA_OFF + \
+                                 sizeof(struct kite_wqe_raddr))
+#define KITE_WQE_ATOMIC_DATA_OFF (KITE_WQE_RDMA_DATA_OFF + \
+                                  sizeof(struct kite_wqe_atomic))
+
 /* RNR timer codes (IBA table 45) in microseconds. */
 static const uint32_t kite_rnr_us[32] = {
     655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -327,7 +343,8 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     const uint32_t prot = kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
-    uint32_t opw = ldl_le_p(wqe), key, access, npages, shift, i;
+    uint32_t opw = ldl_le_p(wqe + KITE_WQE_CTRL_OFF(opcode));
+    uint32_t key, access, npages, shift, i;
     uint32_t pdn = qp->pdn;
     uint64_t iova, length, pbl, *ptes;
     KiteMR *mr;
@@ -340,11 +357,11 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_mw_bind(s, qpn, qp, wqe, stride);
     }
     if (FIELD_GET(KITE_WQE_NUM_SGE, opw) || (opw & KITE_WQE_F_INLINE) ||
-        lduw_le_p(wqe + offsetof(struct kite_wqe_ctrl, inline_len))) {
+        lduw_le_p(wqe + KITE_WQE_CTRL_OFF(inline_len))) {
         return bad;
     }
     if (FIELD_GET(KITE_WQE_OPCODE, opw) == KITE_WQE_OP_LOCAL_INV) {
-        key = ldl_le_p(wqe + offsetof(struct kite_wqe_ctrl, inv_key));
+        key = ldl_le_p(wqe + KITE_WQE_CTRL_OFF(inv_key));
         mr = kite_mw_lookup(s, key);
         if (mr) {
             /* A type 2 window of this QP. */
@@ -361,16 +378,17 @@ uint32_t kite_engine_local_op(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     /* REG_MR */
-    if (16 + sizeof(struct kite_wqe_reg_mr) > stride || ldl_le_p(wqe + 4)) {
+    if (sizeof(struct kite_wqe_ctrl) + sizeof(struct kite_wqe_reg_mr) >
+        stride || ldl_le_p(wqe + KITE_WQE_CTRL_OFF(inv_key))) {
         return bad;
     }
-    iova = ldq_le_p(wqe + 16);
-    length = ldq_le_p(wqe + 24);
-    key = ldl_le_p(wqe + 32);
-    access = ldl_le_p(wqe + 36);
-    pbl = ldq_le_p(wqe + 40);
-    npages = ldl_le_p(wqe + 48);
-    shift = ldl_le_p(wqe + 52);
+    iova = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(iova));
+    length = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(length));
+    key = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(key));
+    access = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(access));
+    pbl = ldq_le_p(wqe + KITE_WQE_REG_MR_OFF(pbl_addr));
+    npages = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(npages));
+    shift = ldl_le_p(wqe + KITE_WQE_REG_MR_OFF(page_shift));
     mr = kite_fast_mr(s, pdn, key);
     if (!mr || mr->state != KITE_MR_STATE_INVALID) {
         return prot;
@@ -442,7 +460,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
                               KiteRcWqe *w)
 {
     KiteWQ *wq = &qp->sq;
-    uint32_t stride = 1U << wq->wqe_shift, i;
+    uint32_t stride = 1U << wq->wqe_shift;
     uint64_t addr = kite_pbl_entry(&wq->pbl, pos, wq->log_depth,
                                    wq->wqe_shift);
     const uint32_t bad = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
@@ -452,32 +470,33 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     if (!kite_dma_rw(s, "SQ WQE", addr, w->wqe, stride, false)) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_DMA);
     }
-    w->opw = ldl_le_p(w->wqe);
+    w->opw = ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(opcode));
     w->op = FIELD_GET(KITE_WQE_OPCODE, w->opw);
-    w->idx = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, wqe_idx));
+    w->idx = lduw_le_p(w->wqe + KITE_WQE_CTRL_OFF(wqe_idx));
     trace_kite_sq_wqe(qp - s->rdma.qp, w->idx, w->op, w->opw);
     w->nsge = FIELD_GET(KITE_WQE_NUM_SGE, w->opw);
     w->inl = w->opw & KITE_WQE_F_INLINE;
-    w->ilen = lduw_le_p(w->wqe + offsetof(struct kite_wqe_ctrl, inline_len));
+    w->ilen = lduw_le_p(w->wqe + KITE_WQE_CTRL_OFF(inline_len));
     w->total = 0;
     w->va = w->rkey = w->swap = w->cmp = 0;
-    if ((w->opw & KITE_WQE_CTRL_RSVD) || ldl_le_p(w->wqe + 12)) {
+    if ((w->opw & KITE_WQE_CTRL_RSVD) ||
+        ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(rsvd))) {
         return bad;
     }
     switch (w->op) {
     case KITE_WQE_OP_SEND:
     case KITE_WQE_OP_SEND_IMM:
     case KITE_WQE_OP_SEND_INV:
-        w->data_off = 16;
+        w->data_off = KITE_WQE_SEND_DATA_OFF;
         break;
     case KITE_WQE_OP_RDMA_WRITE:
     case KITE_WQE_OP_RDMA_WRITE_IMM:
     case KITE_WQE_OP_RDMA_READ:
-        w->data_off = 32;
+        w->data_off = KITE_WQE_RDMA_DATA_OFF;
         break;
     case KITE_WQE_OP_ATOMIC_CS:
     case KITE_WQE_OP_ATOMIC_FA:
-        w->data_off = 48;
+        w->data_off = KITE_WQE_ATOMIC_DATA_OFF;
         break;
     case KITE_WQE_OP_LOCAL_INV:
     case KITE_WQE_OP_REG_MR:
@@ -489,25 +508,32 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     }
     /* UC: SEND (with immediate) and RDMA WRITE (with immediate) only. */
     if (qp->type == KITE_QPT_UC &&
-        (w->op == KITE_WQE_OP_SEND_INV || w->data_off == 48 ||
+        (w->op == KITE_WQE_OP_SEND_INV ||
+         w->data_off == KITE_WQE_ATOMIC_DATA_OFF ||
          w->op == KITE_WQE_OP_RDMA_READ)) {
         return bad;
     }
     if (w->data_off > stride) {
         return bad;
     }
-    if (w->data_off >= 32) {
-        w->va = ldq_le_p(w->wqe + 16);
-        w->rkey = ldl_le_p(w->wqe + 24);
-        if (ldl_le_p(w->wqe + 28)) {
+    if (w->data_off >= KITE_WQE_RDMA_DATA_OFF) {
+        w->va = ldq_le_p(w->wqe + KITE_WQE_RADDR_OFF(remote_addr));
+        w->rkey = ldl_le_p(w->wqe + KITE_WQE_RADDR_OFF(rkey));
+        if (ldl_le_p(w->wqe + KITE_WQE_RADDR_OFF(rsvd))) {
             return bad;
         }
     }
-    if (w->data_off == 48) {
-        w->swap = ldq_le_p(w->wqe + 32);
-        w->cmp = ldq_le_p(w->wqe + 40);
-        if (w->inl || w->nsge != 1 || w->data_off + 16 > stride ||
-            ldl_le_p(w->wqe + 48) != 8 || (w->va & 7)) {
+    if (w->data_off == KITE_WQE_ATOMIC_DATA_OFF) {
+        KiteSge sge;
+
+        w->swap = ldq_le_p(w->wqe + KITE_WQE_ATOMIC_OFF(swap_add));
+        w->cmp = ldq_le_p(w->wqe + KITE_WQE_ATOMIC_OFF(compare));
+        if (w->inl || w->nsge != 1 ||
+            w->data_off + sizeof(struct kite_wqe_sge) > stride) {
+            return bad;
+        }
+        kite_sge_decode(w->wqe + w->data_off, 0, &sge);
+        if (sge.len != 8 || (w->va & 7)) {
             return bad;
         }
     }
@@ -519,12 +545,10 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
         w->total = w->ilen;
     } else {
         if (w->ilen || w->nsge > KITE_MAX_SGE ||
-            w->data_off + 16 * w->nsge > stride) {
+            w->data_off + w->nsge * sizeof(struct kite_wqe_sge) > stride) {
             return bad;
         }
-        for (i = 0; i < w->nsge; i++) {
-            w->total += ldl_le_p(w->wqe + w->data_off + 16 * i);
-        }
+        w->total = kite_sge_total(w->wqe + w->data_off, w->nsge);
     }
     if (w->total > KITE_MAX_MSG_SZ) {
         return kite_synd(KITE_SYND_LOCAL_LENGTH, 0);
@@ -547,22 +571,22 @@ static uint32_t kite_rc_sge_rw(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
         return 0;
     }
     for (i = 0; i < w->nsge && done < len; i++) {
-        const uint8_t *sge = w->wqe + w->data_off + 16 * i;
-        uint32_t sl = ldl_le_p(sge), n;
-        uint64_t a = ldq_le_p(sge + 8);
+        KiteSge sge;
+        uint32_t n;
         KiteMR *mr;
 
-        if (off >= sl) {
-            off -= sl;
+        kite_sge_decode(w->wqe + w->data_off, i, &sge);
+        if (off >= sge.len) {
+            off -= sge.len;
             continue;
         }
-        n = MIN(sl - off, len - done);
-        mr = kite_key_check(s, qp->pdn, ldl_le_p(sge + 4), a + off, n,
+        n = MIN(sge.len - off, len - done);
+        mr = kite_key_check(s, qp->pdn, sge.key, sge.addr + off, n,
                             write ? KITE_ACCESS_LOCAL_WRITE : 0);
         if (!mr) {
             return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_KEY);
         }
-        if (!kite_mr_rw(s, mr, a + off, buf + done, n, write)) {
+        if (!kite_mr_rw(s, mr, sge.addr + off, buf + done, n, write)) {
             return kite_synd(KITE_SYND_LOCAL_PROT, KITE_VSYND_DMA);
         }
         done += n;
@@ -777,19 +801,77 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
 }
 
 /*
+ * Packet tx_pkt of the SEND or RDMA WRITE @w, outstanding WQE tx (@e):
+ * its payload, @len bytes, into @payload, its opcode and the headers after
+ * its BTH into @t. Returns 0 or a CQE syndrome.
+ */
+static uint32_t kite_rc_data_pkt(KiteState *s, KiteQP *qp,
+                                 const KiteRcWqe *w, const KiteRcSwqe *e,
+                                 KiteRoceTx *t, uint8_t *payload,
+                                 uint32_t *len)
+{
+    uint32_t k = qp->rc.tx_pkt, synd;
+    uint64_t off = (uint64_t)k * e->mtu;
+    bool first = k == 0, last = k + 1 == e->npsn;
+    bool sol = w->opw & KITE_WQE_F_SOLICITED;
+    bool uc = qp->type == KITE_QPT_UC;
+    bool send = w->op <= KITE_WQE_OP_SEND_INV;
+    uint8_t base = send ? RC_SEND_FIRST : RC_WRITE_FIRST;
+
+    *len = MIN(e->mtu, w->total - off);
+    synd = kite_rc_sge_rw(s, qp, w, off, payload, *len, false);
+    if (synd) {
+        return synd;
+    }
+    if (first && last) {
+        t->opcode = base + 4;                   /* SEND_ONLY, WRITE_ONLY */
+    } else if (first) {
+        t->opcode = base;
+    } else if (last) {
+        t->opcode = base + 2;                   /* *_LAST */
+    } else {
+        t->opcode = base + 1;                   /* *_MIDDLE */
+    }
+    if (!send && first) {
+        stq_be_p(t->ext, w->va);
+        stl_be_p(t->ext + 8, w->rkey);
+        stl_be_p(t->ext + 12, w->total);
+        t->ext_len = RC_RETH_LEN;
+    }
+    if (last && (w->op == KITE_WQE_OP_SEND_IMM ||
+                 w->op == KITE_WQE_OP_RDMA_WRITE_IMM)) {
+        t->opcode++;                            /* *_LAST_IMM, *_ONLY_IMM */
+        memcpy(t->ext + t->ext_len, t->imm, 4);
+        t->ext_len += 4;
+    }
+    if (last && w->op == KITE_WQE_OP_SEND_INV) {
+        t->opcode = first ? RC_SEND_ONLY_INV : RC_SEND_LAST_INV;
+        stl_be_p(t->ext, ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(inv_key)));
+        t->ext_len = 4;
+    }
+    t->solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
+    /* Acknowledged at the end, and often enough to keep the window open. */
+    t->ackreq = !uc &&
+                (last || k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
+    if (uc) {
+        t->opcode += KITE_UC_OPCODE;            /* UC: no acknowledgements */
+    }
+    return 0;
+}
+
+/*
  * Build and send the next packet: packet tx_pkt of outstanding WQE tx,
  * whose WQE is @w.
  */
 static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  const KiteRcWqe *w)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.rc_payload;
     KiteRcState *rc = &qp->rc;
     KiteRcSwqe *e = kite_rc_swqe(qp, rc->tx);
     uint32_t mtu = e->mtu, k = rc->tx_pkt, len = 0, synd;
-    uint64_t off = (uint64_t)k * mtu;
-    bool first = k == 0, last = k + 1 == e->npsn;
-    bool sol = w->opw & KITE_WQE_F_SOLICITED;
+    uint64_t off;
+    bool last = k + 1 == e->npsn;
     bool uc = qp->type == KITE_QPT_UC;
     KiteRoceTx t;
     size_t flen;
@@ -798,58 +880,19 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_AV);
     }
     t.psn = (e->first_psn + k) & KITE_PSN_MASK;
-    memcpy(t.imm, w->wqe + offsetof(struct kite_wqe_ctrl, imm_data), 4);
+    memcpy(t.imm, w->wqe + KITE_WQE_CTRL_OFF(imm_data), 4);
 
     switch (w->op) {
     case KITE_WQE_OP_SEND:
     case KITE_WQE_OP_SEND_IMM:
     case KITE_WQE_OP_SEND_INV:
     case KITE_WQE_OP_RDMA_WRITE:
-    case KITE_WQE_OP_RDMA_WRITE_IMM: {
-        bool send = w->op <= KITE_WQE_OP_SEND_INV;
-        uint8_t base = send ? RC_SEND_FIRST : RC_WRITE_FIRST;
-
-        len = MIN(mtu, w->total - off);
-        synd = kite_rc_sge_rw(s, qp, w, off, payload, len, false);
+    case KITE_WQE_OP_RDMA_WRITE_IMM:
+        synd = kite_rc_data_pkt(s, qp, w, e, &t, payload, &len);
         if (synd) {
             return synd;
         }
-        if (first && last) {
-            t.opcode = base + 4;                 /* SEND_ONLY, WRITE_ONLY */
-        } else if (first) {
-            t.opcode = base;
-        } else if (last) {
-            t.opcode = base + 2;                 /* *_LAST */
-        } else {
-            t.opcode = base + 1;                 /* *_MIDDLE */
-        }
-        if (!send && first) {
-            stq_be_p(t.ext, w->va);
-            stl_be_p(t.ext + 8, w->rkey);
-            stl_be_p(t.ext + 12, w->total);
-            t.ext_len = RC_RETH_LEN;
-        }
-        if (last && (w->op == KITE_WQE_OP_SEND_IMM ||
-                     w->op == KITE_WQE_OP_RDMA_WRITE_IMM)) {
-            t.opcode++;                          /* *_LAST_IMM, *_ONLY_IMM */
-            memcpy(t.ext + t.ext_len, t.imm, 4);
-            t.ext_len += 4;
-        }
-        if (last && w->op == KITE_WQE_OP_SEND_INV) {
-            t.opcode = first ? RC_SEND_ONLY_INV : RC_SEND_LAST_INV;
-            stl_be_p(t.ext, ldl_le_p(w->wqe + 4));
-            t.ext_len = 4;
-        }
-        t.solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
-        /* Acknowledged at the end, and often enough to keep the window open. */
-        t.ackreq = !uc &&
-                   (last ||
-                    k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
-        if (uc) {
-            t.opcode += KITE_UC_OPCODE;         /* UC: no acknowledgements */
-        }
         break;
-    }
     case KITE_WQE_OP_RDMA_READ:
         /* (Re)request what has not arrived yet. */
         off = (uint64_t)e->acked * mtu;
@@ -954,6 +997,72 @@ static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     qp->attr.sq_psn = cpu_to_le32((psn + npsn) & KITE_PSN_MASK);
 }
 
+/*
+ * What the timer left for the requester of @qp: a local ACK timeout
+ * starts go-back-N, or ends an RNR back-off; a probe is sent. Returns
+ * true when it sent something.
+ */
+static bool kite_rc_sq_timers(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+
+    if (rc->timed_out) {
+        rc->timed_out = false;
+        rc->probe_due = false;
+        if (!rc->nout) {
+            rc->rnr_wait = false;
+        } else if (rc->rnr_wait) {
+            rc->rnr_wait = false;       /* the back-off is over */
+        } else {
+            kite_rc_retry(s, qpn, qp, false);
+            return true;
+        }
+    }
+    if (rc->probe_due) {
+        rc->probe_due = false;
+        if (!rc->rnr_wait && kite_rc_unacked(qp)) {
+            kite_rc_probe(s, qpn, qp);
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Whether the requester of @qp sends nothing now: in an RNR back-off,
+ * behind a WQE that failed, or with a window full.
+ */
+static bool kite_rc_sq_waits(KiteQP *qp)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e;
+
+    if (rc->rnr_wait) {
+        return true;
+    }
+    if (rc->tx_blocked) {
+        if (rc->tx) {
+            return true;                /* until it is the oldest */
+        }
+        rc->tx_blocked = false;         /* try it again */
+    }
+    if (rc->tx == rc->nout &&
+        (qp->state != KITE_QPS_RTS || rc->nout == KITE_RC_SQ_WINDOW ||
+         (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
+        return true;                    /* waiting for acknowledgements */
+    }
+    if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
+        e = kite_rc_swqe(qp, rc->tx);
+        if (!kite_rc_is_rd(e->op) &&
+            ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
+              kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
+            KITE_RC_PSN_WINDOW) {
+            return true;                /* the window is full */
+        }
+    }
+    return false;
+}
+
 /* A local operation: executed and completed at once, in order. */
 static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
                           const KiteRcWqe *w)
@@ -997,47 +1106,11 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             !(qp->state == KITE_QPS_SQD && rc->nout)) {
             break;
         }
-        if (rc->timed_out) {
-            rc->timed_out = false;
-            rc->probe_due = false;
-            if (!rc->nout) {
-                rc->rnr_wait = false;
-            } else if (rc->rnr_wait) {
-                rc->rnr_wait = false;   /* the back-off is over */
-            } else {
-                kite_rc_retry(s, qpn, qp, false);
-                continue;
-            }
+        if (kite_rc_sq_timers(s, qpn, qp)) {
+            continue;
         }
-        if (rc->probe_due) {
-            rc->probe_due = false;
-            if (!rc->rnr_wait && kite_rc_unacked(qp)) {
-                kite_rc_probe(s, qpn, qp);
-                continue;
-            }
-        }
-        if (rc->rnr_wait) {
+        if (kite_rc_sq_waits(qp)) {
             break;
-        }
-        if (rc->tx_blocked) {
-            if (rc->tx) {
-                break;                  /* until it is the oldest */
-            }
-            rc->tx_blocked = false;     /* try it again */
-        }
-        if (rc->tx == rc->nout &&
-            (qp->state != KITE_QPS_RTS || rc->nout == KITE_RC_SQ_WINDOW ||
-             (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
-            break;                      /* waiting for acknowledgements */
-        }
-        if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
-            e = kite_rc_swqe(qp, rc->tx);
-            if (!kite_rc_is_rd(e->op) &&
-                ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
-                  kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
-                KITE_RC_PSN_WINDOW) {
-                break;                  /* the window is full */
-            }
         }
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             done = false;
@@ -1132,158 +1205,148 @@ static void kite_rc_stale(KiteState *s)
     s->rc_counts.stale++;
 }
 
-/* An acknowledgement or response for the requester of @qp. */
-static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
-                                const KiteRoceRx *p)
+/*
+ * The outstanding WQE the response @p is for: its index into @i, the
+ * PSN's offset in it into @off. NULL, with the packet dropped, when the
+ * QP has no request outstanding that the response can answer.
+ */
+static KiteRcSwqe *kite_rc_req_locate(KiteState *s, KiteQP *qp,
+                                      const KiteRoceRx *p, uint32_t *i,
+                                      uint32_t *off)
 {
     KiteRcState *rc = &qp->rc;
-    uint32_t off = 0, aeth = 0, synd, i;
-    uint64_t total;
-    uint8_t code;
     KiteRcSwqe *e = NULL;
-    KiteRcWqe *w;
-    bool last;
 
     if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD) {
         kite_rx_drop(s, "RC response without a request outstanding");
-        return;
+        return NULL;
     }
     if (!rc->nout) {
         kite_rc_stale(s);               /* late: everything completed */
-        return;
+        return NULL;
     }
     /* The outstanding WQE the PSN belongs to. */
-    for (i = 0; i < rc->nout; i++) {
-        e = kite_rc_swqe(qp, i);
-        off = (p->psn - e->first_psn) & KITE_PSN_MASK;
-        if (off < e->npsn) {
+    for (*i = 0; *i < rc->nout; (*i)++) {
+        e = kite_rc_swqe(qp, *i);
+        *off = (p->psn - e->first_psn) & KITE_PSN_MASK;
+        if (*off < e->npsn) {
             break;
         }
     }
-    if (i == rc->nout) {
+    if (*i == rc->nout) {
         if (kite_psn_diff(p->psn, kite_rc_swqe(qp, 0)->first_psn) < 0) {
             kite_rc_stale(s);           /* for a WQE already completed */
         } else {
             kite_rx_drop(s, "RC response outside the outstanding messages");
         }
-        return;
+        return NULL;
     }
-    if (!i && off < e->acked) {
+    if (!*i && *off < e->acked) {
         kite_rc_stale(s);               /* a duplicate, or overtaken */
-        return;
+        return NULL;
     }
-    if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
-        p->opcode != RC_READ_RESP_MIDDLE) {
-        aeth = ldl_be_p(p->ext);
-    }
-    code = aeth >> 24;
+    return e;
+}
 
-    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
-        kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_RCVD, 1);
-        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
-        if (!rc->rnr_retry) {
-            kite_rc_head_fail(s, qpn, qp,
-                              kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
-            return;
-        }
-        if (rc->rnr_retry != 7) {
-            rc->rnr_retry--;
-        }
-        kite_rc_go_back(qp);
-        kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
-        rc->rnr_wait = true;
-        rc->timed_out = false;
-        rc->probe_deadline = 0;
-        rc->probe_due = false;
+/* An RNR NAK (AETH code @code) at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_rnr_nak(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                uint32_t i, uint32_t off, uint8_t code)
+{
+    KiteRcState *rc = &qp->rc;
+
+    kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_RCVD, 1);
+    if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+        kite_rc_retry(s, qpn, qp, true);
         return;
     }
-    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
-        switch (code & 0x1f) {
-        case RC_NAK_PSN_SEQ:
-            kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_RCVD, 1);
-            if (rc->rnr_wait) {
-                return;                 /* already going back */
-            }
-            kite_rc_implicit_ack(s, qpn, qp, i, off);
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        case RC_NAK_INV_REQ:
-            synd = KITE_SYND_REMOTE_INVAL_REQ;
-            break;
-        case RC_NAK_REM_ACCESS:
-            synd = KITE_SYND_REMOTE_ACCESS;
-            break;
-        case RC_NAK_REM_OP:
-            synd = KITE_SYND_REMOTE_OP;
-            break;
-        default:
-            synd = KITE_SYND_BAD_RESP;
-            break;
+    if (!rc->rnr_retry) {
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_RNR_RETRY_EXC, 0));
+        return;
+    }
+    if (rc->rnr_retry != 7) {
+        rc->rnr_retry--;
+    }
+    kite_rc_go_back(qp);
+    kite_rc_arm(s, qp, (int64_t)kite_rnr_us[code & 0x1f] * 1000);
+    rc->rnr_wait = true;
+    rc->timed_out = false;
+    rc->probe_deadline = 0;
+    rc->probe_due = false;
+}
+
+/* A NAK (AETH code @code) at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_nak(KiteState *s, uint32_t qpn, KiteQP *qp,
+                            uint32_t i, uint32_t off, uint8_t code)
+{
+    uint32_t synd;
+
+    switch (code & 0x1f) {
+    case RC_NAK_PSN_SEQ:
+        kite_qp_count(s, qp, KITE_QP_STAT_SEQ_NAKS_RCVD, 1);
+        if (qp->rc.rnr_wait) {
+            return;                     /* already going back */
         }
         kite_rc_implicit_ack(s, qpn, qp, i, off);
-        kite_rc_head_fail(s, qpn, qp, kite_synd(synd, 0));
+        kite_rc_retry(s, qpn, qp, true);
         return;
-    }
-    if ((code & 0xe0) != 0) {
-        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
-        return;
-    }
-
-    switch (p->opcode) {
-    case RC_ACK:
-        /* Coalesced: every packet up to and including the PSN. */
-        if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
-        e = kite_rc_swqe(qp, 0);
-        if (!kite_rc_is_rd(e->op)) {
-            e->acked = off + 1;
-            if (e->acked == e->npsn) {
-                kite_rc_req_done(s, qpn, qp, 0);
-            } else {
-                if (!rc->tx) {
-                    rc->tx_pkt = MAX(rc->tx_pkt, e->acked);
-                }
-                kite_rc_progress(s, qpn, qp);
-            }
-        }
-        /* A READ or atomic completes only with its response. */
-        return;
-    case RC_ATOMIC_ACK:
-        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
-            p->len) {
-            kite_rx_drop(s, "unexpected atomic ACK");
-            return;
-        }
+    case RC_NAK_INV_REQ:
+        synd = KITE_SYND_REMOTE_INVAL_REQ;
         break;
-    case RC_READ_RESP_FIRST:
-    case RC_READ_RESP_MIDDLE:
-    case RC_READ_RESP_LAST:
-    case RC_READ_RESP_ONLY:
-        if (e->op != KITE_WQE_OP_RDMA_READ) {
-            kite_rx_drop(s, "READ response for a WQE that is no READ");
-            return;
-        }
-        if (off != (i ? 0 : e->acked)) {
-            /*
-             * A gap: the responses before it were lost. Everything before
-             * this READ was executed; ask again from the first missing
-             * PSN at once (go back N) instead of waiting for the timeout.
-             */
-            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
-            kite_rc_implicit_ack(s, qpn, qp, i, 0);
-            kite_rc_retry(s, qpn, qp, true);
-            return;
-        }
+    case RC_NAK_REM_ACCESS:
+        synd = KITE_SYND_REMOTE_ACCESS;
+        break;
+    case RC_NAK_REM_OP:
+        synd = KITE_SYND_REMOTE_OP;
         break;
     default:
-        kite_rx_drop(s, "RC request opcode sent to a requester");
+        synd = KITE_SYND_BAD_RESP;
+        break;
+    }
+    kite_rc_implicit_ack(s, qpn, qp, i, off);
+    kite_rc_head_fail(s, qpn, qp, kite_synd(synd, 0));
+}
+
+/* An ACK at PSN offset @off of outstanding WQE @i. */
+static void kite_rc_req_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
+                            uint32_t i, uint32_t off)
+{
+    KiteRcState *rc = &qp->rc;
+    KiteRcSwqe *e;
+
+    /* Coalesced: every packet up to and including the PSN. */
+    if (!kite_rc_implicit_ack(s, qpn, qp, i, off)) {
+        kite_rc_retry(s, qpn, qp, true);
         return;
     }
+    e = kite_rc_swqe(qp, 0);
+    if (!kite_rc_is_rd(e->op)) {
+        e->acked = off + 1;
+        if (e->acked == e->npsn) {
+            kite_rc_req_done(s, qpn, qp, 0);
+        } else {
+            if (!rc->tx) {
+                rc->tx_pkt = MAX(rc->tx_pkt, e->acked);
+            }
+            kite_rc_progress(s, qpn, qp);
+        }
+    }
+    /* A READ or atomic completes only with its response. */
+}
+
+/*
+ * The READ response or atomic ACK @p, at PSN offset @off of outstanding
+ * WQE @i, checked against that WQE: deliver it into the WQE's data
+ * segments.
+ */
+static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 const KiteRoceRx *p, uint32_t i,
+                                 uint32_t off)
+{
+    KiteRcSwqe *e;
+    KiteRcWqe *w;
+    uint64_t total;
+    uint32_t synd;
+    bool last;
 
     /* A response: everything before it was executed. */
     if (!kite_rc_implicit_ack(s, qpn, qp, i, 0)) {
@@ -1338,6 +1401,75 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     } else {
         kite_rc_progress(s, qpn, qp);        /* restarts the timer */
     }
+}
+
+/* An acknowledgement or response for the requester of @qp. */
+static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                const KiteRoceRx *p)
+{
+    uint32_t off = 0, aeth = 0, i;
+    uint8_t code;
+    KiteRcSwqe *e;
+
+    e = kite_rc_req_locate(s, qp, p, &i, &off);
+    if (!e) {
+        return;
+    }
+    if (kite_rc_ext_len(p->opcode) >= RC_AETH_LEN &&
+        p->opcode != RC_READ_RESP_MIDDLE) {
+        aeth = ldl_be_p(p->ext);
+    }
+    code = aeth >> 24;
+
+    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_RNR) {
+        kite_rc_req_rnr_nak(s, qpn, qp, i, off, code);
+        return;
+    }
+    if (p->opcode == RC_ACK && (code & 0xe0) == RC_AETH_NAK) {
+        kite_rc_req_nak(s, qpn, qp, i, off, code);
+        return;
+    }
+    if ((code & 0xe0) != 0) {
+        kite_rc_head_fail(s, qpn, qp, kite_synd(KITE_SYND_BAD_RESP, 0));
+        return;
+    }
+
+    switch (p->opcode) {
+    case RC_ACK:
+        kite_rc_req_ack(s, qpn, qp, i, off);
+        return;
+    case RC_ATOMIC_ACK:
+        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
+            p->len) {
+            kite_rx_drop(s, "unexpected atomic ACK");
+            return;
+        }
+        break;
+    case RC_READ_RESP_FIRST:
+    case RC_READ_RESP_MIDDLE:
+    case RC_READ_RESP_LAST:
+    case RC_READ_RESP_ONLY:
+        if (e->op != KITE_WQE_OP_RDMA_READ) {
+            kite_rx_drop(s, "READ response for a WQE that is no READ");
+            return;
+        }
+        if (off != (i ? 0 : e->acked)) {
+            /*
+             * A gap: the responses before it were lost. Everything before
+             * this READ was executed; ask again from the first missing
+             * PSN at once (go back N) instead of waiting for the timeout.
+             */
+            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+            kite_rc_implicit_ack(s, qpn, qp, i, 0);
+            kite_rc_retry(s, qpn, qp, true);
+            return;
+        }
+        break;
+    default:
+        kite_rx_drop(s, "RC request opcode sent to a requester");
+        return;
+    }
+    kite_rc_req_response(s, qpn, qp, p, i, off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2193,7 +2325,7 @@ void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
 /* Send one READ response packet for the READ at the head of the queue. */
 static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
-    static uint8_t payload[4096];
+    uint8_t *payload = s->rdma.rc_read_payload;
     KiteRcState *rc = &qp->rc;
     KiteRcResp *r = &rc->rsp[rc->rsp_head];
     uint32_t mtu = kite_rc_mtu(s, qp);
