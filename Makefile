@@ -23,10 +23,11 @@
 #                  running kernel); make install; modprobe kite_en
 #   make deb       the kite-dkms package for a host with the NIC
 #                  (scripts/build-deb.sh); prints its path
-#   make patches   the upstream submission: a git format-patch series of
+#   make patches   the upstream submissions as git format-patch series:
 #                  the drivers against the newest kernel source, one patch
-#                  per layer (series/linux/; scripts/make-patches.sh),
-#                  written to out/patches/linux; prints that directory
+#                  per layer (series/linux/), and libkite against rdma-core
+#                  (series/rdma-core/); scripts/make-patches.sh writes them
+#                  to out/patches/{linux,rdma-core} and prints out/patches
 #
 # The out-of-tree module build itself is driven by ./Kbuild, through
 # scripts/build-modules.sh, which keeps build products out of this tree

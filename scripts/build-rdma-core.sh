@@ -21,67 +21,15 @@ flock 9
 [ -f "$SRC/CMakeLists.txt" ] || die "no rdma-core tree at $SRC"
 
 # --- overlay ---------------------------------------------------------------
-# The provider, the uapi header and the hardware interface header's directory
-# are symlinks to the repository: one copy of each, and edits are picked up by
-# the next incremental build.
-ln -sfn "$KITE_ROOT/rdma-core/providers/kite" "$SRC/providers/kite"
-ln -sfn "$KITE_ROOT/include/uapi/rdma/kite-abi.h" "$SRC/kernel-headers/rdma/kite-abi.h"
-ln -sfn "$KITE_ROOT/include/linux/kite" "$SRC/providers/kite-hw"
-
-# insert_after FILE ANCHOR LINE: add LINE after the first line equal to
-# ANCHOR, unless FILE already has a line equal to LINE. Files are rewritten
-# in place (cat, not mv) to keep their mode.
-insert_after() {
-	local file=$1 anchor=$2 line=$3 tmp
-	grep -qxF -- "$line" "$file" && return 0
-	grep -qxF -- "$anchor" "$file" || die "$file: no line '$anchor' to add '$line' after"
-	tmp=$(mktemp "$file.XXXXXX")
-	awk -v anchor="$anchor" -v line="$line" \
-		'{ print } !done && $0 == anchor { print line; done = 1 }' "$file" >"$tmp"
-	cat "$tmp" >"$file"
-	rm -f "$tmp"
-	log "$(basename "$(dirname "$file")")/$(basename "$file"): added '$line'"
-}
-
-# kernel-headers/CMakeLists.txt lists each header twice: published into
-# build/include/rdma, and transformed into kernel-abi/<name> for
-# DECLARE_DRV_CMD. The anchor (erdma) sits in both lists; the header must be
-# in both, so check each list on its own.
-khdrs=$SRC/kernel-headers/CMakeLists.txt
-kite_in_list() {
-	# Is rdma/kite-abi.h listed in the block opened by the line $1?
-	awk -v start="$1" '
-		$0 == start { inb = 1; next }
-		inb && /^ *\)/ { inb = 0 }
-		inb && $1 == "rdma/kite-abi.h" { found = 1 }
-		END { exit !found }' "$khdrs"
-}
-add_to_list() {
-	local start=$1 tmp
-	kite_in_list "$start" && return 0
-	tmp=$(mktemp "$khdrs.XXXXXX")
-	awk -v start="$start" '
-		$0 == start { inb = 1 }
-		{ print }
-		inb && $1 == "rdma/erdma-abi.h" { print "  rdma/kite-abi.h"; inb = 0 }' \
-		"$khdrs" >"$tmp"
-	cat "$tmp" >"$khdrs"
-	rm -f "$tmp"
-	kite_in_list "$start" || die "$khdrs: could not add rdma/kite-abi.h to $start"
-	log "kernel-headers/CMakeLists.txt: added rdma/kite-abi.h to $start"
-}
-add_to_list 'publish_internal_headers(rdma'
-add_to_list 'rdma_kernel_provider_abi('
-
-# The kernel-headers update of the provider series: enum rdma_driver_id as
-# the kernel has it, with RDMA_DRIVER_KITE last (scripts/overlay-kernel.sh;
-# compat/kite_compat.h gives older kernels the same number).
-ids=$SRC/kernel-headers/rdma/ib_user_ioctl_verbs.h
-insert_after "$ids" $'\tRDMA_DRIVER_MANA,' $'\tRDMA_DRIVER_IONIC,'
-insert_after "$ids" $'\tRDMA_DRIVER_IONIC,' $'\tRDMA_DRIVER_KITE,'
-
-insert_after "$SRC/CMakeLists.txt" 'add_subdirectory(providers/erdma)' \
-	'add_subdirectory(providers/kite)'
+# The provider and the uapi header are symlinks to the repository (one copy
+# of each; edits are picked up by the next incremental build), with the
+# entries of the build files, verbs.h and the packaging that the provider's
+# submission to rdma-core adds (scripts/overlay-rdma-core.py, which
+# make patches uses too). The kernel-headers update gives enum
+# rdma_driver_id as the kernel has it, with RDMA_DRIVER_KITE last
+# (scripts/overlay-kernel.sh; compat/kite_compat.h gives older kernels the
+# same number).
+python3 "$KITE_ROOT/scripts/overlay-rdma-core.py" "$SRC"
 
 # --- configure -------------------------------------------------------------
 # pyverbs (rdma-core's Python bindings, which its test suite tests/ runs on)

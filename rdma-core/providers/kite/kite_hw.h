@@ -1,0 +1,1 @@
+../../../include/linux/kite/kite_hw.h
