@@ -379,7 +379,7 @@ struct kite_ib_cq {
  * @pi: WQEs posted (free-running, 16 bits sent to the device)
  * @ci: WQEs completed
  * @wr_id: kernel QPs: the wr_id of each posted WQE
- * @opcode: kernel SQs: the ib_wc_opcode of each posted WQE
+ * @opcode: kernel SQs: the KITE_WQE_OP_* of each posted WQE
  * @len: kernel RQs: the bytes each posted WQE can take
  * @max_sge: SGEs a WQE can hold
  * @lock: serialises posting on a kernel QP
@@ -802,6 +802,8 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int kite_ib_wq_stride(bool send, u32 type, u32 max_sge, u32 max_inline);
 u64 kite_ib_qp_db(u32 qpn, u32 type, u32 pi);
 bool kite_ib_wq_full(u32 pi, u32 ci, u32 depth);
+int kite_ib_send_wqe_opcode(enum ib_wr_opcode opcode, u32 qp_type);
+int kite_ib_wc_opcode(u8 wqe_op);
 int kite_ib_build_send_wqe(void *wqe, size_t wqe_size,
 			   const struct ib_send_wr *wr, u16 idx, u32 qp_type,
 			   u32 max_inline, bool sig_all);

@@ -81,7 +81,7 @@ bool kite_ib_cqe_valid(const struct kite_cqe *cqe, u32 ci,
 {
 	u32 op_own = le32_to_cpu(READ_ONCE(cqe->op_own));
 	bool owner = op_own & KITE_CQE_OWNER;
-	bool expect = !((ci >> log_depth) & 1);
+	bool expect = kite_owner_phase(ci, log_depth);
 
 	return owner == expect &&
 	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
@@ -163,30 +163,40 @@ u64 kite_ib_cq_arm_doorbell(u32 cqn, u8 sn, bool solicited)
 	       FIELD_PREP(KITE_DB_CQ_CMD_SN, (u64)(sn & 3));
 }
 
-/* The work completion opcode of a send WQE; -1 for an unknown one. */
-static int kite_ib_wqe_op_to_wc(u8 wqe_opcode)
+/*
+ * The completion direction's one opcode table: the work completion opcode
+ * of each send WQE opcode, for the requester's CQEs and for the work
+ * requests the driver flushes itself. The send direction's table is
+ * kite_ib_send_ops[] (kite_ib_wqe.c).
+ */
+static const struct {
+	bool known;
+	u8 wc_op;
+} kite_ib_wc_ops[] = {
+	[KITE_WQE_OP_SEND] = { true, IB_WC_SEND },
+	[KITE_WQE_OP_SEND_IMM] = { true, IB_WC_SEND },
+	[KITE_WQE_OP_SEND_INV] = { true, IB_WC_SEND },
+	[KITE_WQE_OP_RDMA_WRITE] = { true, IB_WC_RDMA_WRITE },
+	[KITE_WQE_OP_RDMA_WRITE_IMM] = { true, IB_WC_RDMA_WRITE },
+	[KITE_WQE_OP_RDMA_READ] = { true, IB_WC_RDMA_READ },
+	[KITE_WQE_OP_ATOMIC_CS] = { true, IB_WC_COMP_SWAP },
+	[KITE_WQE_OP_ATOMIC_FA] = { true, IB_WC_FETCH_ADD },
+	[KITE_WQE_OP_LOCAL_INV] = { true, IB_WC_LOCAL_INV },
+	[KITE_WQE_OP_REG_MR] = { true, IB_WC_REG_MR },
+};
+
+/**
+ * kite_ib_wc_opcode() - the work completion opcode of a send WQE
+ * @wqe_op: the WQE's KITE_WQE_OP_* (from a CQE, or as posted)
+ *
+ * Return: the ib_wc_opcode, or -1 for an opcode the kernel's QPs never
+ * post (a CQE naming one is bad device data).
+ */
+int kite_ib_wc_opcode(u8 wqe_op)
 {
-	switch (wqe_opcode) {
-	case KITE_WQE_OP_SEND:
-	case KITE_WQE_OP_SEND_IMM:
-	case KITE_WQE_OP_SEND_INV:
-		return IB_WC_SEND;
-	case KITE_WQE_OP_RDMA_WRITE:
-	case KITE_WQE_OP_RDMA_WRITE_IMM:
-		return IB_WC_RDMA_WRITE;
-	case KITE_WQE_OP_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case KITE_WQE_OP_ATOMIC_CS:
-		return IB_WC_COMP_SWAP;
-	case KITE_WQE_OP_ATOMIC_FA:
-		return IB_WC_FETCH_ADD;
-	case KITE_WQE_OP_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case KITE_WQE_OP_REG_MR:
-		return IB_WC_REG_MR;
-	default:
+	if (wqe_op >= ARRAY_SIZE(kite_ib_wc_ops) || !kite_ib_wc_ops[wqe_op].known)
 		return -1;
-	}
+	return kite_ib_wc_ops[wqe_op].wc_op;
 }
 
 /* UD and GSI receives: the sender's address. */
@@ -249,7 +259,7 @@ int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
 
 	switch (op) {
 	case KITE_CQE_OP_REQ:
-		wc_op = kite_ib_wqe_op_to_wc(cqe->wqe_opcode);
+		wc_op = kite_ib_wc_opcode(cqe->wqe_opcode);
 		if (wc_op < 0)
 			return -EIO;
 		wc->opcode = wc_op;
@@ -276,7 +286,7 @@ int kite_ib_cqe_to_wc(const struct kite_cqe *cqe, struct ib_wc *wc,
 		wc->wc_flags |= IB_WC_WITH_IMM;
 		return 0;
 	case KITE_CQE_OP_REQ_ERR:
-		wc_op = kite_ib_wqe_op_to_wc(cqe->wqe_opcode);
+		wc_op = kite_ib_wc_opcode(cqe->wqe_opcode);
 		wc->opcode = wc_op < 0 ? IB_WC_SEND : wc_op;
 		break;
 	case KITE_CQE_OP_RESP_ERR:
@@ -938,15 +948,19 @@ static int kite_ib_wq_flush(struct kite_ib_qp *qp, struct kite_ib_wq *wq,
 			    struct ib_wc *wc, int num)
 {
 	u32 mask = wq->hwq.depth - 1;
-	int n = 0;
+	int n = 0, op;
 
 	spin_lock(&wq->lock);
 	while (n < num && wq->ci != wq->pi) {
 		memset(&wc[n], 0, sizeof(wc[n]));
 		wc[n].wr_id = wq->wr_id[wq->ci & mask];
 		wc[n].status = IB_WC_WR_FLUSH_ERR;
-		wc[n].opcode = wq == &qp->sq ? wq->opcode[wq->ci & mask] :
-					       IB_WC_RECV;
+		if (wq == &qp->sq) {
+			op = kite_ib_wc_opcode(wq->opcode[wq->ci & mask]);
+			wc[n].opcode = op < 0 ? IB_WC_SEND : op;
+		} else {
+			wc[n].opcode = IB_WC_RECV;
+		}
 		wc[n].qp = &qp->ibqp;
 		WRITE_ONCE(wq->ci, wq->ci + 1);
 		n++;

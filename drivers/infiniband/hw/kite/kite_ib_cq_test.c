@@ -853,9 +853,9 @@ static void kite_ib_test_poll_dead(struct kunit *test)
 	t->sq_wr_id[0xfffe & 3] = 100;
 	t->sq_wr_id[0xffff & 3] = 101;
 	t->sq_wr_id[0x10000 & 3] = 102;
-	t->sq_opcode[0xfffe & 3] = IB_WC_SEND;
-	t->sq_opcode[0xffff & 3] = IB_WC_RDMA_WRITE;
-	t->sq_opcode[0x10000 & 3] = IB_WC_RDMA_READ;
+	t->sq_opcode[0xfffe & 3] = KITE_WQE_OP_SEND_IMM;
+	t->sq_opcode[0xffff & 3] = KITE_WQE_OP_RDMA_WRITE;
+	t->sq_opcode[0x10000 & 3] = KITE_WQE_OP_RDMA_READ;
 	t->qp.rq.pi = 2;
 	t->rq_wr_id[0] = 200;
 	t->rq_wr_id[1] = 201;

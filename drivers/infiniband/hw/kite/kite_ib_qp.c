@@ -900,32 +900,6 @@ int kite_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 /* Posting                                                             */
 /* ------------------------------------------------------------------ */
 
-/* The completion opcode a send work request reports. */
-static int kite_ib_wr_to_wc_opcode(enum ib_wr_opcode opcode)
-{
-	switch (opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:
-		return IB_WC_SEND;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_WR_REG_MR:
-		return IB_WC_REG_MR;
-	default:
-		return -EINVAL;
-	}
-}
-
 /**
  * kite_ib_post_send() - post send work requests to a kernel QP
  * @ibqp: the QP
@@ -970,7 +944,7 @@ int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		opcode = kite_ib_wr_to_wc_opcode(wr->opcode);
+		opcode = kite_ib_send_wqe_opcode(wr->opcode, qp->type);
 		if (opcode < 0 || wr->num_sge < 0 ||
 		    wr->num_sge > sq->max_sge) {
 			err = -EINVAL;

@@ -81,40 +81,50 @@ u32 kite_ib_mr_access_to_hw(int ib_access)
 	return hw;
 }
 
-/* The device opcode for @opcode on a QP of type @qp_type, or -EINVAL. */
-static int kite_ib_wqe_opcode(enum ib_wr_opcode opcode, u32 qp_type)
+#define KITE_IB_QPT_CONN	(BIT(KITE_QPT_RC) | BIT(KITE_QPT_UC))
+#define KITE_IB_QPT_ALL		(KITE_IB_QPT_CONN | BIT(KITE_QPT_UD) | \
+				 BIT(KITE_QPT_GSI))
+
+/*
+ * The send direction's one opcode table: for each send work request the
+ * driver posts, the device's WQE opcode and the QP types (BIT(KITE_QPT_*))
+ * that have it. An opcode with no entry (qp_types 0) is not supported.
+ * The completion direction's table is kite_ib_wc_ops[] (kite_ib_cq.c).
+ */
+static const struct {
+	u8 wqe_op;
+	u8 qp_types;
+} kite_ib_send_ops[] = {
+	[IB_WR_SEND] = { KITE_WQE_OP_SEND, KITE_IB_QPT_ALL },
+	[IB_WR_SEND_WITH_IMM] = { KITE_WQE_OP_SEND_IMM, KITE_IB_QPT_ALL },
+	[IB_WR_SEND_WITH_INV] = { KITE_WQE_OP_SEND_INV, BIT(KITE_QPT_RC) },
+	[IB_WR_RDMA_WRITE] = { KITE_WQE_OP_RDMA_WRITE, KITE_IB_QPT_CONN },
+	[IB_WR_RDMA_WRITE_WITH_IMM] = { KITE_WQE_OP_RDMA_WRITE_IMM,
+					KITE_IB_QPT_CONN },
+	[IB_WR_RDMA_READ] = { KITE_WQE_OP_RDMA_READ, BIT(KITE_QPT_RC) },
+	[IB_WR_ATOMIC_CMP_AND_SWP] = { KITE_WQE_OP_ATOMIC_CS, BIT(KITE_QPT_RC) },
+	[IB_WR_ATOMIC_FETCH_AND_ADD] = { KITE_WQE_OP_ATOMIC_FA,
+					 BIT(KITE_QPT_RC) },
+	[IB_WR_LOCAL_INV] = { KITE_WQE_OP_LOCAL_INV, BIT(KITE_QPT_RC) },
+	[IB_WR_REG_MR] = { KITE_WQE_OP_REG_MR, BIT(KITE_QPT_RC) },
+};
+
+/**
+ * kite_ib_send_wqe_opcode() - the WQE opcode of a send work request
+ * @opcode: the work request's opcode
+ * @qp_type: the QP's KITE_QPT_* type
+ *
+ * Return: the KITE_WQE_OP_* for @opcode on a QP of type @qp_type, or
+ * -EINVAL when the QP type does not have that operation (or Kite does not
+ * have it at all).
+ */
+int kite_ib_send_wqe_opcode(enum ib_wr_opcode opcode, u32 qp_type)
 {
-	bool rc = qp_type == KITE_QPT_RC;
-	bool conn = rc || qp_type == KITE_QPT_UC;
-
-	if (qp_type != KITE_QPT_RC && qp_type != KITE_QPT_UC &&
-	    qp_type != KITE_QPT_UD && qp_type != KITE_QPT_GSI)
+	if ((unsigned int)opcode >= ARRAY_SIZE(kite_ib_send_ops) ||
+	    qp_type >= BITS_PER_BYTE ||
+	    !(kite_ib_send_ops[opcode].qp_types & BIT(qp_type)))
 		return -EINVAL;
-
-	switch (opcode) {
-	case IB_WR_SEND:
-		return KITE_WQE_OP_SEND;
-	case IB_WR_SEND_WITH_IMM:
-		return KITE_WQE_OP_SEND_IMM;
-	case IB_WR_SEND_WITH_INV:
-		return rc ? KITE_WQE_OP_SEND_INV : -EINVAL;
-	case IB_WR_RDMA_WRITE:
-		return conn ? KITE_WQE_OP_RDMA_WRITE : -EINVAL;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return conn ? KITE_WQE_OP_RDMA_WRITE_IMM : -EINVAL;
-	case IB_WR_RDMA_READ:
-		return rc ? KITE_WQE_OP_RDMA_READ : -EINVAL;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return rc ? KITE_WQE_OP_ATOMIC_CS : -EINVAL;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return rc ? KITE_WQE_OP_ATOMIC_FA : -EINVAL;
-	case IB_WR_LOCAL_INV:
-		return rc ? KITE_WQE_OP_LOCAL_INV : -EINVAL;
-	case IB_WR_REG_MR:
-		return rc ? KITE_WQE_OP_REG_MR : -EINVAL;
-	default:
-		return -EINVAL;
-	}
+	return kite_ib_send_ops[opcode].wqe_op;
 }
 
 /* Write @num_sge SGEs at @seg; the caller checked that they fit. */
@@ -181,7 +191,7 @@ static int kite_ib_fill_send_wqe(void *wqe, size_t wqe_size,
 	u32 opcode;
 	int op, ret;
 
-	op = kite_ib_wqe_opcode(wr->opcode, qp_type);
+	op = kite_ib_send_wqe_opcode(wr->opcode, qp_type);
 	if (op < 0)
 		return op;
 	opcode = FIELD_PREP(KITE_WQE_OPCODE, op);

@@ -455,6 +455,76 @@ static void kite_wqe_test_opcode_qp_type(struct kunit *test)
 }
 
 /*
+ * The two opcode tables: each send work request's WQE opcode on each QP
+ * type (written out here, not derived from the table), and the work
+ * completion opcode of each WQE opcode; what is not in them refused.
+ */
+static void kite_wqe_test_opcode_tables(struct kunit *test)
+{
+	static const struct {
+		enum ib_wr_opcode wr;
+		int wqe;		/* KITE_WQE_OP_* */
+		bool rc, uc, ud;	/* UD: and GSI */
+		enum ib_wc_opcode wc;
+	} ops[] = {
+		{ IB_WR_SEND, KITE_WQE_OP_SEND, true, true, true, IB_WC_SEND },
+		{ IB_WR_SEND_WITH_IMM, KITE_WQE_OP_SEND_IMM, true, true, true,
+		  IB_WC_SEND },
+		{ IB_WR_SEND_WITH_INV, KITE_WQE_OP_SEND_INV, true, false, false,
+		  IB_WC_SEND },
+		{ IB_WR_RDMA_WRITE, KITE_WQE_OP_RDMA_WRITE, true, true, false,
+		  IB_WC_RDMA_WRITE },
+		{ IB_WR_RDMA_WRITE_WITH_IMM, KITE_WQE_OP_RDMA_WRITE_IMM, true,
+		  true, false, IB_WC_RDMA_WRITE },
+		{ IB_WR_RDMA_READ, KITE_WQE_OP_RDMA_READ, true, false, false,
+		  IB_WC_RDMA_READ },
+		{ IB_WR_ATOMIC_CMP_AND_SWP, KITE_WQE_OP_ATOMIC_CS, true, false,
+		  false, IB_WC_COMP_SWAP },
+		{ IB_WR_ATOMIC_FETCH_AND_ADD, KITE_WQE_OP_ATOMIC_FA, true, false,
+		  false, IB_WC_FETCH_ADD },
+		{ IB_WR_LOCAL_INV, KITE_WQE_OP_LOCAL_INV, true, false, false,
+		  IB_WC_LOCAL_INV },
+		{ IB_WR_REG_MR, KITE_WQE_OP_REG_MR, true, false, false,
+		  IB_WC_REG_MR },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kite_ib_send_wqe_opcode(ops[i].wr,
+								  KITE_QPT_RC),
+				    ops[i].rc ? ops[i].wqe : -EINVAL,
+				    "RC, opcode %d", ops[i].wr);
+		KUNIT_EXPECT_EQ_MSG(test, kite_ib_send_wqe_opcode(ops[i].wr,
+								  KITE_QPT_UC),
+				    ops[i].uc ? ops[i].wqe : -EINVAL,
+				    "UC, opcode %d", ops[i].wr);
+		KUNIT_EXPECT_EQ_MSG(test, kite_ib_send_wqe_opcode(ops[i].wr,
+								  KITE_QPT_UD),
+				    ops[i].ud ? ops[i].wqe : -EINVAL,
+				    "UD, opcode %d", ops[i].wr);
+		KUNIT_EXPECT_EQ_MSG(test, kite_ib_send_wqe_opcode(ops[i].wr,
+								  KITE_QPT_GSI),
+				    ops[i].ud ? ops[i].wqe : -EINVAL,
+				    "GSI, opcode %d", ops[i].wr);
+		KUNIT_EXPECT_EQ_MSG(test, kite_ib_wc_opcode(ops[i].wqe),
+				    (int)ops[i].wc, "WQE opcode %d", ops[i].wqe);
+	}
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_BIND_MW, KITE_QPT_RC),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test,
+			kite_ib_send_wqe_opcode(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+						KITE_QPT_RC), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode((enum ib_wr_opcode)1000,
+						      KITE_QPT_RC), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_SEND, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_SEND, 200),
+			-EINVAL);
+	/* Posted by no kernel QP, or no opcode at all. */
+	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_BIND_MW), -1);
+	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(0xff), -1);
+}
+
+/*
  * UC: SEND and RDMA WRITE with or without immediate, laid out as on RC (no
  * address vector); READ, atomics, SEND with invalidate and the local
  * operations refused.
@@ -1049,6 +1119,7 @@ static struct kunit_case kite_ib_wqe_cases[] = {
 	KUNIT_CASE(kite_wqe_test_local_inv_reg_mr),
 	KUNIT_CASE(kite_wqe_test_ud),
 	KUNIT_CASE(kite_wqe_test_opcode_qp_type),
+	KUNIT_CASE(kite_wqe_test_opcode_tables),
 	KUNIT_CASE(kite_wqe_test_uc),
 	KUNIT_CASE(kite_wqe_test_sge_limits),
 	KUNIT_CASE(kite_wqe_test_inline),
