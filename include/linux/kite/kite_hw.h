@@ -772,6 +772,23 @@ struct kite_eqe {
 #define KITE_EQE_TYPE			GENMASK(7, 0)
 #define KITE_EQE_OWNER			BIT(31)
 
+/**
+ * kite_owner_phase() - the owner bit of an EQ's or a CQ's entry
+ * @idx: the entry's free-running number: the producer counter the device
+ *	writes it at, the consumer counter the driver reads it at
+ * @log_depth: log2 of the queue's depth
+ *
+ * The device writes owner 1 in its first pass over the ring, 0 in the
+ * second, and so on (prm_eq.rst, prm_cq.rst): an entry is new when its
+ * KITE_EQE_OWNER or KITE_CQE_OWNER bit equals this.
+ *
+ * Return: the owner bit (0 or 1) of entry number @idx.
+ */
+static inline u32 kite_owner_phase(u32 idx, u32 log_depth)
+{
+	return ((idx >> log_depth) & 1) ^ 1;
+}
+
 #define KITE_EQE_COMPLETION		0x01	/* obj: CQN */
 #define KITE_EQE_CMD_DONE		0x02	/* obj: cookie, data: status */
 #define KITE_EQE_PORT_ACTIVE		0x10

@@ -37,11 +37,6 @@
 
 /* Event queues */
 
-static uint32_t kite_phase(uint32_t pi, uint8_t log_depth)
-{
-    return ((pi >> log_depth) & 1) ^ 1;
-}
-
 static KiteEQ *kite_eq_lookup(KiteState *s, uint32_t eqn)
 {
     if (eqn >= KITE_MAX_EQ || !s->rdma.eq[eqn].valid) {
@@ -92,7 +87,7 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
             obj ^= kite_fault_rand(s) | BIT(31);
         }
     }
-    owner = kite_phase(eq->pi, eq->log_depth);
+    owner = kite_owner_phase(eq->pi, eq->log_depth);
     eqe.type_owner = cpu_to_le32(FIELD_PREP(KITE_EQE_TYPE, type) |
                                  (owner ? KITE_EQE_OWNER : 0));
     eqe.obj = cpu_to_le32(obj);
@@ -321,7 +316,7 @@ static bool kite_cq_write_slot(KiteState *s, KiteCQ *cq, uint32_t idx,
 
     memcpy(slot, cqe, sizeof(*cqe));
     op_own = le32_to_cpu(cqe->op_own) & ~KITE_CQE_OWNER;
-    op_own |= kite_phase(idx, cq->log_depth) ^ flip_owner ?
+    op_own |= kite_owner_phase(idx, cq->log_depth) ^ flip_owner ?
               KITE_CQE_OWNER : 0;
     stl_le_p(slot + KITE_CQE_OWNER_OFF, op_own);
     addr = kite_pbl_entry(&cq->pbl, idx, cq->log_depth, cq->cqe_shift);

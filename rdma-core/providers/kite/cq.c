@@ -125,7 +125,7 @@ static bool kite_cqe_valid(const struct kite_cqe *cqe, uint32_t ci,
 			   uint32_t log_depth)
 {
 	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
-	bool expect = !((ci >> log_depth) & 1);
+	bool expect = kite_owner_phase(ci, log_depth);
 
 	return (bool)(op_own & KITE_CQE_OWNER) == expect &&
 	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
@@ -338,7 +338,7 @@ static bool kite_cq_move_cqes(struct kite_cq *cq, struct kite_ring *old)
 			return true;
 		memcpy(dst, src, sizeof(*dst));
 		op_own &= ~KITE_CQE_OWNER;
-		if (!((ci >> cq->ring.log_depth) & 1))
+		if (kite_owner_phase(ci, cq->ring.log_depth))
 			op_own |= KITE_CQE_OWNER;
 		dst->op_own = htole32(op_own);
 	}

@@ -58,7 +58,7 @@ bool kite_ib_eqe_valid(const struct kite_eqe *eqe, u32 ci,
 	u32 type_owner = le32_to_cpu(READ_ONCE(eqe->type_owner));
 	bool owner = FIELD_GET(KITE_EQE_OWNER, type_owner);
 
-	return owner == !((ci >> log_depth) & 1);
+	return owner == kite_owner_phase(ci, log_depth);
 }
 
 /**
