@@ -216,6 +216,11 @@ struct kite_eth_rxd {
 #define KITE_DB_TYPE_SRQ		5
 /* SQ, RQ and SRQ: the new producer index. */
 #define KITE_DB_PI			GENMASK_ULL(47, 32)
+/*
+ * Work queue indices as doorbells (KITE_DB_PI) and WQEs (wqe_idx, an SRQ
+ * WQE's tag) carry them: the free-running producer counter modulo 2^16.
+ */
+#define KITE_WQ_IDX_MASK		GENMASK(15, 0)
 /* EQ: the consumer index, and whether to arm the EQ's interrupt. */
 #define KITE_DB_EQ_CI			GENMASK_ULL(47, 32)
 #define KITE_DB_EQ_ARM			BIT_ULL(48)
@@ -232,7 +237,8 @@ struct kite_eth_rxd {
  */
 #define KITE_PBL_PAGE_SHIFT		12
 #define KITE_PBL_PAGE_SIZE		BIT(KITE_PBL_PAGE_SHIFT)
-#define KITE_PBL_ENTRIES		(KITE_PBL_PAGE_SIZE / 8)
+#define KITE_PTE_SIZE			8	/* a PTE or PDE: __le64 */
+#define KITE_PBL_ENTRIES		(KITE_PBL_PAGE_SIZE / KITE_PTE_SIZE)
 
 #define KITE_PTE_VALID			BIT_ULL(0)
 #define KITE_PTE_LAST			BIT_ULL(1)	/* queue PBLs: last page */
@@ -413,6 +419,8 @@ struct kite_cmd_query_port_out {
 #define KITE_MTU_1024			3
 #define KITE_MTU_2048			4
 #define KITE_MTU_4096			5
+/* The bytes of path MTU @mtu, a KITE_MTU_*. */
+#define KITE_MTU_BYTES(mtu)		(256U << ((mtu) - KITE_MTU_256))
 
 /* QUERY_STATS: the output buffer (out_addr) receives __le64 counters. */
 #define KITE_STAT_TX_FRAMES		0
@@ -822,6 +830,8 @@ struct kite_cq_dbrec {
 #define KITE_CQ_DB_ARM_CI		GENMASK(23, 0)
 #define KITE_CQ_DB_ARM_CMD		GENMASK(25, 24)
 #define KITE_CQ_DB_ARM_CMD_SN		GENMASK(29, 28)
+/* The arm sequence number CMD_SN counts modulo 4 (its two bits). */
+#define KITE_CQ_ARM_SN_MASK		GENMASK(1, 0)
 #define KITE_CQ_ARM_SOLICITED		1
 #define KITE_CQ_ARM_NEXT		2
 #define KITE_CQ_INDEX_MASK		GENMASK(23, 0)

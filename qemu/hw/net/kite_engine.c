@@ -578,7 +578,7 @@ static uint32_t kite_ud_gather(KiteState *s, KiteQP *qp, const uint8_t *data,
                                bool inl, uint32_t ilen, uint32_t nsge,
                                uint8_t *payload, uint64_t *total)
 {
-    uint32_t mtu = 128U << kite_active_mtu(s), done = 0, i;
+    uint32_t mtu = KITE_MTU_BYTES(kite_active_mtu(s)), done = 0, i;
 
     *total = inl ? ilen : kite_sge_total(data, nsge);
     if (*total > mtu) {

@@ -62,7 +62,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_ENGINE_QP_BURST    8
 
 /* The largest payload of one RoCE packet: the largest path MTU, 4096. */
-#define KITE_ROCE_MAX_PAYLOAD   (128U << KITE_MTU_4096)
+#define KITE_ROCE_MAX_PAYLOAD   KITE_MTU_BYTES(KITE_MTU_4096)
 /* The GRH area ahead of a UD receive buffer's data (IBA 11.4.1.1). */
 #define KITE_GRH_LEN            40
 

@@ -25,8 +25,9 @@ static bool kite_pbl_read_page(KiteState *s, KiteCmdCtx *c, uint64_t addr,
 {
     uint32_t i;
 
-    if (pci_dma_read(PCI_DEVICE(s), addr, ents, count * 8) != MEMTX_OK) {
-        kite_dma_error(s, "PBL page", addr, count * 8, false);
+    if (pci_dma_read(PCI_DEVICE(s), addr, ents,
+                     count * KITE_PTE_SIZE) != MEMTX_OK) {
+        kite_dma_error(s, "PBL page", addr, count * KITE_PTE_SIZE, false);
         c->code = KITE_CMD_E_DMA;
         c->syndrome = 0;
         return false;

@@ -169,7 +169,7 @@ static uint32_t kite_rc_mtu(KiteState *s, KiteQP *qp)
 {
     uint8_t m = MIN(qp->attr.path_mtu, kite_active_mtu(s));
 
-    return 128U << MAX(m, KITE_MTU_256);
+    return KITE_MTU_BYTES(MAX(m, KITE_MTU_256));
 }
 
 static int32_t kite_psn_diff(uint32_t a, uint32_t b)

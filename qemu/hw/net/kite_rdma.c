@@ -141,7 +141,7 @@ uint8_t kite_active_mtu(KiteState *s)
     uint8_t mtu = KITE_MTU_256;
 
     /* Room for IPv6 40 + UDP 8 + BTH 12 + ICRC 4 bytes of headers. */
-    while (mtu < KITE_MTU_4096 && (128U << (mtu + 1)) + 64 <= s->eth.mtu) {
+    while (mtu < KITE_MTU_4096 && KITE_MTU_BYTES(mtu + 1) + 64 <= s->eth.mtu) {
         mtu++;
     }
     return mtu;

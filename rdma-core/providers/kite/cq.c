@@ -753,7 +753,7 @@ int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	uint8_t sn;
 
 	pthread_spin_lock(&cq->lock);
-	sn = cq->arm_sn & 3;
+	sn = cq->arm_sn & KITE_CQ_ARM_SN_MASK;
 	cq->dbrec->arm = htole32(FIELD_PREP(KITE_CQ_DB_ARM_CI,
 					    cq->ci & KITE_CQ_INDEX_MASK) |
 				 FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
@@ -773,7 +773,7 @@ void kite_cq_event(struct ibv_cq *ibcq)
 	struct kite_cq *cq = to_kite_cq(ibcq);
 
 	pthread_spin_lock(&cq->lock);
-	cq->arm_sn = (cq->arm_sn + 1) & 3;
+	cq->arm_sn = (cq->arm_sn + 1) & KITE_CQ_ARM_SN_MASK;
 	pthread_spin_unlock(&cq->lock);
 }
 

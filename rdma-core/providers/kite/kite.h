@@ -297,9 +297,6 @@ static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)
 	       ((size_t)(idx & ((1U << ring->log_depth) - 1)) << ring->entry_shift);
 }
 
-/* Work queue indexes: free-running, 16 bits go to the device. */
-#define KITE_WQ_IDX_MASK	0xffffu
-
 static inline bool kite_wq_full(const struct kite_wq *wq)
 {
 	return ((wq->pi - wq->ci) & KITE_WQ_IDX_MASK) >=

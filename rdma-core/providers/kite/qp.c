@@ -19,8 +19,6 @@
 
 #include "kite.h"
 
-#define KITE_SEG_SIZE		16
-
 /* Send WQE: the control segment, then the largest opcode segments. */
 static uint32_t kite_sq_fixed_size(enum ibv_qp_type type)
 {
@@ -224,12 +222,12 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
-	sq_data = (uint64_t)cap->max_send_sge * KITE_SEG_SIZE;
+	sq_data = (uint64_t)cap->max_send_sge * sizeof(struct kite_wqe_sge);
 	if (sq_data < cap->max_inline_data)
 		sq_data = cap->max_inline_data;
 	sq_size = kite_sq_fixed_size(attr->qp_type) + sq_data;
 	rq_size = sizeof(struct kite_wqe_recv) +
-		  (uint64_t)cap->max_recv_sge * KITE_SEG_SIZE;
+		  (uint64_t)cap->max_recv_sge * sizeof(struct kite_wqe_sge);
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)

@@ -32,8 +32,6 @@
 
 #include "kite.h"
 
-#define KITE_SEG_SIZE		16
-
 /* The WQE opcode and work completion opcode of a send work request. */
 static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
 			   enum ibv_wc_opcode *wc_op)
@@ -303,8 +301,8 @@ static int kite_send_sges(struct kite_qp *qp, struct kite_send_wqe *b,
 	size_t room = (1U << qp->sq.ring.entry_shift) - b->data_off;
 
 	if (!b->data_off || num_sge > qp->sq.max_sge ||
-	    num_sge > KITE_MAX_SGE || num_sge > room / KITE_SEG_SIZE ||
-	    (num_sge && !sg))
+	    num_sge > KITE_MAX_SGE ||
+	    num_sge > room / sizeof(struct kite_wqe_sge) || (num_sge && !sg))
 		return EINVAL;
 	kite_write_sges((struct kite_wqe_sge *)(b->wqe + b->data_off), sg,
 			num_sge);

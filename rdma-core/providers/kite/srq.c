@@ -25,9 +25,6 @@
 
 #include "kite.h"
 
-#define KITE_SEG_SIZE		16
-#define KITE_SRQ_IDX_MASK	0xffffu
-
 static void kite_srq_free(struct kite_srq *srq)
 {
 	free(srq->busy);
@@ -60,7 +57,7 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 		}
 	}
 	size = sizeof(struct kite_wqe_srq_recv) +
-	       (uint64_t)attr->attr.max_sge * KITE_SEG_SIZE;
+	       (uint64_t)attr->attr.max_sge * sizeof(struct kite_wqe_sge);
 	while ((1ULL << shift) < size)
 		shift++;
 	depth = 1U << log_depth;
@@ -105,7 +102,7 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 	}
 	srq->srqn = resp.srqn;
 	srq->max_sge = ((1U << shift) - sizeof(struct kite_wqe_srq_recv)) /
-		       KITE_SEG_SIZE;
+		       sizeof(struct kite_wqe_sge);
 	if (srq->max_sge > KITE_MAX_SGE)
 		srq->max_sge = KITE_MAX_SGE;
 	attr->attr.max_wr = depth;
@@ -190,7 +187,7 @@ int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		kite_ring_db(ctx, FIELD_PREP(KITE_DB_OBJ, srq->srqn) |
 				  FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
 				  FIELD_PREP(KITE_DB_PI,
-					     srq->pi & KITE_SRQ_IDX_MASK));
+					     srq->pi & KITE_WQ_IDX_MASK));
 	}
 	pthread_spin_unlock(&srq->lock);
 	if (ret)

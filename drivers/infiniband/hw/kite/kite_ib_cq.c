@@ -142,7 +142,7 @@ u32 kite_ib_cq_arm_word(u32 ci, u8 sn, bool solicited)
 
 	return FIELD_PREP(KITE_CQ_DB_ARM_CI, ci & KITE_CQ_INDEX_MASK) |
 	       FIELD_PREP(KITE_CQ_DB_ARM_CMD, cmd) |
-	       FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn & 3);
+	       FIELD_PREP(KITE_CQ_DB_ARM_CMD_SN, sn & KITE_CQ_ARM_SN_MASK);
 }
 
 /**
@@ -160,7 +160,8 @@ u64 kite_ib_cq_arm_doorbell(u32 cqn, u8 sn, bool solicited)
 	return FIELD_PREP(KITE_DB_OBJ, (u64)(cqn & KITE_OBJ_MASK)) |
 	       FIELD_PREP(KITE_DB_TYPE, (u64)KITE_DB_TYPE_CQ_ARM) |
 	       FIELD_PREP(KITE_DB_CQ_CMD, cmd) |
-	       FIELD_PREP(KITE_DB_CQ_CMD_SN, (u64)(sn & 3));
+	       FIELD_PREP(KITE_DB_CQ_CMD_SN,
+			  (u64)(sn & KITE_CQ_ARM_SN_MASK));
 }
 
 /*
@@ -735,7 +736,7 @@ void kite_ib_cq_event(struct kite_ib_cq *cq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	cq->arm_sn = (cq->arm_sn + 1) & 3;
+	cq->arm_sn = (cq->arm_sn + 1) & KITE_CQ_ARM_SN_MASK;
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 

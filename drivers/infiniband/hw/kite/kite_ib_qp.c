@@ -22,9 +22,6 @@
 
 #include "kite_ib.h"
 
-/* Producer counters travel to the device modulo 2^16. */
-#define KITE_IB_WQ_IDX_MASK		0xffffu
-
 /* Send WQE: the control segment, then the largest opcode segments. */
 #define KITE_IB_SQ_RC_SEG_SIZE						\
 	max(sizeof(struct kite_wqe_raddr) + sizeof(struct kite_wqe_atomic), \
@@ -91,7 +88,7 @@ u64 kite_ib_qp_db(u32 qpn, u32 type, u32 pi)
 {
 	return FIELD_PREP(KITE_DB_OBJ, qpn & KITE_OBJ_MASK) |
 	       FIELD_PREP(KITE_DB_TYPE, type) |
-	       FIELD_PREP(KITE_DB_PI, pi & KITE_IB_WQ_IDX_MASK);
+	       FIELD_PREP(KITE_DB_PI, pi & KITE_WQ_IDX_MASK);
 }
 
 /**
@@ -109,7 +106,7 @@ u64 kite_ib_qp_db(u32 qpn, u32 type, u32 pi)
  */
 bool kite_ib_wq_full(u32 pi, u32 ci, u32 depth)
 {
-	return ((pi - ci) & KITE_IB_WQ_IDX_MASK) >= depth;
+	return ((pi - ci) & KITE_WQ_IDX_MASK) >= depth;
 }
 
 /* ------------------------------------------------------------------ */
@@ -953,7 +950,7 @@ int kite_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = kite_ib_build_send_wqe(kite_ib_hwq_entry(&sq->hwq,
 							       sq->pi),
 					     stride, wr,
-					     sq->pi & KITE_IB_WQ_IDX_MASK,
+					     sq->pi & KITE_WQ_IDX_MASK,
 					     qp->type, qp->max_inline,
 					     qp->sq_sig_all);
 		if (err)

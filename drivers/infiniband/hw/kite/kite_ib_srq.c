@@ -23,9 +23,6 @@
 
 #include "kite_ib.h"
 
-/* Producer counters travel to the device modulo 2^16. */
-#define KITE_IB_SRQ_IDX_MASK		0xffffu
-
 /**
  * kite_ib_srq_stride() - the WQE stride an SRQ needs for @max_sge SGEs
  * @max_sge: SGEs a WQE must hold
@@ -56,7 +53,7 @@ u64 kite_ib_srq_db(u32 srqn, u32 pi)
 {
 	return FIELD_PREP(KITE_DB_OBJ, srqn & KITE_OBJ_MASK) |
 	       FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
-	       FIELD_PREP(KITE_DB_PI, pi & KITE_IB_SRQ_IDX_MASK);
+	       FIELD_PREP(KITE_DB_PI, pi & KITE_WQ_IDX_MASK);
 }
 
 static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,

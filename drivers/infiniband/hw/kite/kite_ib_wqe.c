@@ -428,7 +428,7 @@ int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
 		cmd->vlan = cpu_to_le16(KITE_VLAN_VALID |
 					FIELD_PREP(KITE_VLAN_ID, vlan_id) |
 					FIELD_PREP(KITE_VLAN_PCP,
-						   rdma_ah_get_sl(ah) & 7));
+						   rdma_ah_get_sl(ah)));
 
 	memcpy(cmd->dgid, grh->dgid.raw, sizeof(cmd->dgid));
 	cmd->sgid_index = grh->sgid_index;
