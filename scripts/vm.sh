@@ -164,9 +164,16 @@ vm_start() {
 	[ -n "$trace" ] && IFS=, read -ra evs <<<"$trace"
 	for ev in "${evs[@]}"; do qargs+=(-trace "$ev"); done
 	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
+	# KITE_QEMU_PERF=1: QEMU runs under 'perf record' (frequency
+	# KITE_QEMU_PERF_FREQ, default 499 Hz) into the VM's perf.data: where
+	# the host's CPU time goes (Documentation/infiniband/kite.rst,
+	# "Performance"). Figures taken so are not comparable to others.
+	local -a perf=()
+	[ "${KITE_QEMU_PERF:-0}" = 1 ] &&
+		perf=(perf record -q -F "${KITE_QEMU_PERF_FREQ:-499}" -o "$dir/perf.data" --)
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
-	local cmd=("$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
+	local cmd=("${perf[@]}" "$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
 		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
 		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS"
 		-append "console=ttyS0 panic=-1 loglevel=4 $KITE_VM_APPEND"
