@@ -166,8 +166,8 @@ vm_start() {
 	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
 	# KITE_QEMU_PERF=1: QEMU runs under 'perf record' (frequency
 	# KITE_QEMU_PERF_FREQ, default 499 Hz) into the VM's perf.data: where
-	# the host's CPU time goes (Documentation/infiniband/kite.rst,
-	# "Performance"). Figures taken so are not comparable to others.
+	# the host's CPU time goes (README, "Benchmarks"). Figures taken so
+	# are not comparable to others.
 	local -a perf=()
 	[ "${KITE_QEMU_PERF:-0}" = 1 ] &&
 		perf=(perf record -q -F "${KITE_QEMU_PERF_FREQ:-499}" -o "$dir/perf.data" --)
