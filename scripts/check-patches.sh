@@ -55,6 +55,11 @@ unlink_files() {
 }
 # patch_files PATCH: the files PATCH touches.
 patch_files() { sed -n 's|^+++ b/||p; s|^--- a/||p' "$1" | sort -u; }
+# patch_subject PATCH: "N/M subject", from its (possibly folded) Subject:.
+patch_subject() {
+	awk '/^Subject: / { s = $0; getline; while (/^ /) { s = s $0; getline } print s; exit }' "$1" |
+		sed 's/^Subject: \[PATCH[^]]* \([0-9]*\/[0-9]*\)\] /\1 /'
+}
 # new_files PATCH: the files PATCH creates.
 new_files() { awk '/^diff --git / { f = substr($4, 3) } /^new file mode/ { print f }' "$1"; }
 
@@ -110,9 +115,7 @@ check_linux() {
 	added=()
 	for i in "${!patches[@]}"; do
 		p=${patches[i]}
-		# "N/M subject", from the patch's (possibly folded) Subject: line
-		name=$(awk '/^Subject: / { s = $0; getline; while (/^ /) { s = s $0; getline } print s; exit }' "$p" |
-			sed 's/^Subject: \[PATCH[^]]* \([0-9]*\/[0-9]*\)\] /\1 /')
+		name=$(patch_subject "$p")
 		mapfile -t files < <(patch_files "$p")
 		mapfile -t new < <(new_files "$p")
 		added+=("${new[@]}")
@@ -234,8 +237,7 @@ check_rdma_core() {
 	mapfile -t patches < <(find "$series" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | sort)
 	[ ${#patches[@]} -gt 0 ] || { result 1 "patches: rdma-core: the series has patches"; return; }
 	for p in "${patches[@]}"; do
-		name=$(awk '/^Subject: / { s = $0; getline; while (/^ /) { s = s $0; getline } print s; exit }' "$p" |
-			sed 's/^Subject: \[PATCH[^]]* \([0-9]*\/[0-9]*\)\] /\1 /')
+		name=$(patch_subject "$p")
 		rc=0
 		(cd "$st" && git apply --whitespace=error-all "$p") >"$work/apply.log" 2>&1 || rc=1
 		sed 's/^/# /' "$work/apply.log"

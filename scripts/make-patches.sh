@@ -117,6 +117,25 @@ PY
 	log "$(find "$out" -name '*.patch' | wc -l) files in $out"
 }
 
+# prepare WORK TREE FILES OVERLAY...: WORK/base, TREE's FILES as they were
+# before the overlay (the cached trees carry it; OVERLAY... --remove takes
+# it out), and WORK/final, a copy of the base for the overlay to go into.
+prepare() {
+	local work=$1 tree=$2 files=$3 f
+	shift 3
+	rm -rf "$work/base" "$work/final"
+	for f in $files; do
+		mkdir -p "$work/base/$(dirname "$f")"
+		cp "$tree/$f" "$work/base/$f"
+	done
+	"$@" --remove "$work/base"
+	# shellcheck disable=SC2086 # files: one word per file
+	if (cd "$work/base" && grep -qiw kite $files); then
+		die "the base files still mention Kite after $* --remove"
+	fi
+	cp -a "$work/base" "$work/final"
+}
+
 mkdir -p "$outdir"
 status=0
 
@@ -130,18 +149,7 @@ flock 8
 # The files overlay-rdma-core.py edits in place.
 RHOOKED="CMakeLists.txt kernel-headers/CMakeLists.txt kernel-headers/rdma/ib_user_ioctl_verbs.h
 libibverbs/verbs.h README.md MAINTAINERS debian/control debian/copyright redhat/rdma-core.spec"
-rm -rf "$work/base" "$work/final"
-for f in $RHOOKED; do
-	mkdir -p "$work/base/$(dirname "$f")"
-	cp "$rtree/$f" "$work/base/$f"
-done
-mkdir -p "$work/base/providers" "$work/base/kernel-headers/rdma"
-python3 "$KITE_ROOT/scripts/overlay-rdma-core.py" --remove "$work/base"
-# shellcheck disable=SC2086 # RHOOKED: one word per file
-if (cd "$work/base" && grep -qiw kite $RHOOKED); then
-	die "the rdma-core base files still mention Kite after overlay-rdma-core.py --remove"
-fi
-cp -a "$work/base" "$work/final"
+prepare "$work" "$rtree" "$RHOOKED" python3 "$KITE_ROOT/scripts/overlay-rdma-core.py"
 python3 "$KITE_ROOT/scripts/overlay-rdma-core.py" --copy "$work/final"
 make_series rdma-core "$work" "PATCH rdma-core" "rdma-core $RDMA_CORE_VERSION"
 
@@ -156,17 +164,7 @@ if tree=$("$KITE_ROOT/scripts/fetch-sources.sh" linux-upstream); then
 drivers/infiniband/Kconfig drivers/infiniband/hw/Makefile
 include/uapi/rdma/ib_user_ioctl_verbs.h Documentation/infiniband/index.rst
 Documentation/networking/device_drivers/ethernet/index.rst"
-	rm -rf "$work/base" "$work/final"
-	for f in $HOOKED; do
-		mkdir -p "$work/base/$(dirname "$f")"
-		cp "$tree/$f" "$work/base/$f"
-	done
-	"$KITE_ROOT/scripts/overlay-kernel.sh" --remove "$work/base"
-	# shellcheck disable=SC2086 # HOOKED: one word per file
-	if (cd "$work/base" && grep -qiw kite $HOOKED); then
-		die "the base files still mention Kite after overlay-kernel.sh --remove"
-	fi
-	cp -a "$work/base" "$work/final"
+	prepare "$work" "$tree" "$HOOKED" "$KITE_ROOT/scripts/overlay-kernel.sh"
 	"$KITE_ROOT/scripts/overlay-kernel.sh" "$work/final"
 	make_series linux "$work" "PATCH rdma-next" \
 		"Linux $(make -s -C "$tree" kernelversion) (the source of Debian's linux-source package)"
