@@ -41,6 +41,7 @@
 
 #include "kite_int.h"
 #include "trace.h"
+#include <zlib.h>
 
 #define KITE_ETH_HLEN           14
 #define KITE_VLAN_HLEN          4
@@ -73,30 +74,6 @@
 /* ICRC                                                                */
 /* ------------------------------------------------------------------ */
 
-static uint32_t kite_crc_table[256];
-
-static void kite_crc_init(void)
-{
-    uint32_t i, j, c;
-
-    for (i = 0; i < 256; i++) {
-        c = i;
-        for (j = 0; j < 8; j++) {
-            c = (c >> 1) ^ ((c & 1) ? 0xedb88320u : 0);
-        }
-        kite_crc_table[i] = c;
-    }
-}
-
-/* Reflected CRC-32 (IEEE 802.3 polynomial) without pre/post inversion. */
-static uint32_t kite_crc32_le(uint32_t crc, const uint8_t *p, size_t len)
-{
-    while (len--) {
-        crc = (crc >> 8) ^ kite_crc_table[(crc ^ *p++) & 0xff];
-    }
-    return crc;
-}
-
 /*
  * RoCEv2 ICRC (IBA annex A17): CRC-32 over 8 bytes of 0xff (the masked
  * LRH), the IP header with the variant fields set to ones (IPv4: TOS, TTL,
@@ -110,7 +87,7 @@ uint32_t kite_roce_icrc(const uint8_t *l3, size_t len, bool ipv6)
     uint8_t hdr[KITE_IPV6_HLEN + KITE_UDP_HLEN + KITE_BTH_LEN];
     size_t iplen = ipv6 ? KITE_IPV6_HLEN : KITE_IPV4_HLEN;
     size_t hlen = iplen + KITE_UDP_HLEN + KITE_BTH_LEN;
-    uint32_t crc = 0xdebb20e3;
+    uLong crc;
 
     assert(len >= hlen);
     memcpy(hdr, l3, hlen);
@@ -125,9 +102,9 @@ uint32_t kite_roce_icrc(const uint8_t *l3, size_t len, bool ipv6)
     }
     hdr[iplen + 6] = hdr[iplen + 7] = 0xff;     /* UDP checksum */
     hdr[iplen + KITE_UDP_HLEN + 4] = 0xff;      /* BTH resv8a */
-    crc = kite_crc32_le(crc, hdr, hlen);
-    crc = kite_crc32_le(crc, l3 + hlen, len - hlen);
-    return ~crc;
+    /* zlib's crc32() takes and returns the state inverted. */
+    crc = crc32(~0xdebb20e3u, hdr, hlen);
+    return crc32(crc, l3 + hlen, len - hlen);
 }
 
 /* ------------------------------------------------------------------ */
@@ -810,17 +787,38 @@ static bool kite_rq_process(KiteState *s, uint32_t qpn, int *budget)
     return true;
 }
 
+/* The first QP at or after @from with SQ or RQ work pending. */
+static uint32_t kite_engine_next(KiteRdma *r, uint32_t from)
+{
+    return MIN(find_next_bit(r->sq_pending, KITE_MAX_QP, from),
+               find_next_bit(r->rq_pending, KITE_MAX_QP, from));
+}
+
+/*
+ * The engine: the QPs with work pending, round robin from the cursor, at
+ * most KITE_ENGINE_QP_BURST WQEs each per queue and KITE_ENGINE_BUDGET in
+ * all per run. Only the pending bitmaps are walked, not every QP.
+ */
 static void kite_engine_bh(void *opaque)
 {
     KiteState *s = opaque;
     KiteRdma *r = &s->rdma;
     int budget = KITE_ENGINE_BUDGET;
-    uint32_t n, qpn;
+    uint32_t start = r->engine_cursor, qpn = start;
+    bool wrapped = false;
 
-    for (n = 0; n < KITE_MAX_QP && budget > 0; n++) {
+    while (budget > 0) {
         int burst = MIN(budget, KITE_ENGINE_QP_BURST), used;
 
-        qpn = (r->engine_cursor + n) % KITE_MAX_QP;
+        qpn = kite_engine_next(r, qpn);
+        if (qpn >= KITE_MAX_QP && !wrapped) {
+            wrapped = true;
+            qpn = kite_engine_next(r, 0);
+        }
+        if (qpn >= KITE_MAX_QP || (wrapped && qpn >= start)) {
+            qpn = start;                /* every pending QP had its turn */
+            break;
+        }
         if (test_bit(qpn, r->sq_pending)) {
             used = burst;
             if (kite_sq_process(s, qpn, &burst)) {
@@ -836,8 +834,9 @@ static void kite_engine_bh(void *opaque)
             }
             budget -= used - burst;
         }
+        qpn++;
     }
-    r->engine_cursor = (r->engine_cursor + n) % KITE_MAX_QP;
+    r->engine_cursor = qpn % KITE_MAX_QP;
 
     if (find_first_bit(r->rq_pending, KITE_MAX_QP) < KITE_MAX_QP ||
         (!r->engine_tx_waiting &&
@@ -1314,7 +1313,6 @@ void kite_engine_receive(KiteState *s, const uint8_t *buf, size_t len)
 
 void kite_engine_init(KiteState *s)
 {
-    kite_crc_init();
     kite_rc_init(s);
     kite_loss_init(s);
     s->rdma.engine_bh = qemu_bh_new_guarded(kite_engine_bh, s,

@@ -1083,7 +1083,7 @@ static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
 bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
 {
     KiteRcState *rc = &qp->rc;
-    KiteRcWqe *w = g_new(KiteRcWqe, 1);
+    KiteRcWqe wqe, *w = &wqe;
     bool done = true;
     uint32_t synd, npsn;
     KiteRcSwqe *e;
@@ -1164,7 +1164,6 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             kite_rc_head_fail(s, qpn, qp, synd);
         }
     }
-    g_free(w);
     return done;
 }
 
@@ -1342,9 +1341,8 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  const KiteRoceRx *p, uint32_t i,
                                  uint32_t off)
 {
+    KiteRcWqe wqe, *w = &wqe;
     KiteRcSwqe *e;
-    KiteRcWqe *w;
-    uint64_t total;
     uint32_t synd;
     bool last;
 
@@ -1354,13 +1352,11 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     e = kite_rc_swqe(qp, 0);
-    w = g_new(KiteRcWqe, 1);
     synd = kite_rc_fetch(s, qp, qp->sq.ci, w);
     if (!synd && (w->op != e->op || w->total != e->total)) {
         synd = kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (synd) {
-        g_free(w);
         kite_rc_head_fail(s, qpn, qp, synd);
         return;
     }
@@ -1369,7 +1365,6 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
 
         stq_le_p(orig, ldq_be_p(p->ext + RC_AETH_LEN));
         synd = kite_rc_sge_rw(s, qp, w, 0, orig, 8, true);
-        g_free(w);
         if (synd) {
             kite_rc_head_fail(s, qpn, qp, synd);
         } else {
@@ -1383,21 +1378,18 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
         (!last && p->opcode != RC_READ_RESP_FIRST &&
          p->opcode != RC_READ_RESP_MIDDLE) ||
         p->len != (last ? w->total - (uint64_t)off * e->mtu : e->mtu)) {
-        g_free(w);
         kite_rx_drop(s, "READ response of the wrong kind or length");
         return;
     }
-    total = w->total;
     synd = kite_rc_sge_rw(s, qp, w, (uint64_t)off * e->mtu,
                           (uint8_t *)p->payload, p->len, true);
-    g_free(w);
     if (synd) {
         kite_rc_head_fail(s, qpn, qp, synd);
         return;
     }
     e->acked++;
     if (last) {
-        kite_rc_req_done(s, qpn, qp, total);
+        kite_rc_req_done(s, qpn, qp, w->total);
     } else {
         kite_rc_progress(s, qpn, qp);        /* restarts the timer */
     }
