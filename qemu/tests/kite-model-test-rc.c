@@ -740,7 +740,11 @@ static void rc_pipe_wire(void)
 	tap(w_collect(false, 0, W_NONE) == 0, "no retransmission after the ACKs");
 	psn += 5;
 
-	/* 80 packets (8 SGEs of 10 KiB): the 64-PSN window, AckReq every 32nd. */
+	/*
+	 * 80 packets (8 SGEs of 10 KiB) after the NAK above, which halved the
+	 * congestion window from 64 to 32 PSNs: 32 in flight, AckReq every
+	 * 16th (half the window).
+	 */
 	{
 		struct kite_wqe_sge g8[8];
 		unsigned k, bad = 0;
@@ -752,21 +756,60 @@ static void rc_pipe_wire(void)
 		n = w_collect(false, 0, W_NONE);
 		for (k = 0; k < n; k++)
 			bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
-			       wlog[k].ackreq != (k % 32 == 31);
-		if (!tap(n == 64 && !bad,
-			 "WRITE of 80 packets: 64 sent (the window), AckReq on the 32nd and 64th"))
+			       wlog[k].ackreq != (k % 16 == 15);
+		if (!tap(n == 32 && !bad,
+			 "WRITE of 80 packets after a loss: 32 sent (the halved window), AckReq on "
+			 "the 16th and 32nd"))
 			wlog_diag(n);
-		w_ack(a.qpn, psn + 31, 0x1f);
+		w_ack(a.qpn, psn + 15, 0x1f);
 		n = w_collect(false, 0, W_NONE);
 		bad = 0;
 		for (k = 0; k < n; k++)
-			bad += wlog[k].psn != ((psn + 64 + k) & 0xffffff) ||
+			bad += wlog[k].psn != ((psn + 32 + k) & 0xffffff) ||
 			       wlog[k].ackreq != (k == 15);
-		if (!tap(n == 16 && !bad && wlog[15].op == 0x08 && tcq_drain(&scq) == 0,
-			 "ACK for the 32nd: the window moves, the last 16 go out, AckReq on the LAST"))
+		if (!tap(n == 16 && !bad && tcq_drain(&scq) == 0,
+			 "ACK for the 16th: the window moves by 16, AckReq on the 48th"))
+			wlog_diag(n);
+		w_ack(a.qpn, psn + 47, 0x1f);
+		n = w_collect(false, 0, W_NONE);
+		bad = 0;
+		for (k = 0; k < n; k++)
+			bad += wlog[k].psn != ((psn + 48 + k) & 0xffffff) ||
+			       wlog[k].ackreq != (k == 15 || k == 31);
+		if (!tap(n == 32 && !bad && wlog[31].op == 0x08 && tcq_drain(&scq) == 0,
+			 "ACK for the 48th: the last 32 go out, AckReq on the 64th and the LAST"))
 			wlog_diag(n);
 		w_ack(a.qpn, psn + 79, 0x1f);
 		tap(req_ok(&scq, a.qpn, i1, WR, 0), "ACK for the last PSN: the WRITE completes");
+		psn += 80;
+	}
+
+	/*
+	 * The window grows back by one PSN per window's worth acknowledged:
+	 * 80 PSNs at 32 make it 34. A second 80-packet WRITE: 34 in flight.
+	 */
+	{
+		struct kite_wqe_sge g8[8];
+		unsigned k, bad = 0;
+
+		for (k = 0; k < 8; k++)
+			g8[k] = sge(10240, E.lkey, SRC);
+		i1 = write_rc(&a, WR | SIG, 0, 0x100000, 0xabcd01, 0, 0, g8, 8);
+		ring_sq(&a);
+		n = w_collect(false, 0, W_NONE);
+		for (k = 0; k < n; k++)
+			bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
+			       wlog[k].ackreq != (k % 17 == 16);
+		if (!tap(n == 34 && !bad,
+			 "the window grew back to 34: 34 sent, AckReq every 17th (%u)", n))
+			wlog_diag(n);
+		w_ack(a.qpn, psn + 33, 0x1f);
+		n = w_collect(false, 0, W_NONE);
+		w_ack(a.qpn, psn + 67, 0x1f);
+		n += w_collect(false, 0, W_NONE);
+		w_ack(a.qpn, psn + 79, 0x1f);
+		tap(n == 46 && req_ok(&scq, a.qpn, i1, WR, 0),
+		    "ACKs: the other 46 go out, the WRITE completes (%u)", n);
 		psn += 80;
 	}
 

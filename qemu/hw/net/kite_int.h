@@ -193,6 +193,16 @@ typedef struct KiteSRQ {
 #define KITE_RC_PSN_WINDOW      64
 #define KITE_RC_ACKREQ_EVERY    32
 /*
+ * Congestion window: how far past the oldest unacknowledged PSN a packet
+ * may be, at most KITE_RC_PSN_WINDOW. AIMD as in TCP: halved at each loss
+ * (each go-back-N), down to KITE_RC_CWND_MIN; one more packet for every
+ * window's worth of packets acknowledged. A wire drops what it cannot
+ * buffer (the emulated one: what its sockets' receive buffers cannot
+ * hold); a window that does not back off turns one loss into a storm of
+ * retransmissions.
+ */
+#define KITE_RC_CWND_MIN        4
+/*
  * Adaptive retransmission (prm_qp.rst): the shortest probe timeout, and
  * how many probes (each waiting twice as long as the one before) may go
  * out before progress or the local ACK timeout.
@@ -263,6 +273,8 @@ typedef struct KiteRcState {
     uint16_t tx;
     uint32_t tx_pkt;
     bool tx_blocked;            /* WQE sq.ci + tx failed: wait to head */
+    uint16_t cwnd;              /* congestion window, 0: KITE_RC_PSN_WINDOW */
+    uint16_t cwnd_acked;        /* packets acknowledged towards cwnd + 1 */
     uint8_t retry;              /* transport retries left */
     uint8_t rnr_retry;          /* RNR retries left */
     bool timed_out;             /* the timer expired: retransmit */

@@ -3,13 +3,16 @@
  *
  * Requester: WQEs start in SQ order and several are outstanding at once
  * (started, not yet completed): at most KITE_RC_SQ_WINDOW WQEs, no
- * packet more than KITE_RC_PSN_WINDOW PSNs past the oldest
- * unacknowledged PSN, at most max_rd_atomic (0 counts as 1) READ and
+ * packet (and no READ response) more than the congestion window past the
+ * oldest unacknowledged PSN (at most KITE_RC_PSN_WINDOW, halved at each
+ * go-back-N, grown again by acknowledgements), at most max_rd_atomic (0
+ * counts as 1) READ and
  * atomic WQEs. A fenced WQE starts when no READ or atomic is
  * outstanding; a local operation (LOCAL_INV, REG_MR, BIND_MW) when
  * nothing is. A message is segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY
  * packets, one packet per unit of the engine's budget, AckReq set on
- * the last and on every KITE_RC_ACKREQ_EVERY-th. WQEs complete in order,
+ * the last and on every KITE_RC_ACKREQ_EVERY-th (or half the congestion
+ * window, if that is fewer). WQEs complete in order,
  * the oldest first, when acknowledged: an ACK acknowledges every packet
  * up to its PSN; any response (READ response, atomic ACK, ACK, NAK)
  * implicitly acknowledges the SEND and WRITE packets before its PSN,
@@ -667,6 +670,32 @@ static bool kite_rc_unacked(KiteQP *qp)
            (rc->tx || (!kite_rc_is_rd(e->op) && rc->tx_pkt > e->acked));
 }
 
+/* The congestion window, in packets (KITE_RC_CWND_MIN). */
+static uint32_t kite_rc_cwnd(const KiteRcState *rc)
+{
+    return rc->cwnd ? rc->cwnd : KITE_RC_PSN_WINDOW;
+}
+
+/* A loss: multiplicative decrease. */
+static void kite_rc_cwnd_loss(KiteRcState *rc)
+{
+    rc->cwnd = MAX(KITE_RC_CWND_MIN, kite_rc_cwnd(rc) / 2);
+    rc->cwnd_acked = 0;
+}
+
+/* @n packets acknowledged: additive increase, one per window's worth. */
+static void kite_rc_cwnd_acked(KiteRcState *rc, uint32_t n)
+{
+    uint32_t w = kite_rc_cwnd(rc), acked = rc->cwnd_acked + n;
+
+    while (w < KITE_RC_PSN_WINDOW && acked >= w) {
+        acked -= w;
+        w++;
+    }
+    rc->cwnd = w;
+    rc->cwnd_acked = w < KITE_RC_PSN_WINDOW ? acked : 0;
+}
+
 /*
  * Forward progress: fresh retry counters, the timer restarted, and the
  * SQ looked at again (the window moved).
@@ -731,6 +760,7 @@ static void kite_rc_retry(KiteState *s, uint32_t qpn, KiteQP *qp, bool early)
     }
     rc->retry--;
     rc->retry_started = true;
+    kite_rc_cwnd_loss(rc);
     s->rc_counts.retries++;
     kite_qp_count(s, qp, KITE_QP_STAT_RETRIES, 1);
     if (early) {
@@ -758,6 +788,7 @@ static void kite_rc_probe(KiteState *s, uint32_t qpn, KiteQP *qp)
     s->rc_counts.probes++;
     rc->probes++;
     rc->retry_started = true;
+    kite_rc_cwnd_loss(rc);
     kite_rc_go_back(qp);
     kite_rc_arm_probe(s, qp);
     kite_engine_kick(s, qpn, true, false);
@@ -787,6 +818,7 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
     if (kite_rc_is_rd(e->op)) {
         rc->nrd--;
     }
+    kite_rc_cwnd_acked(rc, e->npsn);
     qp->sq.ci++;
     rc->nout--;
     if (rc->tx) {
@@ -810,7 +842,7 @@ static uint32_t kite_rc_data_pkt(KiteState *s, KiteQP *qp,
                                  KiteRoceTx *t, uint8_t *payload,
                                  uint32_t *len)
 {
-    uint32_t k = qp->rc.tx_pkt, synd;
+    uint32_t k = qp->rc.tx_pkt, synd, every;
     uint64_t off = (uint64_t)k * e->mtu;
     bool first = k == 0, last = k + 1 == e->npsn;
     bool sol = w->opw & KITE_WQE_F_SOLICITED;
@@ -850,9 +882,12 @@ static uint32_t kite_rc_data_pkt(KiteState *s, KiteQP *qp,
         t->ext_len = 4;
     }
     t->solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
-    /* Acknowledged at the end, and often enough to keep the window open. */
-    t->ackreq = !uc &&
-                (last || k % KITE_RC_ACKREQ_EVERY == KITE_RC_ACKREQ_EVERY - 1);
+    /*
+     * Acknowledged at the end, and often enough to keep the window open:
+     * at least twice per congestion window.
+     */
+    every = MIN(KITE_RC_ACKREQ_EVERY, MAX(1, kite_rc_cwnd(&qp->rc) / 2));
+    t->ackreq = !uc && (last || k % every == every - 1);
     if (uc) {
         t->opcode += KITE_UC_OPCODE;            /* UC: no acknowledgements */
     }
@@ -958,11 +993,12 @@ static bool kite_rc_may_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
         return true;
     }
     /*
-     * Its first packet within the window; every outstanding PSN within
-     * half the PSN space, so that PSNs compare unambiguously.
+     * Its first packet (a READ: all its responses) within the congestion
+     * window; every outstanding PSN within half the PSN space, so that
+     * PSNs compare unambiguously.
      */
-    return ((psn - e->first_psn - e->acked) & KITE_PSN_MASK) <
-           KITE_RC_PSN_WINDOW &&
+    return ((psn - e->first_psn - e->acked) & KITE_PSN_MASK) +
+           (uint64_t)(kite_rc_is_rd(w->op) ? npsn : 1) <= kite_rc_cwnd(rc) &&
            ((psn - e->first_psn) & KITE_PSN_MASK) + (uint64_t)npsn <=
            (KITE_PSN_MASK + 1) / 2;
 }
@@ -1056,7 +1092,7 @@ static bool kite_rc_sq_waits(KiteQP *qp)
         if (!kite_rc_is_rd(e->op) &&
             ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
               kite_rc_swqe(qp, 0)->acked) & KITE_PSN_MASK) >=
-            KITE_RC_PSN_WINDOW) {
+            kite_rc_cwnd(rc)) {
             return true;                /* the window is full */
         }
     }
