@@ -5,39 +5,115 @@
 # virtio-net NIC (rdma_rxe, Linux soft-RoCE); the four NICs share one
 # Ethernet segment (a multicast group on the host's loopback), so that in
 # one run, on the same VMs, it measures:
-#   - perftest bandwidth (ib_write_bw, 64 KiB), message rate (ib_send_bw,
-#     64 bytes) and latency (ib_write_lat, 64 bytes) for Kite<->Kite,
-#     rxe<->rxe, Kite->rxe and rxe->Kite;
+#   - perftest bandwidth (ib_write_bw and ib_read_bw, 64 KiB), message rate
+#     (ib_send_bw, 64 bytes) and latency (ib_write_lat, 64 bytes) for
+#     Kite<->Kite, rxe<->rxe, Kite->rxe and rxe->Kite;
+#   - a size sweep (64 B to 1 MiB) of ib_write_bw and ib_write_lat for
+#     Kite<->Kite, rxe<->rxe and Kite->rxe, plotted (gnuplot) beside the
+#     text table;
 #   - NVMe over RDMA (nvmet-rdma target on a memory-backed null_blk in VM b,
-#     nvme-rdma host in VM a): 4 KiB random read IOPS and 128 KiB sequential
-#     read throughput with fio, over Kite and over rxe, and the interrupts
-#     per completion on the host's Kite NIC (and per I/O on its virtio-net
-#     NIC) at that load.
-# Both VMs' logs are kept in $KITE_CACHE/logs/bench-pair-{a,b}; the report
-# is VM a's guest.log.
+#     nvme-rdma host in VM a): 4 KiB random and 128 KiB sequential reads and
+#     writes with fio, over Kite and over rxe (writes: the target fetches
+#     the data with RDMA READ), and the interrupts per completion on the
+#     host's Kite NIC (and per I/O on its virtio-net NIC) at the 4 KiB
+#     random read load.
+# rdma_rxe can crash its kernel under load (a GPF in rxe_skb_tx_dtor after
+# "rxe_destroy_qp: cleanup failed" on Debian's 6.12): when a VM panics, the
+# pair is stopped, the run it was in is reported lost, and both VMs start
+# again from the run after it (at most KITE_BENCH_RESTARTS times, default
+# 4), so that every other figure is still measured. The logs of a crashed
+# attempt are kept as bench-pair-{a,b}.crashN.
+# Figures and logs: $KITE_CACHE/logs/bench-pair*; the report (report.txt)
+# and the plot (bench-pair.png) also go to out/bench-pair/.
 #
-# usage: bench-pair.sh [SECONDS]     SECONDS: length of each run (default 10)
+# usage: bench-pair.sh [SECONDS]     SECONDS: length of each main run
+#                                    (default 10)
+# Environment: KITE_BENCH_SWEEP_SECS (each sweep bandwidth run, default 3),
+# KITE_BENCH_MTU (both NICs' netdev MTU, default 9000: RoCE MTU 4096),
+# KITE_BENCH_ONLY (a regular expression: only the runs whose key, e.g.
+# "Kite<->Kite|write_bw|65536" or "nvme-Kite|randread|4096", matches),
+# KITE_BENCH_CRASH=INDEX:ROLE (VM ROLE, a or b, crashes at run INDEX: tries
+# the recovery), KITE_BENCH_TIMEOUT (seconds per attempt, default 3600).
 set -euo pipefail
 . "$(dirname "$0")/vm.sh"
 
 secs=${1:-10}
-"$KITE_ROOT/scripts/setup-host.sh" >&2
+"$KITE_ROOT/scripts/setup-host.sh" gnuplot-nox >&2
 "$KITE_ROOT/scripts/build-rdma-core.sh" >/dev/null
 log "building QEMU, the modules, the test programs and the initramfs"
 vm_prepare
-port=$((20000 + RANDOM % 20000))
-group=239.255.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
-for r in a b; do
-	peer=b
-	[ "$r" = b ] && peer=a
-	vm_start "bench-$r" "$KITE_CACHE/logs/bench-pair-$r" "$KITE_ROOT/scripts/guest/bench-pair.sh" \
-		--no-capture --kite-net "mcast:$group:$port" --virtio-net "mcast:$group:$port" \
-		--env KITE_ROLE="$r" --env KITE_BENCH_SECS="$secs" -- -m 2G
+
+logs=$KITE_CACHE/logs
+figs=$logs/bench-pair-figures
+out=$KITE_ROOT/out/bench-pair
+rm -rf "$figs" "$logs"/bench-pair-[ab].crash*
+mkdir -p "$figs" "$out"
+
+# attempt FROM: both VMs, from run FROM; returns VM a's status.
+attempt() {
+	local r peer port group rc=0
+	port=$((20000 + RANDOM % 20000))
+	group=239.255.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+	for r in a b; do
+		vm_start "bench-$r" "$logs/bench-pair-$r" "$KITE_ROOT/scripts/guest/bench-pair.sh" \
+			--no-capture --kite-net "mcast:$group:$port" --virtio-net "mcast:$group:$port" \
+			--env KITE_ROLE="$r" --env KITE_BENCH_SECS="$secs" --env KITE_BENCH_FROM="$1" \
+			--env KITE_BENCH_SWEEP_SECS="${KITE_BENCH_SWEEP_SECS:-3}" \
+			--env KITE_BENCH_ONLY="${KITE_BENCH_ONLY:-.}" \
+			--env KITE_BENCH_MTU="${KITE_BENCH_MTU:-9000}" \
+			--env KITE_BENCH_CRASH="${KITE_BENCH_CRASH:-}" -- -m 2G
+	done
+	KITE_VM_STOP_ON_PANIC=bench-b vm_wait bench-a "${KITE_BENCH_TIMEOUT:-3600}" || rc=$?
+	return "$rc"
+}
+
+# current R: "INDEX KEY" of the run VM R was in ("-1 set-up" before the
+# first).
+current() { cat "$logs/bench-pair-$1/current" 2>/dev/null || echo "-1 set-up"; }
+
+from=0 restarts=0 rca=0 rcb=0
+log "booting; the benchmark takes about $((secs * 4 + 25)) minutes under TCG"
+while :; do
+	rca=0
+	attempt "$from" || rca=$?
+	crashed=
+	for r in a b; do
+		grep -qE "$KITE_PANIC_RE" "$logs/bench-pair-$r/console.log" 2>/dev/null && crashed=$r
+	done
+	if [ -z "$crashed" ]; then
+		rcb=0
+		vm_wait bench-b 120 || rcb=$?
+		cp "$logs"/bench-pair-a/fig/* "$figs/" 2>/dev/null || true
+		break
+	fi
+	# A kernel crash: stop the other VM, keep what was measured before
+	# the run it happened in, and go on after that run.
+	pid=${KITE_VM_PID[bench-b]}
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	read -r lost key <<<"$(current "$crashed")"
+	warn "VM $crashed crashed in run $lost ($key); see $logs/bench-pair-$crashed.crash$restarts"
+	for f in "$logs"/bench-pair-a/fig/*; do
+		n=$(basename "$f")
+		[ -e "$f" ] && [ "${n%%.*}" -lt "$lost" ] && cp "$f" "$figs/"
+	done
+	if [ "$lost" -ge 0 ]; then
+		printf '%s\tlost: VM %s crashed\n' "$key" "$crashed" >"$figs/$lost"
+		from=$((lost + 1))
+	fi
+	for r in a b; do mv "$logs/bench-pair-$r" "$logs/bench-pair-$r.crash$restarts"; done
+	restarts=$((restarts + 1))
+	if [ "$restarts" -gt "${KITE_BENCH_RESTARTS:-4}" ]; then
+		warn "$restarts crashes: giving up; the runs from $from on are not measured"
+		rca=0
+		break
+	fi
+	log "starting both VMs again from run $from"
 done
-log "booted; the benchmark takes about $((secs * 14 / 60 + 5)) minutes under TCG"
-rca=0 rcb=0
-vm_wait bench-a "${KITE_BENCH_TIMEOUT:-2400}" || rca=$?
-vm_wait bench-b 120 || rcb=$?
-cat "$KITE_CACHE/logs/bench-pair-a/guest.log" 2>/dev/null || true
-[ "$rca" = 0 ] || die "VM a failed (status $rca); see $KITE_CACHE/logs/bench-pair-a"
-[ "$rcb" = 0 ] || warn "VM b ended with status $rcb; see $KITE_CACHE/logs/bench-pair-b"
+
+python3 "$KITE_ROOT/scripts/bench-report.py" --secs "$secs" --restarts "$restarts" \
+	--mtu "${KITE_BENCH_MTU:-9000}" \
+	"$figs" "$out" | tee "$out/report.txt"
+log "report: $out/report.txt; plot: $out/bench-pair.png"
+[ "$rca" = 0 ] || die "VM a failed (status $rca); see $logs/bench-pair-a"
+[ "$rcb" = 0 ] || warn "VM b ended with status $rcb; see $logs/bench-pair-b"

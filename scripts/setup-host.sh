@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Install every Debian package the Kite build and tests need. Idempotent:
-# does nothing when everything is already installed.
+# Install every Debian package the Kite build and tests need, and the
+# packages named as arguments (what one tool alone needs: the benchmark's
+# gnuplot). Idempotent: does nothing when everything is already installed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +28,7 @@ PKGS=(
 	python3-dev cython3
 	# the kite-dkms package and its test (scripts/build-deb.sh, VM group dkms)
 	dkms
+	"$@"
 )
 
 missing=()

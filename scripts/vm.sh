@@ -166,14 +166,17 @@ vm_start() {
 	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
 	# KITE_QEMU_PERF=1: QEMU runs under 'perf record' (frequency
 	# KITE_QEMU_PERF_FREQ, default 499 Hz) into the VM's perf.data: where
-	# the host's CPU time goes (README, "Benchmarks"). Figures taken so
-	# are not comparable to others.
+	# the host's CPU time goes (README, "Benchmarks"), time-stamped by the
+	# real-time clock (scripts/qemu-profile.py cuts it into the runs of a
+	# benchmark). Figures taken so are not comparable to others.
 	local -a perf=()
 	[ "${KITE_QEMU_PERF:-0}" = 1 ] &&
-		perf=(perf record -q -F "${KITE_QEMU_PERF_FREQ:-499}" -o "$dir/perf.data" --)
+		perf=(perf record -q -k realtime -F "${KITE_QEMU_PERF_FREQ:-499}" -o "$dir/perf.data" --)
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
-	local cmd=("${perf[@]}" "$KITE_QEMU" -M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
+	# debug-threads: the vCPU thread is "CPU 0/TCG" (in top -H, in perf).
+	local cmd=("${perf[@]}" "$KITE_QEMU" -name "$name,debug-threads=on"
+		-M q35 -m "$KITE_VM_MEM" -smp 1 -nodefaults -display none -no-reboot
 		-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
 		-kernel "$KITE_GUEST_KERNEL" -initrd "$KITE_INITRAMFS"
 		-append "console=ttyS0 panic=-1 loglevel=4 $KITE_VM_APPEND"

@@ -1,20 +1,42 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Guest side of scripts/bench-pair.sh, in both VMs (KITE_ROLE a: clients
-# and NVMe host, prints the report; b: servers and NVMe target). Each VM
+# and NVMe host, records the figures; b: servers and NVMe target). Each VM
 # has kite0 (Kite) and rxe0 (rdma_rxe on virtio-net) on one segment:
 #   Kite<->Kite  10.77.0.1 (a kite0) -> 10.77.0.2 (b kite0)
 #   rxe<->rxe    10.78.0.1 (a rxe0)  -> 10.78.0.2 (b rxe0)
 #   Kite->rxe    10.79.0.1 (a kite0) -> 10.79.0.2 (b rxe0)
 #   rxe->Kite    10.80.0.1 (a rxe0)  -> 10.80.0.2 (b kite0)
-# Prints figures; fails only if something could not be run at all.
+#
+# Both VMs go through one list of runs, in the same order, from run
+# KITE_BENCH_FROM (the host restarts the pair after the run during which a
+# VM crashed). Before each run a VM writes "INDEX KEY" to /kite-out/current;
+# VM a writes each run's figures to /kite-out/fig/INDEX as "KEY<TAB>FIGURES"
+# (or "failed"), and the host's scripts/bench-report.py makes the report.
+# KEY is PAIRING|TEST|SIZE. Knobs (from the host's environment):
+#   KITE_BENCH_SECS        length of each main run (default 10)
+#   KITE_BENCH_SWEEP_SECS  length of each bandwidth run of the size sweep (3)
+#   KITE_BENCH_MTU         both NICs' netdev MTU (default 9000: RoCE MTU
+#                          4096, as on a RoCE network with jumbo frames)
+#   KITE_BENCH_ONLY        an extended regular expression: only the runs
+#                          whose KEY matches
+#   KITE_BENCH_CRASH       INDEX:ROLE: VM ROLE crashes its kernel at run
+#                          INDEX (tests the host's recovery)
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 secs=${KITE_BENCH_SECS:-10}
+ssecs=${KITE_BENCH_SWEEP_SECS:-3}
+from=${KITE_BENCH_FROM:-0}
 me=1
 [ "$KITE_ROLE" = b ] && me=2
 peer_ip() { echo "10.$1.0.$((3 - me))"; }
 peer_barrier_start
+mkdir -p /kite-out/fig
+# VM a announces each run it starts (UDP to VM b's port 7778): a VM b
+# behind (a perftest that failed on one side only) skips to it.
+if [ "$KITE_ROLE" = b ]; then
+	socat -u UDP-RECV:7778 - | while read -r n; do echo "$n" >/tmp/kite-a-run; done &
+fi
 
 insmod "$KITE_EN_KO" && insmod "$KITE_IB_KO" || exit 1
 modprobe virtio_net && modprobe rdma_rxe && modprobe rdma_ucm || exit 1
@@ -30,8 +52,10 @@ else
 fi
 for n in $kite_subnets; do ip addr add "10.$n.0.$me/24" dev "$knic"; done
 for n in $rxe_subnets; do ip addr add "10.$n.0.$me/24" dev "$vnic"; done
-ip link set "$knic" up
-ip link set "$vnic" up
+for nic in "$knic" "$vnic"; do
+	ip link set "$nic" mtu "${KITE_BENCH_MTU:-9000}" || { echo "$nic: MTU not set"; exit 1; }
+	ip link set "$nic" up
+done
 rdma link add rxe0 type rxe netdev "$vnic"
 
 # gid_index DEV SUBNET: the GID index of DEV's IPv4 address in 10.SUBNET.0.0/24.
@@ -51,172 +75,208 @@ for n in 77 78 79 80; do
 	wait_for 90 ping -c 1 -W 1 "$(peer_ip $n)" || { echo "no answer from $(peer_ip $n)"; exit 1; }
 done
 
-# The pairings, in the order both VMs run them: NAME SUBNET A_DEV B_DEV.
-pairs=(
-	"Kite<->Kite 77 kite0 kite0"
-	"rxe<->rxe 78 rxe0 rxe0"
-	"Kite->rxe 79 kite0 rxe0"
-	"rxe->Kite 80 rxe0 kite0"
+# The pairings: NAME -> "SUBNET A_DEV B_DEV".
+declare -A pairing=(
+	["Kite<->Kite"]="77 kite0 kite0"
+	["rxe<->rxe"]="78 rxe0 rxe0"
+	["Kite->rxe"]="79 kite0 rxe0"
+	["rxe->Kite"]="80 rxe0 kite0"
 )
-tests=(
-	"ib_write_bw -s 65536"
-	"ib_send_bw -s 64"
-	"ib_write_lat -s 64"
-)
+sizes="64 256 1024 4096 16384 65536 262144 1048576"
+runs=()
+# pair_runs NAME [sweep]: a pairing's main runs, and its size sweep.
+pair_runs() {
+	local s
+	runs+=("$1|write_bw|65536" "$1|read_bw|65536" "$1|send_bw|64" "$1|write_lat|64")
+	[ "${2:-}" = sweep ] || return 0
+	for s in $sizes; do runs+=("$1|sweep_bw|$s" "$1|sweep_lat|$s"); done
+}
+# nvme_runs TRANSPORT: NVMe over RDMA reads and writes (the target fetches
+# written data with RDMA READ).
+nvme_runs() {
+	runs+=("nvme-$1|randread|4096" "nvme-$1|read|131072" "nvme-$1|randwrite|4096"
+		"nvme-$1|write|131072")
+}
+# Kite's own figures first; the NVMe runs last (VM b serves them with a
+# target set up after its perftest servers).
+pair_runs "Kite<->Kite" sweep
+pair_runs "rxe<->rxe" sweep
+pair_runs "Kite->rxe" sweep
+pair_runs "rxe->Kite"
+nvme_runs Kite
+nvme_runs rxe
 
-# perf N SUBNET DEV TEST...: run one side of perftest run N (on TCP port
+# perf N PAIRING TEST SIZE: one side of run N's perftest (on TCP port
 # 18600 + N, so that the sides cannot pair up wrongly); the client (VM a)
-# retries until VM b's server listens. perftest uses the rdma-core build's
-# libibverbs, which has the Kite provider.
+# retries until VM b's server listens; its figures go to $res: "MB/s
+# Mmsg/s messages" for bandwidth, "typical average 99%" (usec) for latency.
+# perftest uses the rdma-core build's libibverbs, which has the Kite
+# provider.
 perf() {
-	local n=$1 net=$2 dev=$3 gidx i
-	shift 3
+	local n=$1 net dev adev bdev gidx iters prog tb end
+	read -r net adev bdev <<<"${pairing[$2]}"
+	dev=$adev
+	[ "$KITE_ROLE" = b ] && dev=$bdev
 	gidx=$(gid_index "$dev" "$net")
-	# Latency by iterations: with -D perftest reports only the average.
-	case $1 in
-	*_lat) set -- "$@" -n 2000 ;;
-	*) set -- "$@" -D "$secs" ;;
+	prog=ib_$3
+	case $3 in
+	sweep_*) prog=ib_write_${3#sweep_} ;;
+	esac
+	case $3 in
+	*lat)
+		# By iterations: with -D perftest reports only the average.
+		iters=2000
+		[ "$4" -gt 4096 ] && iters=$((4194304 / $4))
+		[ "$iters" -lt 100 ] && iters=100
+		set -- "$prog" -s "$4" -n "$iters" ;;
+	sweep_bw) set -- "$prog" -s "$4" -D "$ssecs" ;;
+	*) set -- "$prog" -s "$4" -D "$secs" ;;
 	esac
 	set -- "$@" -d "$dev" -x "$gidx" -p $((18600 + n))
 	export LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib
+	res=failed
+	# The server gives up after $tb s. The client tries (each try at most
+	# secs + 60 s: a stream that stalls is not waited for) until the
+	# server may have given up, and half a minute more: a run that failed
+	# on one side leaves both at the next run within that half minute.
+	tb=$((2 * secs + 120))
 	if [ "$KITE_ROLE" = b ]; then
-		timeout $((secs + 120)) "$@" >"/kite-out/perf-$n.log" 2>&1
-	else
-		for i in $(seq 1 40); do
-			timeout $((secs + 60)) "$@" "$(peer_ip "$net")" >"/kite-out/perf-$n.log" 2>&1 &&
-				return 0
-			sleep 1
-		done
-		return 1
+		timeout "$tb" "$@" >"/kite-out/perf-$n.log" 2>&1
+		return 0
 	fi
-}
-
-# The figures of a perftest report: "BW_MBPS MPPS" or "T_TYPICAL T_AVG T_99".
-bw_of() { awk '$1 ~ /^[0-9]+$/ && NF >= 5 { bw = $4; mr = $5 } END { print bw, mr }' "$1"; }
-lat_of() { awk '$1 ~ /^[0-9]+$/ && NF >= 8 { t = $5; a = $6; p = $8 } END { print t, a, p }' "$1"; }
-
-declare -A fig
-n=0
-for p in "${pairs[@]}"; do
-	set -- $p
-	name=$1 net=$2 dev=$3
-	[ "$KITE_ROLE" = b ] && dev=$4
-	for t in "${tests[@]}"; do
-		n=$((n + 1))
-		if perf "$n" "$net" "$dev" $t; then
-			case $t in
-			*_lat*) fig[$name/$t]=$(lat_of "/kite-out/perf-$n.log") ;;
-			*) fig[$name/$t]=$(bw_of "/kite-out/perf-$n.log") ;;
+	end=$((SECONDS + tb + 30))
+	while [ "$SECONDS" -lt "$end" ]; do
+		if timeout $((secs + 60)) "$@" "$(peer_ip "$net")" >"/kite-out/perf-$n.log" 2>&1; then
+			case $prog in
+			*_lat) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { t = $5; a = $6; p = $8 }
+				END { print t, a, p }' "/kite-out/perf-$n.log") ;;
+			*) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { n = $2; bw = $4; mr = $5 }
+				END { print bw, mr, n }' "/kite-out/perf-$n.log") ;;
 			esac
-		else
-			fig[$name/$t]=failed
+			return 0
 		fi
+		sleep 1
 	done
-done
-
-# NVMe over RDMA: VM b is the target on its Kite and its rxe addresses.
-cfg=/sys/kernel/config/nvmet
-if [ "$KITE_ROLE" = b ]; then
-	nvme_target 10.77.0.2 || exit 1
-	mkdir $cfg/ports/2 && echo rdma >$cfg/ports/2/addr_trtype &&
-		echo ipv4 >$cfg/ports/2/addr_adrfam && echo 10.78.0.2 >$cfg/ports/2/addr_traddr &&
-		echo 4420 >$cfg/ports/2/addr_trsvcid &&
-		ln -s $cfg/subsystems/kite $cfg/ports/2/subsystems/kite || exit 1
-	# Serve until VM a has run its NVMe benchmarks.
-	wait_for $((secs * 8 + 600)) test -s /tmp/kite-peer-done
-	peer_barrier 10.77.0.1
-	rm $cfg/ports/2/subsystems/kite && rmdir $cfg/ports/2
-	nvme_target_remove
-	rmmod kite_ib kite_en 2>/dev/null
-	exit 0
-fi
+}
 
 # irqs PATTERN: interrupts so far on the vectors whose name matches PATTERN.
 irqs() { awk -v p="$1" '$NF ~ p { for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) s += $i } END { print s + 0 }' /proc/interrupts; }
-cqes() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk 'prev == "cqes" { print; exit } { prev = $0 }'; }
+# kite_stat NAME: kite0's port counter NAME.
+kite_stat() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk -v c="$1" 'prev == c { print; exit } { prev = $0 }'; }
+cqes() { kite_stat cqes; }
+roce_pkts() { kite_stat "roce_$1_pkts"; }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
-# fio_run NAME RW BS: IOPS and MB/s of a read job on the namespace.
+# fio_run NAME RW BS: "IOPS MB/s I/Os" of a job on the namespace $dev.
 fio_run() {
 	fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" --direct=1 --ioengine=libaio \
 		--iodepth=16 --runtime="$secs" --time_based --size=512m --output-format=json \
 		>"/kite-out/fio-$1.json" 2>/dev/null &&
 		python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
-print("%.0f %.1f %d" % (r["iops"], r["bw"] / 1024.0, r["total_ios"]))' "/kite-out/fio-$1.json"
+j = json.load(open(sys.argv[1]))["jobs"][0]
+r = j["write" if "write" in sys.argv[2] else "read"]
+print("%.0f %.1f %d" % (r["iops"], r["bw"] / 1024.0, r["total_ios"]))' "/kite-out/fio-$1.json" "$2"
 }
-# dd fallback without fio: sequential O_DIRECT reads only.
+# dd fallback without fio: sequential O_DIRECT transfers of 256 MiB.
 dd_run() {
 	local bs=$3 count t0 t1
 	count=$(( 256 * 1048576 / bs ))
 	t0=$(date +%s%N)
-	dd if="$dev" of=/dev/null bs="$bs" count="$count" iflag=direct status=none || return 1
+	case $2 in
+	*write) dd if=/dev/zero of="$dev" bs="$bs" count="$count" oflag=direct status=none || return 1 ;;
+	*) dd if="$dev" of=/dev/null bs="$bs" count="$count" iflag=direct status=none || return 1 ;;
+	esac
 	t1=$(date +%s%N)
 	awk -v n="$count" -v b="$bs" -v ns=$((t1 - t0)) 'BEGIN { s = ns / 1e9; printf "%.0f %.1f %d\n", n / s, n * b / s / 1048576, n }'
 }
-declare -A nv
-for tr in Kite:10.77.0.2 rxe:10.78.0.2; do
-	name=${tr%%:*} addr=${tr#*:}
-	if ! nvme_connect "$addr" || ! wait_for 10 bash -c 'ls /dev/nvme*n1'; then
-		nv[$name/rand]=failed nv[$name/seq]=failed
-		continue
+nvme_on=
+# nvme TRANSPORT RW BS: one NVMe over RDMA job (VM a), connected to the
+# target's TRANSPORT address first if it is not yet; its figures go to
+# $res: "IOPS MB/s I/Os", and for the 4 KiB random reads the interrupts at
+# that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's virtio-net NIC.
+nvme() {
+	local addr=10.77.0.2 run=fio_run k0 v0 c0 k1 v1 c1
+	[ "$1" = rxe ] && addr=10.78.0.2
+	[ "$have_fio" = 1 ] || run=dd_run
+	res=failed
+	if [ "$nvme_on" != "$1" ]; then
+		[ -z "$nvme_on" ] || nvme disconnect -n kite >/dev/null 2>&1
+		nvme_on=
+		sleep 1
+		nvme_connect "$addr" && wait_for 10 bash -c 'ls /dev/nvme*n1' || return 0
+		nvme_on=$1
 	fi
 	dev=$(ls /dev/nvme*n1 | head -n 1)
-	run=fio_run
-	[ "$have_fio" = 1 ] || run=dd_run
 	k0=$(irqs '^kite_ib-eq') v0=$(irqs '^virtio[0-9]+-(input|output)') c0=$(cqes)
-	nv[$name/rand]=$($run "$name-randread-4k" randread 4096 || echo failed)
+	res=$($run "$1-$2-$3" "$2" "$3") || { res=failed; return 0; }
 	k1=$(irqs '^kite_ib-eq') v1=$(irqs '^virtio[0-9]+-(input|output)') c1=$(cqes)
-	nv[$name/seq]=$($run "$name-read-128k" read 131072 || echo failed)
-	set -- ${nv[$name/rand]}
-	ios=${3:-0}
-	if [ "$name" = Kite ]; then
-		nv[irq]="$((k1 - k0)) Kite interrupts, $((c1 - c0)) CQEs, $ios I/Os"
+	[ "$2" = randread ] || return 0
+	if [ "$1" = Kite ]; then
+		res="$res $((k1 - k0)) $((c1 - c0))"
 	else
-		nv[virq]="$((v1 - v0)) virtio-net interrupts, $ios I/Os"
+		res="$res $((v1 - v0))"
 	fi
-	nvme disconnect -n kite >/dev/null 2>&1
-	sleep 1
-done
+}
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
-echo "== Kite and rdma_rxe side by side (QEMU TCG, 1 vCPU per VM, both VMs on one"
-echo "   host; figures, not assertions; each run ${secs} s)"
-echo
-echo "-- perftest (-D $secs): bandwidth and message rate"
-printf '  %-13s %22s %22s\n' pairing "write_bw 64K MB/s" "send_bw 64B Mmsg/s"
-for p in "${pairs[@]}"; do
-	set -- $p
-	w=(${fig[$1/ib_write_bw -s 65536]}) s=(${fig[$1/ib_send_bw -s 64]})
-	printf '  %-13s %22s %22s\n' "$1" "${w[0]:-failed}" "${s[1]:-failed}"
+# The runs from $from on: VM b serves the perftest ones, then the NVMe
+# target until VM a is done.
+nvme_ready=0
+for ((i = from; i < ${#runs[@]}; i++)); do
+	key=${runs[i]}
+	[[ $key =~ ${KITE_BENCH_ONLY:-.} ]] || continue
+	IFS='|' read -r pair test size <<<"$key"
+	if [ "$KITE_ROLE" = a ]; then
+		for n in 1 2 3; do echo "$i" >/dev/udp/10.78.0.2/7778; done 2>/dev/null
+	elif [[ $pair != nvme-* ]] && [ "$(cat /tmp/kite-a-run 2>/dev/null || echo -1)" -gt "$i" ]; then
+		continue
+	fi
+	echo "$i $key" >/kite-out/current
+	# Its start and end by the host's clock (the files' times) and
+	# kite0's RoCE packets in it (N.pkts: sent, received): the time window
+	# and the packets of a QEMU profile (scripts/qemu-profile.py).
+	: >"/kite-out/fig/$i.start"
+	tx0=$(roce_pkts tx) rx0=$(roce_pkts rx)
+	if [ "${KITE_BENCH_CRASH:-}" = "$i:$KITE_ROLE" ]; then
+		echo "KITE_BENCH_CRASH: crashing at run $i ($key)"
+		echo 1 >/proc/sys/kernel/sysrq
+		echo c >/proc/sysrq-trigger
+	fi
+	case $pair in
+	nvme-*)
+		if [ "$KITE_ROLE" = b ]; then
+			[ "$nvme_ready" = 1 ] && continue
+			nvme_ready=1
+			cfg=/sys/kernel/config/nvmet
+			nvme_target 10.77.0.2 || exit 1
+			mkdir $cfg/ports/2 && echo rdma >$cfg/ports/2/addr_trtype &&
+				echo ipv4 >$cfg/ports/2/addr_adrfam &&
+				echo 10.78.0.2 >$cfg/ports/2/addr_traddr &&
+				echo 4420 >$cfg/ports/2/addr_trsvcid &&
+				ln -s $cfg/subsystems/kite $cfg/ports/2/subsystems/kite || exit 1
+			continue
+		fi
+		nvme "${pair#nvme-}" "$test" "$size" ;;
+	*)
+		perf "$i" "$pair" "$test" "$size" ;;
+	esac
+	[ "$KITE_ROLE" = a ] || continue
+	printf '%s\t%s\n' "$key" "$res" >"/kite-out/fig/$i"
+	echo $(($(roce_pkts tx) - tx0)) $(($(roce_pkts rx) - rx0)) >"/kite-out/fig/$i.pkts"
 done
-echo
-echo "-- perftest (-n 2000): ib_write_lat, 64 bytes, usec"
-printf '  %-13s %10s %10s %10s\n' pairing typical average 99%
-for p in "${pairs[@]}"; do
-	set -- $p
-	l=(${fig[$1/ib_write_lat -s 64]})
-	printf '  %-13s %10s %10s %10s\n' "$1" "${l[0]:-failed}" "${l[1]:--}" "${l[2]:--}"
-done
-echo
-if [ "$have_fio" = 1 ]; then
-	echo "-- NVMe over RDMA (fio, libaio, iodepth 16, O_DIRECT, ${secs} s, null_blk target)"
-else
-	echo "-- NVMe over RDMA (no fio: dd, 256 MiB sequential O_DIRECT reads)"
+echo "${#runs[@]} end" >/kite-out/current
+
+if [ "$KITE_ROLE" = b ]; then
+	# Serve until VM a has run its NVMe benchmarks.
+	[ "$nvme_ready" = 1 ] && wait_for $((secs * 8 + 600)) test -s /tmp/kite-peer-done
+	peer_barrier 10.77.0.1
+	if [ "$nvme_ready" = 1 ]; then
+		rm $cfg/ports/2/subsystems/kite && rmdir $cfg/ports/2
+		nvme_target_remove
+	fi
+	rmmod kite_ib kite_en 2>/dev/null
+	exit 0
 fi
-printf '  %-6s %20s %20s %24s\n' over "4K randread IOPS" "4K randread MB/s" "128K seq read MB/s"
-for t in Kite rxe; do
-	r=(${nv[$t/rand]}) s=(${nv[$t/seq]})
-	printf '  %-6s %20s %20s %24s\n' "$t" "${r[0]:-failed}" "${r[1]:--}" "${s[1]:-failed}"
-done
-echo
-echo "-- interrupts at load (the 4K random read run)"
-set -- ${nv[irq]:-0 x x 0 x 0}
-echo "  Kite host NIC: ${nv[irq]:-n/a}: $(ratio "$1" "$4") interrupts per CQE," \
-	"$(ratio "$1" "$6") per I/O"
-set -- ${nv[virq]:-0 x x 0}
-echo "  rxe (virtio-net) host NIC: ${nv[virq]:-n/a}: $(ratio "$1" "$4") interrupts per I/O"
-echo
+[ -z "$nvme_on" ] || nvme disconnect -n kite >/dev/null 2>&1
 peer_barrier 10.77.0.2
 rmmod kite_ib kite_en 2>/dev/null
 exit 0
