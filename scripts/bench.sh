@@ -8,9 +8,10 @@
 #   - the time to register and deregister a 1 GiB MR from user space
 #     through libibverbs and libkite (tools/testing/kite/kite_mr_bench.c),
 #     with 4 KiB pages and with 2 MiB pages;
-#   - libkite's instructions per ibv_post_send and per ibv_poll_cq, counted
-#     by callgrind over UD messages the device loops back
-#     (tools/testing/kite/kite_dp_bench.c).
+#   - the providers' instructions per send posted (ibv_post_send and the
+#     ibv_wr_* API) and per completion polled, counted by callgrind over UD
+#     messages the device loops back (tools/testing/kite/kite_dp_bench.c):
+#     libkite on kite0 beside librxe on rxe0 (rdma_rxe on a virtio-net NIC).
 # The VM's logs are kept in $KITE_CACHE/logs/bench.
 #
 # usage: bench.sh [N]     N: CQs and QPs to create (default 1000)
@@ -23,7 +24,10 @@ log "building QEMU, the modules, the test programs and the initramfs"
 vm_prepare
 dir=$KITE_CACHE/logs/bench
 log "booting (the benchmark takes a few minutes under TCG)"
+port=$((20000 + RANDOM % 20000))
+group=239.255.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
 vm_start bench "$dir" "$KITE_ROOT/scripts/guest/bench.sh" --kite \
+	--virtio-net "mcast:$group:$port" \
 	--env KITE_BENCH_N="$n" \
 	-- -m 3G
 rc=0

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Guest side of scripts/bench.sh: kernel-verbs CQ/QP create/destroy timing
 # (kite_verbs_test "bench N"), 1 GiB MR registration from user space
-# (kite_mr_bench) and libkite's instructions per ibv_post_send and
-# ibv_poll_cq under callgrind (kite_dp_bench). Prints the figures; fails
-# only if something could not be run.
+# (kite_mr_bench) and the providers' instructions per send posted and per
+# completion polled under callgrind (kite_dp_bench), libkite's on kite0
+# beside librxe's on rxe0 (rdma_rxe on the VM's virtio-net NIC). Prints the
+# figures; fails only if something could not be run.
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 run=/sys/module/kite_verbs_test/parameters/run
@@ -35,25 +36,66 @@ echo "-- user space MR registration (ibv_reg_mr/ibv_dereg_mr through libkite)"
 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib "$KITE_TOOLS/kite_mr_bench" -d kite0 -s 1024 -n 3 2>&1 | sed 's/^/  /'
 [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 echo
-echo "-- libkite data path: instructions per call (callgrind, UD loopback; kite_dp_bench)"
-nic=$(kite_netdev)
-ip link set "$nic" up
-ip addr add 10.77.0.1/24 dev "$nic"
-wait_for 10 grep -qs 0a4d:0001 /sys/class/infiniband/kite0/ports/1/gids/1
-if out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib valgrind --tool=callgrind \
-	--callgrind-out-file=/tmp/dp.cg "$KITE_TOOLS/kite_dp_bench" -d kite0 -g 1 -n 1000 2>/tmp/dp.err); then
-	echo "  $out"
-	callgrind_annotate --inclusive=yes /tmp/dp.cg 2>/dev/null >/tmp/dp.txt
-	ir() { awk -v f="$1" '$0 ~ "[^A-Za-z_]" f " " || $0 ~ "[^A-Za-z_]" f "$" { gsub(",", "", $1); print $1; exit }' /tmp/dp.txt; }
-	set -- $out
-	ps=$(ir kite_post_send) pc=$(ir kite_poll_cq)
-	echo "  kite_post_send: ${ps:-?} instructions in $4 calls: $(( ${ps:-0} / $4 )) per ibv_post_send"
-	echo "  kite_poll_cq: ${pc:-?} instructions in $6 calls ($8 with completions), ${10} completions:" \
-		"$(( ${pc:-0} / $6 )) per ibv_poll_cq, $(( ${pc:-0} / ${10} )) per completion"
-else
-	echo "  FAILED:"; tail -5 /tmp/dp.err | sed 's/^/    /'
-	rc=1
+echo "-- data path: instructions per send posted and per completion polled"
+echo "   (callgrind, collecting only the posts or only the polls; 1000 UD 64-byte"
+echo "   messages looped back by the device in batches of 32, polled 16 at a time;"
+echo "   'post': ibv_post_send, 'wr': ibv_wr_start .. ibv_wr_complete; kite_dp_bench)"
+knic=$(kite_netdev)
+ip link set "$knic" up
+ip addr add 10.77.0.1/24 dev "$knic"
+modprobe virtio_net && modprobe rdma_rxe || rc=1
+vnic=$(virtio_netdev)
+if [ -n "$vnic" ]; then
+	ip link set "$vnic" up
+	ip addr add 10.78.0.1/24 dev "$vnic"
+	rdma link add rxe0 type rxe netdev "$vnic" || rc=1
 fi
+# ipv4_gid DEV HEX: the index of DEV's GID ending in HEX (its IPv4 address).
+ipv4_gid() {
+	local f
+	for f in /sys/class/infiniband/$1/ports/1/gids/*; do
+		grep -qs "0000:ffff:$2\$" "$f" && { basename "$f"; return 0; }
+	done
+	return 1
+}
+wait_for 10 ipv4_gid kite0 0a4d:0001
+wait_for 10 ipv4_gid rxe0 0a4e:0001
+# dp DEV GID API REGION: "INSTRUCTIONS COUNT" of one callgrind run: the
+# instructions collected, and the sends posted (post) or completions (poll).
+dp() {
+	local out ir
+	out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib valgrind --tool=callgrind --collect-atstart=no \
+		--callgrind-out-file=/tmp/dp.cg "$KITE_TOOLS/kite_dp_bench" -d "$1" -g "$2" \
+		-n 1000 -a "$3" -m "$4" 2>/tmp/dp.err) || {
+		echo "  $1 $3 $4 FAILED:" >&2
+		tail -5 /tmp/dp.err | sed 's/^/    /' >&2
+		return 1
+	}
+	echo "  $out" >&2
+	# Kept for callgrind_annotate on the host (the sources are the same).
+	cp /tmp/dp.cg "/kite-out/dp-$1-$3-$4.cg"
+	ir=$(awk '$1 == "totals:" || $1 == "summary:" { print $2; exit }' /tmp/dp.cg)
+	set -- $out
+	case $6 in
+	post) echo "${ir:-0} ${10}" ;;
+	*) echo "${ir:-0} ${16}" ;;
+	esac
+}
+printf '  %-10s %-5s %16s %18s\n' provider api "instr/post" "instr/completion"
+for d in kite0 rxe0; do
+	g=$(ipv4_gid "$d" "$([ "$d" = kite0 ] && echo 0a4d:0001 || echo 0a4e:0001)") || {
+		echo "  $d: no IPv4 GID"; rc=1; continue; }
+	for api in post wr; do
+		p=$(dp "$d" "$g" "$api" post 2>>/tmp/dp.log) && c=$(dp "$d" "$g" "$api" poll 2>>/tmp/dp.log) || {
+			rc=1; cat /tmp/dp.log; continue; }
+		set -- $p $c
+		lib=libkite
+		[ "$d" = rxe0 ] && lib=librxe
+		printf '  %-10s %-5s %16s %18s\n' "$lib" "$api" "$(($1 / $2))" "$(($3 / $4))"
+	done
+done
+sed 's/^/  /' /tmp/dp.log
 echo
+rdma link delete rxe0 2>/dev/null
 rmmod kite_verbs_test kite_ib kite_en
 exit "$rc"

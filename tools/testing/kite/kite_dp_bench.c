@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kite_dp_bench: a small harness for the provider's data path, to be run
- * under callgrind. It sends N UD messages from a QP to itself (the
- * device's loopback), one ibv_post_send and one ibv_post_recv per message,
- * and polls every completion, then prints how many times it called
- * ibv_post_send and ibv_poll_cq; callgrind's inclusive instruction counts
- * of libkite's kite_post_send and kite_poll_cq divided by those give the
- * instructions per call (scripts/guest/bench.sh does the division).
+ * kite_dp_bench: a small harness for a provider's data path, to be run
+ * under callgrind with --collect-atstart=no. It sends N UD messages from a
+ * QP to itself (the device's loopback), one send and one receive posted per
+ * message, in batches of DEPTH / 2: the batch is posted, the device given
+ * time to complete it, then every completion is polled. Callgrind collects
+ * only one region (-m): "post", each send post (ibv_post_send, or
+ * ibv_wr_start .. ibv_wr_complete with -a wr), or "poll", each ibv_poll_cq
+ * call; the collected instructions divided by the count it prints give the
+ * instructions per post or per completion (scripts/guest/bench.sh does
+ * the division). Any device: libkite's and librxe's figures are measured
+ * the same way.
  *
  * usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]
+ *                      [-a post|wr] [-m post|poll]
  *
  * Copyright (c) 2026 Kite
  */
@@ -19,10 +24,12 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <valgrind/callgrind.h>
 
 #define QKEY		0x11111111
 #define MSG_SIZE	64
 #define DEPTH		64
+#define SLOT		(2 * MSG_SIZE + 40)
 
 static int fail(const char *what)
 {
@@ -30,30 +37,145 @@ static int fail(const char *what)
 	return 1;
 }
 
-int main(int argc, char **argv)
-{
-	const char *name = "kite0";
-	struct ibv_device **list, *dev = NULL;
-	unsigned long posts = 0, polls = 0, hits = 0, done = 0, recvd = 0;
-	struct ibv_qp_init_attr qpia = {
-		.qp_type = IBV_QPT_UD,
-		.sq_sig_all = 1,
-		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr attr = {};
-	struct ibv_ah_attr aha = {};
+struct bench {
 	struct ibv_context *ctx;
-	struct ibv_wc wc[16];
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;	/* -a wr */
 	struct ibv_ah *ah;
-	int gidx = 1, n = 1000, i, c, inflight = 0;
 	char *buf;
+	int collect_post, collect_poll;
+};
 
-	while ((c = getopt(argc, argv, "d:g:n:")) != -1) {
+/* Post the receive and the send of message @i. */
+static int post(struct bench *b, unsigned long i)
+{
+	char *slot = b->buf + (i % DEPTH) * SLOT;
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)slot,
+		.length = MSG_SIZE + 40,
+		.lkey = b->mr->lkey,
+	};
+	struct ibv_sge ssge = {
+		.addr = (uintptr_t)slot + MSG_SIZE + 40,
+		.length = MSG_SIZE,
+		.lkey = b->mr->lkey,
+	};
+	struct ibv_recv_wr rwr = {
+		.wr_id = i, .sg_list = &rsge, .num_sge = 1,
+	}, *bad_rwr;
+	struct ibv_send_wr swr = {
+		.wr_id = i, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.wr.ud = { .ah = b->ah, .remote_qpn = b->qp->qp_num,
+			   .remote_qkey = QKEY },
+	}, *bad_swr;
+	int err;
+
+	if (ibv_post_recv(b->qp, &rwr, &bad_rwr))
+		return -1;
+	if (b->collect_post)
+		CALLGRIND_TOGGLE_COLLECT;
+	if (b->qpx) {
+		ibv_wr_start(b->qpx);
+		b->qpx->wr_id = i;
+		b->qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(b->qpx);
+		ibv_wr_set_ud_addr(b->qpx, b->ah, b->qp->qp_num, QKEY);
+		ibv_wr_set_sge(b->qpx, ssge.lkey, ssge.addr, ssge.length);
+		err = ibv_wr_complete(b->qpx);
+	} else {
+		err = ibv_post_send(b->qp, &swr, &bad_swr);
+	}
+	if (b->collect_post)
+		CALLGRIND_TOGGLE_COLLECT;
+	return err ? -1 : 0;
+}
+
+static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr)
+{
+	struct ibv_qp_init_attr_ex qpia = {
+		.qp_type = IBV_QPT_UD,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct ibv_qp_attr attr = {};
+	struct ibv_ah_attr aha = {};
+
+	b->ctx = ibv_open_device(dev);
+	if (!b->ctx)
+		return fail("open");
+	b->pd = ibv_alloc_pd(b->ctx);
+	b->cq = ibv_create_cq(b->ctx, 2 * DEPTH, NULL, NULL, 0);
+	b->buf = calloc(DEPTH + 1, SLOT);
+	if (!b->pd || !b->cq || !b->buf)
+		return fail("PD, CQ or buffer");
+	b->mr = ibv_reg_mr(b->pd, b->buf, (DEPTH + 1) * SLOT,
+			   IBV_ACCESS_LOCAL_WRITE);
+	qpia.send_cq = b->cq;
+	qpia.recv_cq = b->cq;
+	qpia.pd = b->pd;
+	if (wr) {
+		qpia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qpia.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	}
+	b->qp = b->mr ? ibv_create_qp_ex(b->ctx, &qpia) : NULL;
+	if (!b->qp)
+		return fail("MR or QP");
+	if (wr) {
+		b->qpx = ibv_qp_to_qp_ex(b->qp);
+		if (!b->qpx)
+			return fail("ibv_qp_to_qp_ex");
+	}
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = QKEY;
+	if (ibv_modify_qp(b->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return fail("INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(b->qp, &attr, IBV_QP_STATE))
+		return fail("RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(b->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return fail("RTS");
+	aha.is_global = 1;
+	aha.port_num = 1;
+	aha.grh.sgid_index = gidx;
+	aha.grh.hop_limit = 64;
+	if (ibv_query_gid(b->ctx, 1, gidx, &aha.grh.dgid))
+		return fail("GID");
+	b->ah = ibv_create_ah(b->pd, &aha);
+	if (!b->ah)
+		return fail("AH");
+	return 0;
+}
+
+static void teardown(struct bench *b)
+{
+	ibv_destroy_ah(b->ah);
+	ibv_destroy_qp(b->qp);
+	ibv_dereg_mr(b->mr);
+	ibv_destroy_cq(b->cq);
+	ibv_dealloc_pd(b->pd);
+	ibv_close_device(b->ctx);
+	free(b->buf);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = "kite0", *api = "post", *region = "post";
+	unsigned long posts = 0, polls = 0, empty = 0, done = 0, recvd = 0;
+	struct ibv_device **list, *dev = NULL;
+	struct bench b = {};
+	struct ibv_wc wc[16];
+	int gidx = 1, n = 1000, i, c;
+
+	while ((c = getopt(argc, argv, "d:g:n:a:m:")) != -1) {
 		switch (c) {
 		case 'd':
 			name = optarg;
@@ -64,114 +186,75 @@ int main(int argc, char **argv)
 		case 'n':
 			n = atoi(optarg);
 			break;
+		case 'a':
+			api = optarg;
+			break;
+		case 'm':
+			region = optarg;
+			break;
 		default:
-			fprintf(stderr,
-				"usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]\n");
-			return 2;
+			goto usage;
 		}
 	}
+	if ((strcmp(api, "post") && strcmp(api, "wr")) ||
+	    (strcmp(region, "post") && strcmp(region, "poll")))
+		goto usage;
+	b.collect_post = !strcmp(region, "post");
+	b.collect_poll = !strcmp(region, "poll");
 	list = ibv_get_device_list(&c);
 	for (i = 0; list && i < c; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			dev = list[i];
 	if (!dev)
 		return fail("no such device");
-	ctx = ibv_open_device(dev);
-	if (!ctx)
-		return fail("open");
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0);
-	buf = calloc(DEPTH + 1, 2 * MSG_SIZE + 40);
-	if (!pd || !cq || !buf)
-		return fail("PD, CQ or buffer");
-	mr = ibv_reg_mr(pd, buf, (DEPTH + 1) * (2 * MSG_SIZE + 40),
-			IBV_ACCESS_LOCAL_WRITE);
-	qpia.send_cq = cq;
-	qpia.recv_cq = cq;
-	qp = mr ? ibv_create_qp(pd, &qpia) : NULL;
-	if (!qp)
-		return fail("MR or QP");
-	attr.qp_state = IBV_QPS_INIT;
-	attr.port_num = 1;
-	attr.qkey = QKEY;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return fail("INIT");
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		return fail("RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		return fail("RTS");
-	aha.is_global = 1;
-	aha.port_num = 1;
-	aha.grh.sgid_index = gidx;
-	aha.grh.hop_limit = 64;
-	if (ibv_query_gid(ctx, 1, gidx, &aha.grh.dgid))
-		return fail("GID");
-	ah = ibv_create_ah(pd, &aha);
-	if (!ah)
-		return fail("AH");
+	if (setup(&b, dev, gidx, !strcmp(api, "wr")))
+		return 1;
 
 	while (done < (unsigned long)n || recvd < (unsigned long)n) {
-		if (posts < (unsigned long)n && inflight < DEPTH / 2) {
-			char *slot = buf + (posts % DEPTH) * (2 * MSG_SIZE + 40);
-			struct ibv_sge rsge = {
-				.addr = (uintptr_t)slot,
-				.length = MSG_SIZE + 40,
-				.lkey = mr->lkey,
-			};
-			struct ibv_sge ssge = {
-				.addr = (uintptr_t)slot + MSG_SIZE + 40,
-				.length = MSG_SIZE,
-				.lkey = mr->lkey,
-			};
-			struct ibv_recv_wr rwr = {
-				.wr_id = posts, .sg_list = &rsge, .num_sge = 1,
-			}, *bad_rwr;
-			struct ibv_send_wr swr = {
-				.wr_id = posts, .sg_list = &ssge, .num_sge = 1,
-				.opcode = IBV_WR_SEND,
-				.wr.ud = { .ah = ah, .remote_qpn = qp->qp_num,
-					   .remote_qkey = QKEY },
-			}, *bad_swr;
+		unsigned long batch = 0;
 
-			if (ibv_post_recv(qp, &rwr, &bad_rwr) ||
-			    ibv_post_send(qp, &swr, &bad_swr))
+		/* A batch posted, then completed by the device, then polled. */
+		while (posts < (unsigned long)n && batch < DEPTH / 2) {
+			if (post(&b, posts))
 				return fail("post");
 			posts++;
-			inflight++;
-			continue;
+			batch++;
 		}
-		c = ibv_poll_cq(cq, 16, wc);
-		polls++;
-		if (c < 0)
-			return fail("poll");
-		hits += c > 0;
-		for (i = 0; i < c; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "kite_dp_bench: completion %s\n",
-					ibv_wc_status_str(wc[i].status));
-				return 1;
+		usleep(1000);
+		while (done < posts || recvd < posts) {
+			if (b.collect_poll)
+				CALLGRIND_TOGGLE_COLLECT;
+			c = ibv_poll_cq(b.cq, 16, wc);
+			if (b.collect_poll)
+				CALLGRIND_TOGGLE_COLLECT;
+			polls++;
+			if (c < 0)
+				return fail("poll");
+			if (!c) {
+				empty++;
+				usleep(1000);
 			}
-			if (wc[i].opcode == IBV_WC_RECV) {
-				recvd++;
-				inflight--;
-			} else {
-				done++;
+			for (i = 0; i < c; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					fprintf(stderr, "kite_dp_bench: completion %s\n",
+						ibv_wc_status_str(wc[i].status));
+					return 1;
+				}
+				if (wc[i].opcode == IBV_WC_RECV)
+					recvd++;
+				else
+					done++;
 			}
 		}
 	}
-	printf("messages %d post_send_calls %lu poll_cq_calls %lu",
-	       n, posts, polls);
-	printf(" poll_cq_nonempty %lu completions %lu\n", hits, done + recvd);
-	ibv_destroy_ah(ah);
-	ibv_destroy_qp(qp);
-	ibv_dereg_mr(mr);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
+	printf("device %s api %s region %s messages %d", name, api, region, n);
+	printf(" posts %lu polls %lu empty_polls %lu completions %lu\n",
+	       posts, polls, empty, done + recvd);
+	teardown(&b);
 	ibv_free_device_list(list);
-	free(buf);
 	return 0;
+usage:
+	fprintf(stderr, "usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]");
+	fprintf(stderr, " [-a post|wr] [-m post|poll]\n");
+	return 2;
 }
