@@ -379,6 +379,12 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = dev->num_eqs - 1;
+	/*
+	 * Kernel CQs polled in softirq or workqueue context get the core's
+	 * adaptive moderation (DIM), which sets it through modify_cq: fewer
+	 * completion interrupts at load, none delayed at low load.
+	 */
+	ibdev->use_cq_dim = !!(dev->caps.features & KITE_FEAT_CQ_MODERATION);
 	ibdev->dev.parent = &dev->kadev->adev.dev;
 	ibdev->node_guid = cpu_to_be64(dev->caps.node_guid);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
