@@ -139,8 +139,16 @@ static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 	if (op < 0)
 		return EINVAL;
 
+	/*
+	 * Not the whole slot cleared: the control segment here, each segment
+	 * by its writer (reserved fields included); the device reads no byte
+	 * past the SGEs or inline data the opcode word announces.
+	 */
 	b->wqe = kite_ring_entry(&qp->sq.ring, qp->sq.pi);
-	memset(b->wqe, 0, 1U << qp->sq.ring.entry_shift);
+	ctrl = (struct kite_wqe_ctrl *)b->wqe;
+	*ctrl = (struct kite_wqe_ctrl){
+		.wqe_idx = htole16((uint16_t)qp->sq.pi),
+	};
 	b->op = op;
 	b->opcode = FIELD_PREP(KITE_WQE_OPCODE, op);
 	if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
@@ -184,8 +192,6 @@ static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 		break;
 	}
 
-	ctrl = (struct kite_wqe_ctrl *)b->wqe;
-	ctrl->wqe_idx = htole16((uint16_t)qp->sq.pi);
 	qp->sq.wr_id[slot] = wr_id;
 	qp->sq.opcode[slot] = wc_op;
 	return 0;
@@ -216,6 +222,7 @@ static void kite_send_raddr(struct kite_send_wqe *b, uint64_t remote_addr,
 
 	raddr->remote_addr = htole64(remote_addr);
 	raddr->rkey = htole32(rkey);
+	raddr->rsvd = 0;
 }
 
 /* The remote word must be 8-byte aligned (EINVAL). */
@@ -261,6 +268,7 @@ static int kite_send_bind(struct kite_send_wqe *b, struct ibv_mw *mw,
 	if (!mw || !info || (info->mw_access_flags & ~KITE_MW_ACCESS) ||
 	    (info->length && !info->mr))
 		return EINVAL;
+	memset(seg, 0, sizeof(*seg));
 	if (info->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
 		access |= KITE_ACCESS_REMOTE_WRITE;
 	if (info->mw_access_flags & IBV_ACCESS_REMOTE_READ)
