@@ -665,6 +665,31 @@ void g_rc_wire(void)
 /* ------------------------------------------------------------------ */
 
 /* Several messages in flight against the test as the peer. */
+/*
+ * Post an RDMA WRITE of 80 packets (8 SGEs of 10 KiB at SRC) on @q, ring,
+ * and collect what goes out: into *@n the packets, into *@bad those not at
+ * PSN @psn + k or without AckReq exactly on every @every-th. Returns the
+ * WQE index.
+ */
+static uint16_t rc_write80(struct tqp *q, uint32_t psn, unsigned every,
+			   unsigned *n, unsigned *bad)
+{
+	struct kite_wqe_sge g8[8];
+	uint16_t idx;
+	unsigned k;
+
+	for (k = 0; k < 8; k++)
+		g8[k] = sge(10240, E.lkey, SRC);
+	idx = write_rc(q, WR | SIG, 0, 0x100000, 0xabcd01, 0, 0, g8, 8);
+	ring_sq(q);
+	*n = w_collect(false, 0, W_NONE);
+	*bad = 0;
+	for (k = 0; k < *n; k++)
+		*bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
+			wlog[k].ackreq != (k % every == every - 1);
+	return idx;
+}
+
 static void rc_pipe_wire(void)
 {
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
@@ -746,17 +771,9 @@ static void rc_pipe_wire(void)
 	 * 16th (half the window).
 	 */
 	{
-		struct kite_wqe_sge g8[8];
-		unsigned k, bad = 0;
+		unsigned k, bad;
 
-		for (k = 0; k < 8; k++)
-			g8[k] = sge(10240, E.lkey, SRC);
-		i1 = write_rc(&a, WR | SIG, 0, 0x100000, 0xabcd01, 0, 0, g8, 8);
-		ring_sq(&a);
-		n = w_collect(false, 0, W_NONE);
-		for (k = 0; k < n; k++)
-			bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
-			       wlog[k].ackreq != (k % 16 == 15);
+		i1 = rc_write80(&a, psn, 16, &n, &bad);
 		if (!tap(n == 32 && !bad,
 			 "WRITE of 80 packets after a loss: 32 sent (the halved window), AckReq on "
 			 "the 16th and 32nd"))
@@ -789,17 +806,9 @@ static void rc_pipe_wire(void)
 	 * 80 PSNs at 32 make it 34. A second 80-packet WRITE: 34 in flight.
 	 */
 	{
-		struct kite_wqe_sge g8[8];
-		unsigned k, bad = 0;
+		unsigned bad;
 
-		for (k = 0; k < 8; k++)
-			g8[k] = sge(10240, E.lkey, SRC);
-		i1 = write_rc(&a, WR | SIG, 0, 0x100000, 0xabcd01, 0, 0, g8, 8);
-		ring_sq(&a);
-		n = w_collect(false, 0, W_NONE);
-		for (k = 0; k < n; k++)
-			bad += wlog[k].psn != ((psn + k) & 0xffffff) ||
-			       wlog[k].ackreq != (k % 17 == 16);
+		i1 = rc_write80(&a, psn, 17, &n, &bad);
 		if (!tap(n == 34 && !bad,
 			 "the window grew back to 34: 34 sent, AckReq every 17th (%u)", n))
 			wlog_diag(n);
