@@ -446,6 +446,8 @@ typedef struct KiteRdma {
     uint8_t rc_payload[KITE_ROCE_MAX_PAYLOAD];
     uint8_t rc_read_payload[KITE_ROCE_MAX_PAYLOAD];
     QEMUTimer *rc_timer;        /* RC ack and RNR timeouts, all QPs */
+    /* QPs that armed a deadline since the timer last found them idle. */
+    DECLARE_BITMAP(rc_timed, KITE_MAX_QP);
 
     /* Fault injection (QOM properties). */
     bool fault_cmd_hang;

@@ -215,6 +215,7 @@ static bool kite_rc_tx_init(KiteState *s, uint32_t qpn, KiteQP *qp,
 static void kite_rc_arm(KiteState *s, KiteQP *qp, int64_t ns)
 {
     qp->rc.deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns;
+    set_bit(qp - s->rdma.qp, s->rdma.rc_timed);
     timer_mod_anticipate(s->rdma.rc_timer, qp->rc.deadline);
 }
 
@@ -240,6 +241,7 @@ static void kite_rc_arm_probe(KiteState *s, KiteQP *qp)
         return;
     }
     rc->probe_deadline = now + rto;
+    set_bit(qp - s->rdma.qp, s->rdma.rc_timed);
     timer_mod_anticipate(s->rdma.rc_timer, rc->probe_deadline);
 }
 
@@ -294,12 +296,17 @@ static void kite_rc_timer_cb(void *opaque)
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
     uint32_t qpn;
 
-    for (qpn = 2; qpn < KITE_MAX_QP; qpn++) {
+    /* Only the QPs that armed a deadline; those with none left drop out. */
+    for (qpn = find_first_bit(s->rdma.rc_timed, KITE_MAX_QP);
+         qpn < KITE_MAX_QP;
+         qpn = find_next_bit(s->rdma.rc_timed, KITE_MAX_QP, qpn + 1)) {
         KiteQP *qp = &s->rdma.qp[qpn];
         KiteRcState *rc = &qp->rc;
         bool due = false;
 
-        if (!qp->valid || qp->type != KITE_QPT_RC) {
+        if (!qp->valid || qp->type != KITE_QPT_RC ||
+            (!rc->deadline && !rc->probe_deadline)) {
+            clear_bit(qpn, s->rdma.rc_timed);
             continue;
         }
         if (kite_rc_expired(&rc->probe_deadline, now, &next)) {
@@ -2480,6 +2487,7 @@ void kite_rc_reset(KiteState *s)
     if (s->rdma.rc_timer) {
         timer_del(s->rdma.rc_timer);
     }
+    bitmap_zero(s->rdma.rc_timed, KITE_MAX_QP);
 }
 
 void kite_rc_exit(KiteState *s)
