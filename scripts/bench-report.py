@@ -48,7 +48,7 @@ def fig(figs, key, i, fmt="%.2f"):
     if v is None:
         return "-"
     if isinstance(v, str):
-        return "lost" if v.startswith("lost") else "failed"
+        return v.split(":")[0] if v.startswith(("lost", "skipped")) else "failed"
     if i >= len(v):
         return "-"
     return fmt % v[i]

@@ -83,16 +83,18 @@ def messages(figdir, n):
 
 def samples(perfdata):
     """[(time, thread, dso, sym)] of a perf.data."""
-    out = subprocess.run(["perf", "script", "-i", perfdata, "-F", "comm,tid,time,sym,dso",
+    out = subprocess.run(["perf", "script", "-i", perfdata, "-F", "comm,tid,time,ip,sym,dso",
                           "--ns"], capture_output=True, text=True)
     res = []
-    pat = re.compile(r"^\s*(.+?)\s+(\d+)\s+(\d+\.\d+):\s+(\S+)?\s*(.*?)\s*\((.*)\)\s*$")
+    pat = re.compile(r"^\s*(.+?)\s+(\d+)\s+(\d+\.\d+):\s+[0-9a-f]+\s+(.*?)\s*\((.*)\)\s*$")
     for line in out.stdout.splitlines():
         m = pat.match(line)
         if not m:
             continue
-        comm, _tid, t, sym, rest, dso = m.groups()
-        sym = (sym or "").split("+")[0]
+        comm, _tid, t, sym, dso = m.groups()
+        sym = sym.split("+")[0]
+        if sym == "[unknown]":
+            sym = ""
         res.append((float(t), comm, os.path.basename(dso), sym))
     return res
 

@@ -32,11 +32,13 @@ me=1
 peer_ip() { echo "10.$1.0.$((3 - me))"; }
 peer_barrier_start
 mkdir -p /kite-out/fig
-# VM a announces each run it starts (UDP to VM b's port 7778): a VM b
-# behind (a perftest that failed on one side only) skips to it.
-if [ "$KITE_ROLE" = b ]; then
-	socat -u UDP-RECV:7778 - | while read -r n; do echo "$n" >/tmp/kite-a-run; done &
-fi
+# Each VM announces the run it starts to the other (UDP port 7778, over
+# virtio-net): the one behind (a perftest that failed on one side only, or
+# runs VM a gave up) skips to it.
+socat -u UDP-RECV:7778 - | while read -r n; do echo "$n" >/tmp/kite-peer-run; done &
+# peer_ahead N: the other VM has started a run after run N.
+peer_ahead() { [ "$(cat /tmp/kite-peer-run 2>/dev/null || echo -1)" -gt "$1" ]; }
+declare -A fails
 
 insmod "$KITE_EN_KO" && insmod "$KITE_IB_KO" || exit 1
 modprobe virtio_net && modprobe rdma_rxe && modprobe rdma_ucm || exit 1
@@ -225,10 +227,18 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 	key=${runs[i]}
 	[[ $key =~ ${KITE_BENCH_ONLY:-.} ]] || continue
 	IFS='|' read -r pair test size <<<"$key"
-	if [ "$KITE_ROLE" = a ]; then
-		for n in 1 2 3; do echo "$i" >/dev/udp/10.78.0.2/7778; done 2>/dev/null
-	elif [[ $pair != nvme-* ]] && [ "$(cat /tmp/kite-a-run 2>/dev/null || echo -1)" -gt "$i" ]; then
-		continue
+	if [[ $pair != nvme-* ]]; then
+		res=
+		if peer_ahead "$i"; then
+			res="skipped: the other VM was past it"
+		elif [ "${fails[$pair]:-0}" -ge 2 ]; then
+			res="skipped: the two runs before it failed"
+		fi
+		if [ -n "$res" ]; then
+			[ "$KITE_ROLE" = a ] && printf '%s\t%s\n' "$key" "$res" >"/kite-out/fig/$i"
+			continue
+		fi
+		for n in 1 2 3; do echo "$i" >"/dev/udp/$(peer_ip 78)/7778"; done 2>/dev/null
 	fi
 	echo "$i $key" >/kite-out/current
 	# Its start and end by the host's clock (the files' times) and
@@ -257,7 +267,14 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 		fi
 		nvme "${pair#nvme-}" "$test" "$size" ;;
 	*)
-		perf "$i" "$pair" "$test" "$size" ;;
+		perf "$i" "$pair" "$test" "$size"
+		if [ "$KITE_ROLE" = b ]; then
+			:
+		elif [ "$res" = failed ]; then
+			fails[$pair]=$((${fails[$pair]:-0} + 1))
+		else
+			fails[$pair]=0
+		fi ;;
 	esac
 	[ "$KITE_ROLE" = a ] || continue
 	printf '%s\t%s\n' "$key" "$res" >"/kite-out/fig/$i"
