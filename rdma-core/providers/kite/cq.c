@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <util/compiler.h>
 #include <util/mmio.h>
 #include <util/udma_barrier.h>
 #include <util/util.h>
@@ -38,6 +39,7 @@ int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
 	ring->size = align((size_t)1 << (log_depth + entry_shift),
 			   KITE_RING_ALIGN);
 	ring->log_depth = log_depth;
+	ring->mask = (1U << log_depth) - 1;
 	ring->entry_shift = entry_shift;
 	ring->pdom = pdom;
 	ring->pdom_buf = false;
@@ -80,12 +82,6 @@ void kite_ring_free(struct kite_ring *ring)
 	if (pdom)
 		atomic_fetch_sub(&pdom->refcount, 1);
 	ring->buf = NULL;
-}
-
-void kite_ring_db(struct kite_context *ctx, uint64_t val)
-{
-	mmio_write64_le((uint8_t *)ctx->db_page + KITE_DB_OFFSET,
-			htole64(val));
 }
 
 static_assert(sizeof(struct kite_cqe) == 1 << KITE_CQE_SHIFT, "CQE size");
@@ -262,6 +258,7 @@ static struct kite_cq *kite_cq_create(struct ibv_context *ibctx,
 		goto err_dbrec;
 	}
 	cq->cqn = resp.cqn;
+	cq->ctx = to_kite_ctx(ibctx);
 	kite_cq_ex_set_ops(cq, attr->wc_flags);
 	return cq;
 
@@ -420,33 +417,69 @@ static enum ibv_wc_status kite_syndrome_to_status(uint32_t syndrome)
 }
 
 /*
- * Complete the WQE with 16-bit index @idx on @wq; WQEs complete in order, so
- * the consumer counter moves past it. False if @idx is not outstanding.
+ * Complete the WQE with 16-bit index @idx on @wq and take its wr_id; WQEs
+ * complete in order, so the consumer counter moves past it. False if @idx
+ * is not outstanding. The poller's side of the queue: no lock (struct
+ * kite_wq).
  */
-static bool kite_wq_complete(struct kite_wq *wq, uint16_t idx, uint32_t *slot)
+static inline bool kite_wq_complete(struct kite_wq *wq, uint16_t idx,
+				    uint32_t *slot, uint64_t *wr_id)
 {
-	uint32_t outstanding = wq->pi - wq->ci;
-	uint16_t off = idx - (uint16_t)wq->ci;
+	uint32_t ci = wq->ci;
+	/* At most the queue's depth: the poster never fills it beyond. */
+	uint32_t outstanding = kite_wq_pi(wq) - ci;
+	uint16_t off = idx - (uint16_t)ci;
 
-	if (outstanding > 1U << wq->ring.log_depth || off >= outstanding)
+	if (off >= outstanding)
 		return false;
-	*slot = idx & ((1U << wq->ring.log_depth) - 1);
-	wq->ci += off + 1;
+	*slot = kite_ring_slot(&wq->ring, idx);
+	*wr_id = wq->wr_id[*slot];
+	/* The slot's wr_id is read before the poster may reuse it. */
+	kite_wq_set_ci(wq, ci + off + 1);
 	return true;
 }
 
-/* Fill @wc from a valid CQE; false if the CQE is skipped. */
-static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
-			   uint32_t op, struct ibv_wc *wc)
+/* The receive side of a CQE that is not an error: opcode and flags. */
+static void kite_cqe_recv_wc(const struct kite_qp *qp,
+			     const struct kite_cqe *cqe, uint32_t op,
+			     struct ibv_wc *wc)
 {
-	struct kite_context *ctx = to_kite_ctx(cq->vcq.cq.context);
-	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
 	uint16_t flags = le16toh(cqe->flags);
+
+	wc->opcode = op == KITE_CQE_OP_RESP_WRITE_IMM ?
+		     IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	if (op == KITE_CQE_OP_RESP_SEND_IMM || op == KITE_CQE_OP_RESP_WRITE_IMM) {
+		wc->imm_data = cqe->imm_data;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+	} else if (op == KITE_CQE_OP_RESP_SEND_INV) {
+		wc->invalidated_rkey = le32toh(cqe->inv_rkey);
+		wc->wc_flags |= IBV_WC_WITH_INV;
+	}
+	if (flags & KITE_CQE_F_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
+	if (qp->ud) {
+		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
+		if (flags & KITE_CQE_F_VLAN)
+			wc->sl = FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
+	}
+}
+
+/* The CQE opcodes of successful receives. */
+#define KITE_CQE_RECV_OPS	(BIT(KITE_CQE_OP_RESP_SEND) |		\
+				 BIT(KITE_CQE_OP_RESP_SEND_IMM) |	\
+				 BIT(KITE_CQE_OP_RESP_SEND_INV) |	\
+				 BIT(KITE_CQE_OP_RESP_WRITE_IMM))
+
+/* Fill @wc from a valid CQE; false if the CQE is skipped. */
+static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
+				  const struct kite_cqe *cqe, uint32_t op,
+				  struct ibv_wc *wc)
+{
+	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
 	bool send = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
-	struct kite_qp *qp = kite_find_qp(ctx, qpn);
-	struct kite_wq *wq;
-	uint32_t slot = 0;
+	struct kite_qp *qp = kite_find_qp(cq->ctx, qpn);
 	uint64_t wr_id = 0;
+	uint32_t slot = 0;
 	bool ok;
 
 	if (!qp || op == KITE_CQE_OP_RESIZE) {
@@ -455,17 +488,15 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 			   cq->cqn, op, qpn);
 		return false;
 	}
-	wq = send ? &qp->sq : &qp->rq;
-	if (!send && qp->srq) {
+	if (send)
+		ok = kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx), &slot,
+				      &wr_id);
+	else if (qp->srq)
 		/* From the SRQ: wqe_idx is the WQE's tag. */
 		ok = kite_srq_complete(qp->srq, le16toh(cqe->wqe_idx), &wr_id);
-	} else {
-		pthread_spin_lock(&wq->lock);
-		ok = kite_wq_complete(wq, le16toh(cqe->wqe_idx), &slot);
-		if (ok)
-			wr_id = wq->wr_id[slot];
-		pthread_spin_unlock(&wq->lock);
-	}
+	else
+		ok = kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx), &slot,
+				      &wr_id);
 	if (!ok) {
 		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
 			   "CQ %u: QP %u CQE for WQE %u not outstanding, skipped\n",
@@ -473,52 +504,28 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
 		return false;
 	}
 
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = wr_id;
-	wc->qp_num = qpn;
-	wc->status = IBV_WC_SUCCESS;
-	wc->byte_len = le32toh(cqe->byte_len);
-	switch (op) {
-	case KITE_CQE_OP_REQ:
-	case KITE_CQE_OP_REQ_ERR:
-		wc->opcode = qp->sq.opcode[slot];
-		break;
-	case KITE_CQE_OP_RESP_SEND:
-	case KITE_CQE_OP_RESP_SEND_IMM:
-	case KITE_CQE_OP_RESP_SEND_INV:
-	case KITE_CQE_OP_RESP_ERR:
-		wc->opcode = IBV_WC_RECV;
-		break;
-	case KITE_CQE_OP_RESP_WRITE_IMM:
-		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-		break;
-	default:
-		wc->status = IBV_WC_GENERAL_ERR;
-		return true;
-	}
+	/* Every field: the application's array is not cleared. */
+	*wc = (struct ibv_wc){
+		.wr_id = wr_id,
+		.qp_num = qpn,
+	};
 	if (op == KITE_CQE_OP_REQ_ERR || op == KITE_CQE_OP_RESP_ERR) {
 		uint32_t synd = le32toh(cqe->syndrome);
 
+		wc->opcode = send ? qp->sq.opcode[slot] : IBV_WC_RECV;
 		wc->status = kite_syndrome_to_status(FIELD_GET(KITE_CQE_SYNDROME,
 							       synd));
 		wc->vendor_err = FIELD_GET(KITE_CQE_VENDOR_SYNDROME, synd);
-		wc->byte_len = 0;
 		return true;
 	}
-	if (op == KITE_CQE_OP_RESP_SEND_IMM || op == KITE_CQE_OP_RESP_WRITE_IMM) {
-		wc->imm_data = cqe->imm_data;
-		wc->wc_flags |= IBV_WC_WITH_IMM;
-	} else if (op == KITE_CQE_OP_RESP_SEND_INV) {
-		wc->invalidated_rkey = le32toh(cqe->inv_rkey);
-		wc->wc_flags |= IBV_WC_WITH_INV;
-	}
-	if (!send && (flags & KITE_CQE_F_GRH))
-		wc->wc_flags |= IBV_WC_GRH;
-	if (!send && qp->vqp.qp.qp_type == IBV_QPT_UD) {
-		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
-		if (flags & KITE_CQE_F_VLAN)
-			wc->sl = FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
-	}
+	wc->byte_len = le32toh(cqe->byte_len);
+	if (send)
+		wc->opcode = qp->sq.opcode[slot];
+	else if (BIT(op) & KITE_CQE_RECV_OPS)
+		kite_cqe_recv_wc(qp, cqe, op, wc);
+	else
+		/* An opcode the device does not define: its receive fails. */
+		wc->status = IBV_WC_GENERAL_ERR;
 	return true;
 }
 
@@ -529,11 +536,13 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, const struct kite_cqe *cqe,
  * no completion is there, or EIO for a RESIZE CQE outside a resize (left
  * in place).
  */
-static int kite_cq_next_wc(struct kite_cq *cq, struct ibv_wc *wc,
-			   uint64_t *ts)
+static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
+						struct ibv_wc *wc,
+						uint64_t *ts)
 {
 	for (;;) {
-		struct kite_cqe *cqe = kite_ring_entry(&cq->ring, cq->ci);
+		struct kite_cqe *cqe = (struct kite_cqe *)cq->ring.buf +
+				       kite_ring_slot(&cq->ring, cq->ci);
 		uint32_t op;
 		bool ok;
 

@@ -17,6 +17,7 @@
 
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
+#include <util/mmio.h>
 #include <rdma/kite-abi.h>
 #include <kernel-abi/kite-abi.h>
 
@@ -137,6 +138,7 @@ struct kite_ring {
 	void *buf;
 	size_t size;
 	uint32_t log_depth;
+	uint32_t mask;		/* 2^log_depth - 1 */
 	uint32_t entry_shift;
 	/*
 	 * The parent domain the ring was made for, and whether its allocator
@@ -149,6 +151,7 @@ struct kite_ring {
 
 struct kite_cq {
 	struct verbs_cq vcq;
+	struct kite_context *ctx;
 	struct kite_ring ring;
 	struct kite_cq_dbrec *dbrec;
 	uint32_t cqn;
@@ -168,6 +171,12 @@ struct kite_cq {
 	uint64_t cur_ts;
 };
 
+/*
+ * A work queue. pi is written by the poster under lock; ci by the poller of
+ * the queue's CQ, under the CQ's lock (or the application's, for a
+ * single-threaded CQ), not under lock: one writer each, read by the other
+ * side with kite_wq_pi() and kite_wq_ci().
+ */
 struct kite_wq {
 	struct kite_ring ring;
 	/* WQEs posted and completed (free-running; 16 bits go to the device). */
@@ -203,19 +212,20 @@ struct kite_srq {
  * A send WQE being written into its SQ slot (send.c): by ibv_post_send()
  * for one work request, or by the ibv_wr_*() calls of the extended QP API
  * between the call that opens it (ibv_wr_send(), ...) and the next one.
+ * The control segment in the slot keeps the rest (the data's kind and
+ * size).
  */
 struct kite_send_wqe {
 	uint8_t *wqe;		/* the slot; NULL when none is open */
-	uint32_t opcode;	/* the control segment's word, less the data */
 	uint16_t data_off;	/* where SGEs or inline data go; 0: none */
-	uint16_t inline_len;
 	uint8_t op;		/* KITE_WQE_OP_* */
-	uint8_t num_sge;
-	bool inl;		/* the data is inline */
-	bool inline_ok;		/* the opcode can carry inline data */
-	bool ud;		/* a UD send: an address vector at 0x10 */
-	bool av_set;		/* ... and it was written */
+	uint8_t flags;		/* KITE_SWQE_* */
 };
+
+#define KITE_SWQE_INLINE_OK	BIT(0)	/* the opcode can carry inline data */
+#define KITE_SWQE_AV		BIT(1)	/* a UD send: an address vector first */
+#define KITE_SWQE_AV_SET	BIT(2)	/* ... and it was written */
+#define KITE_SWQE_ATOMIC	BIT(3)	/* one SGE of 8 bytes is required */
 
 struct kite_qp {
 	struct verbs_qp vqp;
@@ -223,7 +233,18 @@ struct kite_qp {
 	struct kite_wq rq;		/* unused with an SRQ */
 	struct kite_srq *srq;
 	uint32_t max_inline;
-	bool sq_sig_all;
+	/*
+	 * Set at creation for the send path: the context, the doorbell's
+	 * address and the SQ doorbell's QPN and type, KITE_WQE_F_SIGNALED if
+	 * every WQE is signaled, a UD QP, and whether one SGE fits a WQE of
+	 * any of the QP's operations.
+	 */
+	struct kite_context *ctx;
+	void *db;
+	uint64_t sq_db;
+	uint32_t sig_all;
+	bool ud;
+	bool sq_sge_ok;
 	/*
 	 * The extended QP API, under sq.lock from ibv_wr_start() to
 	 * ibv_wr_complete() or ibv_wr_abort(): the WQE being written, the
@@ -275,6 +296,18 @@ static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
 	return container_of(ibah, struct kite_ah, ibv_ah);
 }
 
+/* The QP of QPN @qpn (read without qp_table_mutex: struct kite_context). */
+static inline struct kite_qp *kite_find_qp(struct kite_context *ctx,
+					   uint32_t qpn)
+{
+	struct kite_qp **leaf;
+
+	if (qpn > KITE_OBJ_MASK)
+		return NULL;
+	leaf = ctx->qp_table[qpn >> KITE_QP_TABLE_SHIFT];
+	return leaf ? leaf[qpn & (KITE_QP_TABLE_LEAF - 1)] : NULL;
+}
+
 /*
  * True once the device has failed or this context was disassociated from
  * it: nothing more will complete, so an empty CQ is an error, not a wait.
@@ -284,22 +317,62 @@ static inline bool kite_dev_dead(struct kite_context *ctx)
 	return ctx->status && ctx->status->state != KITE_IB_DEV_STATE_ALIVE;
 }
 
+/* The address of the doorbell register in the context's doorbell page. */
+static inline void *kite_db_addr(struct kite_context *ctx)
+{
+	return (uint8_t *)ctx->db_page + KITE_DB_OFFSET;
+}
+
 /* Write a doorbell to the context's doorbell page. */
-void kite_ring_db(struct kite_context *ctx, uint64_t val);
+static inline void kite_ring_db(struct kite_context *ctx, uint64_t val)
+{
+	mmio_write64_le(kite_db_addr(ctx), htole64(val));
+}
 int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
 		    uint32_t entry_shift, struct kite_pd *pdom,
 		    enum kite_res_type res_type);
 void kite_ring_free(struct kite_ring *ring);
 
+/* The slot of free-running index @idx. */
+static inline uint32_t kite_ring_slot(const struct kite_ring *ring,
+				      uint32_t idx)
+{
+	return idx & ring->mask;
+}
+
 static inline void *kite_ring_entry(struct kite_ring *ring, uint32_t idx)
 {
 	return (uint8_t *)ring->buf +
-	       ((size_t)(idx & ((1U << ring->log_depth) - 1)) << ring->entry_shift);
+	       ((size_t)kite_ring_slot(ring, idx) << ring->entry_shift);
 }
 
+/* The poster's view of the consumer counter: the slots before it are free. */
+static inline uint32_t kite_wq_ci(const struct kite_wq *wq)
+{
+	return __atomic_load_n(&wq->ci, __ATOMIC_ACQUIRE);
+}
+
+/* The poller moves the consumer counter once it has read the slots' data. */
+static inline void kite_wq_set_ci(struct kite_wq *wq, uint32_t ci)
+{
+	__atomic_store_n(&wq->ci, ci, __ATOMIC_RELEASE);
+}
+
+/* The poller's view of the producer counter. */
+static inline uint32_t kite_wq_pi(const struct kite_wq *wq)
+{
+	return __atomic_load_n(&wq->pi, __ATOMIC_RELAXED);
+}
+
+static inline void kite_wq_set_pi(struct kite_wq *wq, uint32_t pi)
+{
+	__atomic_store_n(&wq->pi, pi, __ATOMIC_RELAXED);
+}
+
+/* Called by the poster. */
 static inline bool kite_wq_full(const struct kite_wq *wq)
 {
-	return ((wq->pi - wq->ci) & KITE_WQ_IDX_MASK) >=
+	return ((wq->pi - kite_wq_ci(wq)) & KITE_WQ_IDX_MASK) >=
 	       1U << wq->ring.log_depth;
 }
 
@@ -349,7 +422,6 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int kite_destroy_ah(struct ibv_ah *ibah);
-struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn);
 
 /* send.c */
 int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

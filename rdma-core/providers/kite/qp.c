@@ -103,16 +103,6 @@ static void kite_wq_free(struct kite_wq *wq)
 	pthread_spin_destroy(&wq->lock);
 }
 
-struct kite_qp *kite_find_qp(struct kite_context *ctx, uint32_t qpn)
-{
-	struct kite_qp **leaf;
-
-	if (qpn > KITE_OBJ_MASK)
-		return NULL;
-	leaf = ctx->qp_table[qpn >> KITE_QP_TABLE_SHIFT];
-	return leaf ? leaf[qpn & (KITE_QP_TABLE_LEAF - 1)] : NULL;
-}
-
 static int kite_qp_table_set(struct kite_context *ctx, uint32_t qpn,
 			     struct kite_qp *qp)
 {
@@ -269,7 +259,16 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->rq.max_sge = cap->max_recv_sge;
 	qp->max_inline = cap->max_inline_data;
-	qp->sq_sig_all = attr->sq_sig_all;
+	qp->ctx = ctx;
+	qp->db = kite_db_addr(ctx);
+	qp->sq_db = FIELD_PREP(KITE_DB_OBJ, qp->vqp.qp.qp_num) |
+		    FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SQ);
+	qp->sig_all = attr->sq_sig_all ? KITE_WQE_F_SIGNALED : 0;
+	qp->ud = attr->qp_type == IBV_QPT_UD;
+	qp->sq_sge_ok = cap->max_send_sge &&
+			(1U << qp->sq.ring.entry_shift) >=
+			kite_sq_fixed_size(attr->qp_type) +
+			sizeof(struct kite_wqe_sge);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		kite_set_wr_ops(qp, attr->send_ops_flags);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
@@ -345,8 +344,11 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	kite_qp_clean_cqs(qp);
 	pthread_spin_lock(&qp->sq.lock);
 	pthread_spin_lock(&qp->rq.lock);
-	qp->sq.pi = qp->sq.ci = 0;
-	qp->rq.pi = qp->rq.ci = 0;
+	/* No poll of the QP's CQs is at it: kite_qp_clean_cqs() waited. */
+	kite_wq_set_pi(&qp->sq, 0);
+	kite_wq_set_ci(&qp->sq, 0);
+	kite_wq_set_pi(&qp->rq, 0);
+	kite_wq_set_ci(&qp->rq, 0);
 	memset(qp->sq.ring.buf, 0, qp->sq.ring.size);
 	memset(qp->rq.ring.buf, 0, qp->rq.ring.size);
 	pthread_spin_unlock(&qp->rq.lock);
@@ -402,7 +404,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.pi;
 	for (; wr; wr = wr->next) {
-		uint32_t slot = qp->rq.pi & ((1U << qp->rq.ring.log_depth) - 1);
+		uint32_t slot = kite_ring_slot(&qp->rq.ring, qp->rq.pi);
 		uint8_t *wqe = kite_ring_entry(&qp->rq.ring, qp->rq.pi);
 		struct kite_wqe_recv *hdr = (struct kite_wqe_recv *)wqe;
 		struct kite_wqe_sge *seg = (struct kite_wqe_sge *)(hdr + 1);
@@ -424,7 +426,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		hdr->num_sge = htole32(wr->num_sge);
 		kite_write_sges(seg, wr->sg_list, wr->num_sge);
 		qp->rq.wr_id[slot] = wr->wr_id;
-		qp->rq.pi++;
+		kite_wq_set_pi(&qp->rq, qp->rq.pi + 1);
 	}
 	if (qp->rq.pi != start) {
 		udma_to_device_barrier();

@@ -5,12 +5,11 @@
  * send_ops_flags, ibv_wr_start(), ibv_wr_*(), ibv_wr_complete() and
  * ibv_wr_abort()).
  *
- * A WQE is opened for an operation (kite_send_begin(): the control
- * segment, the slot's wr_id and completion opcode), given its segments
- * (remote address, atomic operands, UD address vector, memory window
- * binding, SGEs or inline data) and closed (kite_send_finish(): the
- * checks that need the whole WQE, the opcode word, the producer index
- * advanced). ibv_post_send() does the three steps for each ibv_send_wr;
+ * A WQE is opened for an operation (kite_send_open(): the control
+ * segment, the slot's wr_id and completion opcode, the producer index
+ * advanced), given its segments (remote address, atomic operands, UD
+ * address vector, memory window binding, SGEs or inline data) and closed
+ * (kite_send_close(): the checks that need the whole WQE). ibv_post_send() does the three steps for each ibv_send_wr;
  * the ibv_wr_*() calls do one step each, keep the first error and leave
  * every WQE of the batch unannounced until ibv_wr_complete() rings the
  * doorbell once, or forgets them all on an error or ibv_wr_abort().
@@ -27,58 +26,98 @@
 
 #include <ccan/array_size.h>
 #include <util/mmio.h>
+#include <util/compiler.h>
 #include <util/udma_barrier.h>
 #include <util/util.h>
 
 #include "kite.h"
 
-/* The WQE opcode and work completion opcode of a send work request. */
-static int kite_wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type type,
-			   enum ibv_wc_opcode *wc_op)
-{
-	bool rc = type == IBV_QPT_RC;
-	/* UC: SEND and RDMA WRITE, with or without immediate data. */
-	bool conn = rc || type == IBV_QPT_UC;
+/* The QP types a send work request is defined for (kite_send_op.qp_types). */
+#define KITE_SQPT_RC	BIT(0)
+#define KITE_SQPT_UC	BIT(1)
+#define KITE_SQPT_UD	BIT(2)
+#define KITE_SQPT_CONN	(KITE_SQPT_RC | KITE_SQPT_UC)
+#define KITE_SQPT_ALL	(KITE_SQPT_CONN | KITE_SQPT_UD)
 
-	switch (op) {
-	case IBV_WR_SEND:
-		*wc_op = IBV_WC_SEND;
-		return KITE_WQE_OP_SEND;
-	case IBV_WR_SEND_WITH_IMM:
-		*wc_op = IBV_WC_SEND;
-		return KITE_WQE_OP_SEND_IMM;
-	case IBV_WR_SEND_WITH_INV:
-		*wc_op = IBV_WC_SEND;
-		return rc ? KITE_WQE_OP_SEND_INV : -1;
-	case IBV_WR_RDMA_WRITE:
-		*wc_op = IBV_WC_RDMA_WRITE;
-		return conn ? KITE_WQE_OP_RDMA_WRITE : -1;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		*wc_op = IBV_WC_RDMA_WRITE;
-		return conn ? KITE_WQE_OP_RDMA_WRITE_IMM : -1;
-	case IBV_WR_RDMA_READ:
-		*wc_op = IBV_WC_RDMA_READ;
-		return rc ? KITE_WQE_OP_RDMA_READ : -1;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		*wc_op = IBV_WC_COMP_SWAP;
-		return rc ? KITE_WQE_OP_ATOMIC_CS : -1;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		*wc_op = IBV_WC_FETCH_ADD;
-		return rc ? KITE_WQE_OP_ATOMIC_FA : -1;
-	case IBV_WR_LOCAL_INV:
-		*wc_op = IBV_WC_LOCAL_INV;
-		return conn ? KITE_WQE_OP_LOCAL_INV : -1;
-	case IBV_WR_BIND_MW:
-		*wc_op = IBV_WC_BIND_MW;
-		return conn ? KITE_WQE_OP_BIND_MW : -1;
+/* kite_send_op.flags */
+#define KITE_SOP_AV		BIT(0)	/* a send: on UD, an address vector first */
+#define KITE_SOP_NO_INLINE	BIT(1)	/* the data cannot be inline */
+#define KITE_SOP_ATOMIC		BIT(2)	/* one SGE of 8 bytes, checked at the end */
+
+/*
+ * What a send work request is to the device, by ibv_wr_opcode: its WQE
+ * opcode, the opcode of its work completion, the QP types that have it, and
+ * where its data goes (0: it has none; on UD, sends have the address vector
+ * before it). An entry with no QP type: Kite does not have the operation
+ * (TSO, FLUSH, ATOMIC_WRITE).
+ */
+struct kite_send_op {
+	uint8_t wqe_op;		/* KITE_WQE_OP_* */
+	uint8_t wc_op;		/* enum ibv_wc_opcode */
+	uint8_t qp_types;	/* KITE_SQPT_* */
+	uint8_t flags;		/* KITE_SOP_* */
+	uint16_t data_off;
+};
+
+#define KITE_CTRL_SZ	sizeof(struct kite_wqe_ctrl)
+#define KITE_RADDR_SZ	sizeof(struct kite_wqe_raddr)
+
+static const struct kite_send_op kite_send_ops[] = {
+	[IBV_WR_SEND] = { KITE_WQE_OP_SEND, IBV_WC_SEND, KITE_SQPT_ALL,
+			  KITE_SOP_AV, KITE_CTRL_SZ },
+	[IBV_WR_SEND_WITH_IMM] = { KITE_WQE_OP_SEND_IMM, IBV_WC_SEND,
+				   KITE_SQPT_ALL, KITE_SOP_AV, KITE_CTRL_SZ },
+	[IBV_WR_SEND_WITH_INV] = { KITE_WQE_OP_SEND_INV, IBV_WC_SEND,
+				   KITE_SQPT_RC, KITE_SOP_AV, KITE_CTRL_SZ },
+	[IBV_WR_RDMA_WRITE] = { KITE_WQE_OP_RDMA_WRITE, IBV_WC_RDMA_WRITE,
+				KITE_SQPT_CONN, 0,
+				KITE_CTRL_SZ + KITE_RADDR_SZ },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { KITE_WQE_OP_RDMA_WRITE_IMM,
+					 IBV_WC_RDMA_WRITE, KITE_SQPT_CONN, 0,
+					 KITE_CTRL_SZ + KITE_RADDR_SZ },
+	[IBV_WR_RDMA_READ] = { KITE_WQE_OP_RDMA_READ, IBV_WC_RDMA_READ,
+			       KITE_SQPT_RC, KITE_SOP_NO_INLINE,
+			       KITE_CTRL_SZ + KITE_RADDR_SZ },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = {
+		KITE_WQE_OP_ATOMIC_CS, IBV_WC_COMP_SWAP, KITE_SQPT_RC,
+		KITE_SOP_NO_INLINE | KITE_SOP_ATOMIC,
+		KITE_CTRL_SZ + KITE_RADDR_SZ + sizeof(struct kite_wqe_atomic) },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = {
+		KITE_WQE_OP_ATOMIC_FA, IBV_WC_FETCH_ADD, KITE_SQPT_RC,
+		KITE_SOP_NO_INLINE | KITE_SOP_ATOMIC,
+		KITE_CTRL_SZ + KITE_RADDR_SZ + sizeof(struct kite_wqe_atomic) },
+	[IBV_WR_LOCAL_INV] = { KITE_WQE_OP_LOCAL_INV, IBV_WC_LOCAL_INV,
+			       KITE_SQPT_CONN, 0, 0 },
+	[IBV_WR_BIND_MW] = { KITE_WQE_OP_BIND_MW, IBV_WC_BIND_MW,
+			     KITE_SQPT_CONN, 0, 0 },
+};
+
+static uint8_t kite_sqpt(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return KITE_SQPT_RC;
+	case IBV_QPT_UC:
+		return KITE_SQPT_UC;
+	case IBV_QPT_UD:
+		return KITE_SQPT_UD;
 	default:
-		/* TSO, FLUSH, ATOMIC_WRITE. */
-		return -1;
+		return 0;
 	}
 }
 
+/* The entry of @wr_op if a QP of @type has it, else NULL. */
+static const struct kite_send_op *kite_send_op(enum ibv_wr_opcode wr_op,
+					       enum ibv_qp_type type)
+{
+	if ((unsigned int)wr_op >= ARRAY_SIZE(kite_send_ops) ||
+	    !(kite_send_ops[wr_op].qp_types & kite_sqpt(type)))
+		return NULL;
+	return &kite_send_ops[wr_op];
+}
+
 /* The work request opcode of each IBV_QP_EX_WITH_* flag, by bit. */
-static const enum ibv_wr_opcode kite_send_ops[] = {
+static const enum ibv_wr_opcode kite_qpx_ops[] = {
 	[0] = IBV_WR_RDMA_WRITE,		/* IBV_QP_EX_WITH_RDMA_WRITE */
 	[1] = IBV_WR_RDMA_WRITE_WITH_IMM,
 	[2] = IBV_WR_SEND,
@@ -97,109 +136,137 @@ static const enum ibv_wr_opcode kite_send_ops[] = {
 /*
  * ibv_qp_init_attr_ex.send_ops_flags for a QP of @type: 0; EINVAL for a
  * bit verbs does not define; EOPNOTSUPP for an operation the QP type or
- * Kite does not have (the same table as ibv_post_send()).
+ * Kite does not have (the same table as ibv_post_send()). The ibv_wr_*()
+ * calls rely on it: they do not check the QP type again.
  */
 int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
-	enum ibv_wc_opcode wc_op;
 	unsigned int bit;
 
-	if (send_ops_flags >> ARRAY_SIZE(kite_send_ops))
+	if (send_ops_flags >> ARRAY_SIZE(kite_qpx_ops))
 		return EINVAL;
-	for (bit = 0; bit < ARRAY_SIZE(kite_send_ops); bit++)
+	for (bit = 0; bit < ARRAY_SIZE(kite_qpx_ops); bit++)
 		if ((send_ops_flags & (1ULL << bit)) &&
-		    kite_wqe_opcode(kite_send_ops[bit], type, &wc_op) < 0)
+		    !kite_send_op(kite_qpx_ops[bit], type))
 			return EOPNOTSUPP;
 	return 0;
 }
 
+/* The send flags that are control segment flags, as one index. */
+#define KITE_SEND_CTRL_FLAGS	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+				 IBV_SEND_SOLICITED)
+static_assert(KITE_SEND_CTRL_FLAGS == 7, "the three lowest ibv_send_flags");
+
+#define KITE_SEND_CTRL(f)						\
+	(((f) & IBV_SEND_FENCE ? KITE_WQE_F_FENCE : 0) |		\
+	 ((f) & IBV_SEND_SIGNALED ? KITE_WQE_F_SIGNALED : 0) |		\
+	 ((f) & IBV_SEND_SOLICITED ? KITE_WQE_F_SOLICITED : 0))
+
+static const uint16_t kite_send_ctrl_flags[] = {
+	KITE_SEND_CTRL(0), KITE_SEND_CTRL(1), KITE_SEND_CTRL(2),
+	KITE_SEND_CTRL(3), KITE_SEND_CTRL(4), KITE_SEND_CTRL(5),
+	KITE_SEND_CTRL(6), KITE_SEND_CTRL(7),
+};
+
+/* The control segment's flags of ibv_send_flags @send_flags. */
+static inline uint32_t kite_send_flags(const struct kite_qp *qp,
+				       unsigned int send_flags)
+{
+	return qp->sig_all |
+	       kite_send_ctrl_flags[send_flags & KITE_SEND_CTRL_FLAGS];
+}
+
 /*
- * Open the WQE at the SQ's producer index for @wr_op: the slot zeroed,
- * the control segment's flags and index, the slot's wr_id and completion
- * opcode. Returns 0, or EINVAL (QP state, an operation the QP type does
- * not have) or ENOMEM (the SQ is full).
+ * Open the WQE at the SQ's producer index for @sop, which the QP type has,
+ * in an SQ that is not full, and move the producer index past it: the
+ * control segment (no data yet), the slot's wr_id and completion opcode.
+ * Not the whole slot cleared: each segment is written whole by its writer
+ * (reserved fields included), and the device reads no byte past the SGEs
+ * or inline data the opcode word announces. The device reads the WQE only
+ * once a doorbell announces it, so it is written in any order; a WQE
+ * dropped (kite_send_drop()) or a batch forgotten takes the producer index
+ * back.
+ */
+static inline ALWAYS_INLINE void kite_send_open(struct kite_qp *qp,
+						struct kite_send_wqe *b,
+						const struct kite_send_op *sop,
+						unsigned int send_flags,
+						uint64_t wr_id)
+{
+	uint32_t pi = qp->sq.pi;
+	uint32_t slot = kite_ring_slot(&qp->sq.ring, pi);
+	uint8_t *wqe = kite_ring_entry(&qp->sq.ring, pi);
+	bool av = (sop->flags & KITE_SOP_AV) && qp->ud;
+
+	*(struct kite_wqe_ctrl *)wqe = (struct kite_wqe_ctrl){
+		.opcode = htole32(FIELD_PREP(KITE_WQE_OPCODE, sop->wqe_op) |
+				  kite_send_flags(qp, send_flags)),
+		.wqe_idx = htole16((uint16_t)pi),
+	};
+	*b = (struct kite_send_wqe){
+		.wqe = wqe,
+		.data_off = sop->data_off +
+			    (av ? sizeof(struct kite_wqe_ud) : 0),
+		.op = sop->wqe_op,
+		.flags = (sop->flags & KITE_SOP_NO_INLINE ?
+			  0 : KITE_SWQE_INLINE_OK) |
+			 (av ? KITE_SWQE_AV : 0) |
+			 (sop->flags & KITE_SOP_ATOMIC ? KITE_SWQE_ATOMIC : 0),
+	};
+	qp->sq.wr_id[slot] = wr_id;
+	qp->sq.opcode[slot] = sop->wc_op;
+	kite_wq_set_pi(&qp->sq, pi + 1);
+}
+
+/* Forget the open WQE (the last one opened): the producer index goes back. */
+static void kite_send_drop(struct kite_qp *qp, struct kite_send_wqe *b)
+{
+	b->wqe = NULL;
+	kite_wq_set_pi(&qp->sq, qp->sq.pi - 1);
+}
+
+/*
+ * ibv_post_send()'s opening of a WQE for @wr_op: 0, or EINVAL (QP state,
+ * an operation the QP type does not have) or ENOMEM (the SQ is full).
  */
 static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 			   enum ibv_wr_opcode wr_op, unsigned int send_flags,
 			   uint64_t wr_id)
 {
-	uint32_t slot = qp->sq.pi & ((1U << qp->sq.ring.log_depth) - 1);
 	struct ibv_qp *ibqp = &qp->vqp.qp;
-	struct kite_wqe_ctrl *ctrl;
-	enum ibv_wc_opcode wc_op;
-	int op;
+	const struct kite_send_op *sop;
 
 	b->wqe = NULL;
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR)
+	/* RESET, INIT and RTR have no send queue yet. */
+	if (ibqp->state < IBV_QPS_RTS)
 		return EINVAL;
 	if (kite_wq_full(&qp->sq))
 		return ENOMEM;
-	op = kite_wqe_opcode(wr_op, ibqp->qp_type, &wc_op);
-	if (op < 0)
+	sop = kite_send_op(wr_op, ibqp->qp_type);
+	if (!sop)
 		return EINVAL;
-
-	/*
-	 * Not the whole slot cleared: the control segment here, each segment
-	 * by its writer (reserved fields included); the device reads no byte
-	 * past the SGEs or inline data the opcode word announces.
-	 */
-	b->wqe = kite_ring_entry(&qp->sq.ring, qp->sq.pi);
-	ctrl = (struct kite_wqe_ctrl *)b->wqe;
-	*ctrl = (struct kite_wqe_ctrl){
-		.wqe_idx = htole16((uint16_t)qp->sq.pi),
-	};
-	b->op = op;
-	b->opcode = FIELD_PREP(KITE_WQE_OPCODE, op);
-	if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
-		b->opcode |= KITE_WQE_F_SIGNALED;
-	if (send_flags & IBV_SEND_SOLICITED)
-		b->opcode |= KITE_WQE_F_SOLICITED;
-	if (send_flags & IBV_SEND_FENCE)
-		b->opcode |= KITE_WQE_F_FENCE;
-	b->num_sge = 0;
-	b->inline_len = 0;
-	b->inl = false;
-	b->inline_ok = true;
-	b->ud = false;
-	b->av_set = false;
-
-	switch (op) {
-	case KITE_WQE_OP_SEND:
-	case KITE_WQE_OP_SEND_IMM:
-	case KITE_WQE_OP_SEND_INV:
-		b->ud = ibqp->qp_type == IBV_QPT_UD;
-		b->data_off = sizeof(*ctrl) +
-			      (b->ud ? sizeof(struct kite_wqe_ud) : 0);
-		break;
-	case KITE_WQE_OP_RDMA_WRITE:
-	case KITE_WQE_OP_RDMA_WRITE_IMM:
-		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr);
-		break;
-	case KITE_WQE_OP_RDMA_READ:
-		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr);
-		b->inline_ok = false;
-		break;
-	case KITE_WQE_OP_ATOMIC_CS:
-	case KITE_WQE_OP_ATOMIC_FA:
-		b->data_off = sizeof(*ctrl) + sizeof(struct kite_wqe_raddr) +
-			      sizeof(struct kite_wqe_atomic);
-		b->inline_ok = false;
-		break;
-	default:
-		/* LOCAL_INV, BIND_MW: no data. */
-		b->data_off = 0;
-		break;
-	}
-
-	qp->sq.wr_id[slot] = wr_id;
-	qp->sq.opcode[slot] = wc_op;
+	kite_send_open(qp, b, sop, send_flags, wr_id);
 	return 0;
 }
 
-static struct kite_wqe_ctrl *kite_send_ctrl(struct kite_send_wqe *b)
+static inline struct kite_wqe_ctrl *kite_send_ctrl(struct kite_send_wqe *b)
 {
 	return (struct kite_wqe_ctrl *)b->wqe;
+}
+
+/* The control segment's data fields: @num_sge SGEs, or inline data. */
+static inline void kite_send_set_data(struct kite_send_wqe *b,
+				      uint32_t num_sge, bool inl)
+{
+	struct kite_wqe_ctrl *ctrl = kite_send_ctrl(b);
+	uint32_t opcode = le32toh(ctrl->opcode);
+
+	opcode &= ~(KITE_WQE_NUM_SGE | KITE_WQE_F_INLINE);
+	opcode |= FIELD_PREP(KITE_WQE_NUM_SGE, num_sge);
+	if (inl)
+		opcode |= KITE_WQE_F_INLINE;
+	ctrl->opcode = htole32(opcode);
+	ctrl->inline_len = 0;
 }
 
 /* SEND_IMM and RDMA_WRITE_IMM: the immediate data, as on the wire. */
@@ -293,12 +360,12 @@ static int kite_send_ud(struct kite_send_wqe *b, struct ibv_ah *ah,
 	struct kite_wqe_ud *av =
 		(struct kite_wqe_ud *)(b->wqe + sizeof(struct kite_wqe_ctrl));
 
-	if (!b->ud || !ah)
+	if (!(b->flags & KITE_SWQE_AV) || !ah)
 		return EINVAL;
 	*av = to_kite_ah(ah)->av;
 	av->remote_qpn = htole32(remote_qpn);
 	av->qkey = htole32(remote_qkey);
-	b->av_set = true;
+	b->flags |= KITE_SWQE_AV_SET;
 	return 0;
 }
 
@@ -314,20 +381,16 @@ static int kite_send_sges(struct kite_qp *qp, struct kite_send_wqe *b,
 		return EINVAL;
 	kite_write_sges((struct kite_wqe_sge *)(b->wqe + b->data_off), sg,
 			num_sge);
-	b->num_sge = num_sge;
-	b->inline_len = 0;
-	b->inl = false;
+	kite_send_set_data(b, num_sge, false);
 	return 0;
 }
 
 /* The data inline, instead of any given before: none yet. */
 static int kite_send_inline_start(struct kite_send_wqe *b)
 {
-	if (!b->data_off || !b->inline_ok)
+	if (!b->data_off || !(b->flags & KITE_SWQE_INLINE_OK))
 		return EINVAL;
-	b->num_sge = 0;
-	b->inline_len = 0;
-	b->inl = true;
+	kite_send_set_data(b, 0, true);
 	return 0;
 }
 
@@ -335,59 +398,62 @@ static int kite_send_inline_start(struct kite_send_wqe *b)
 static int kite_send_inline_add(struct kite_qp *qp, struct kite_send_wqe *b,
 				const void *addr, size_t len)
 {
+	struct kite_wqe_ctrl *ctrl = kite_send_ctrl(b);
 	size_t room = (1U << qp->sq.ring.entry_shift) - b->data_off;
+	size_t cur = le16toh(ctrl->inline_len);
 
 	if (room > qp->max_inline)
 		room = qp->max_inline;
 	if (room > KITE_MAX_INLINE)
 		room = KITE_MAX_INLINE;
-	if (len > room - b->inline_len)
+	if (len > room - cur)
 		return EINVAL;
-	memcpy(b->wqe + b->data_off + b->inline_len, addr, len);
-	b->inline_len += len;
+	memcpy(b->wqe + b->data_off + cur, addr, len);
+	ctrl->inline_len = htole16(cur + len);
 	return 0;
+}
+
+/* An atomic operation has one SGE of 8 bytes. */
+static int kite_send_check_atomic(struct kite_send_wqe *b)
+{
+	const struct kite_wqe_sge *seg =
+		(const struct kite_wqe_sge *)(b->wqe + b->data_off);
+	uint32_t opcode = le32toh(kite_send_ctrl(b)->opcode);
+
+	return FIELD_GET(KITE_WQE_NUM_SGE, opcode) == 1 &&
+	       !(opcode & KITE_WQE_F_INLINE) &&
+	       le32toh(seg->length) == 8 ? 0 : EINVAL;
 }
 
 /*
  * Close the open WQE: the checks that need all of it (a UD send has its
- * address, an atomic one SGE of 8 bytes), the opcode word last, and the
- * producer index past it. EINVAL leaves the index where it was.
+ * address, an atomic one SGE of 8 bytes). EINVAL: the WQE is dropped.
  */
-static int kite_send_finish(struct kite_qp *qp, struct kite_send_wqe *b)
+static inline ALWAYS_INLINE int kite_send_close(struct kite_qp *qp,
+						struct kite_send_wqe *b)
 {
-	struct kite_wqe_ctrl *ctrl = kite_send_ctrl(b);
-	uint32_t opcode = b->opcode;
-
-	b->wqe = NULL;
-	if (b->ud && !b->av_set)
+	if (unlikely((b->flags & (KITE_SWQE_AV | KITE_SWQE_AV_SET)) ==
+		     KITE_SWQE_AV ||
+		     ((b->flags & KITE_SWQE_ATOMIC) &&
+		      kite_send_check_atomic(b)))) {
+		kite_send_drop(qp, b);
 		return EINVAL;
-	if (b->op == KITE_WQE_OP_ATOMIC_CS || b->op == KITE_WQE_OP_ATOMIC_FA) {
-		const struct kite_wqe_sge *seg =
-			(const struct kite_wqe_sge *)((uint8_t *)ctrl +
-						      b->data_off);
-
-		if (b->num_sge != 1 || le32toh(seg->length) != 8)
-			return EINVAL;
 	}
-	opcode |= FIELD_PREP(KITE_WQE_NUM_SGE, b->num_sge);
-	if (b->inl) {
-		opcode |= KITE_WQE_F_INLINE;
-		ctrl->inline_len = htole16(b->inline_len);
-	}
-	ctrl->opcode = htole32(opcode);
-	qp->sq.pi++;
+	b->wqe = NULL;
 	return 0;
 }
 
 /* Announce the WQEs from @start to the producer index, if any. */
-static void kite_send_doorbell(struct kite_qp *qp, uint32_t start)
+static inline ALWAYS_INLINE void kite_send_doorbell(struct kite_qp *qp,
+						    uint32_t start)
 {
 	if (qp->sq.pi == start)
 		return;
 	/* The WQEs before the doorbell that makes the device read them. */
 	udma_to_device_barrier();
-	kite_ring_db(to_kite_ctx(qp->vqp.qp.context),
-		     kite_qp_db(qp->vqp.qp.qp_num, KITE_DB_TYPE_SQ, qp->sq.pi));
+	mmio_write64_le(qp->db, htole64(qp->sq_db |
+					FIELD_PREP(KITE_DB_PI,
+						   qp->sq.pi & KITE_WQ_IDX_MASK)));
 }
 
 /* The data of @wr: SGEs, or with IBV_SEND_INLINE the bytes they point to. */
@@ -432,7 +498,7 @@ static int kite_build_send(struct kite_qp *qp, struct kite_send_wqe *b,
 	switch (b->op) {
 	case KITE_WQE_OP_SEND:
 	case KITE_WQE_OP_SEND_IMM:
-		if (b->ud)
+		if (b->flags & KITE_SWQE_AV)
 			ret = kite_send_ud(b, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
 					   wr->wr.ud.remote_qkey);
 		break;
@@ -460,10 +526,10 @@ static int kite_build_send(struct kite_qp *qp, struct kite_send_wqe *b,
 	if (!ret && b->data_off)
 		ret = kite_send_wr_data(qp, b, wr);
 	if (ret) {
-		b->wqe = NULL;
+		kite_send_drop(qp, b);
 		return ret;
 	}
-	return kite_send_finish(qp, b);
+	return kite_send_close(qp, b);
 }
 
 int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -493,7 +559,11 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-/* The extended QP API. */
+/*
+ * The extended QP API. Each operation the QP was created with is one
+ * function, with its kite_send_ops entry known when it is compiled, and
+ * no QP type check: kite_check_send_ops() made it at creation.
+ */
 
 static struct kite_qp *qpx_to_kite_qp(struct ibv_qp_ex *qpx)
 {
@@ -501,41 +571,61 @@ static struct kite_qp *qpx_to_kite_qp(struct ibv_qp_ex *qpx)
 }
 
 /* Keep the first error of the batch; the open WQE is dropped. */
-static void kite_wr_check(struct kite_qp *qp, int ret)
+static void kite_wr_fail(struct kite_qp *qp, int ret)
 {
-	if (!ret)
-		return;
 	if (!qp->wr_err)
 		qp->wr_err = ret;
 	qp->wr_cur.wqe = NULL;
 }
 
-/* Close the open WQE, if any, and open one for @wr_op; NULL on an error. */
-static struct kite_send_wqe *kite_wr_begin(struct ibv_qp_ex *qpx,
-					   enum ibv_wr_opcode wr_op)
+static void kite_wr_check(struct kite_qp *qp, int ret)
+{
+	if (ret)
+		kite_wr_fail(qp, ret);
+}
+
+/*
+ * Close the open WQE, if any, and open one for @wr_op; NULL after an error
+ * (no WQE is open then).
+ */
+static inline ALWAYS_INLINE struct kite_send_wqe *
+kite_wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode wr_op)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 	struct kite_send_wqe *b = &qp->wr_cur;
+	int ret;
 
+	if (b->wqe) {
+		ret = kite_send_close(qp, b);
+		if (ret) {
+			kite_wr_fail(qp, ret);
+			return NULL;
+		}
+	}
 	if (qp->wr_err)
 		return NULL;
-	if (b->wqe)
-		kite_wr_check(qp, kite_send_finish(qp, b));
-	if (!qp->wr_err)
-		kite_wr_check(qp, kite_send_begin(qp, b, wr_op, qpx->wr_flags,
-						  qpx->wr_id));
-	return qp->wr_err ? NULL : b;
+	/* RESET, INIT and RTR have no send queue yet. */
+	if (qp->vqp.qp.state < IBV_QPS_RTS) {
+		kite_wr_fail(qp, EINVAL);
+		return NULL;
+	}
+	if (kite_wq_full(&qp->sq)) {
+		kite_wr_fail(qp, ENOMEM);
+		return NULL;
+	}
+	kite_send_open(qp, b, &kite_send_ops[wr_op], qpx->wr_flags,
+		       qpx->wr_id);
+	return b;
 }
 
 /* The open WQE, for its segments; NULL (and EINVAL) if there is none. */
-static struct kite_send_wqe *kite_wr_cur(struct ibv_qp_ex *qpx)
+static inline ALWAYS_INLINE struct kite_send_wqe *kite_wr_cur(struct ibv_qp_ex *qpx)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 
-	if (qp->wr_err)
-		return NULL;
 	if (!qp->wr_cur.wqe) {
-		kite_wr_check(qp, EINVAL);
+		/* After an error no WQE is open: that error is kept. */
+		kite_wr_fail(qp, EINVAL);
 		return NULL;
 	}
 	return &qp->wr_cur;
@@ -653,12 +743,29 @@ static void kite_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 		kite_wr_check(qp, kite_send_sges(qp, b, sg_list, num_sge));
 }
 
+/*
+ * One SGE, the common case, written without kite_send_sges()'s general
+ * checks: the QP was created with at least one send SGE (sq_sge_ok) and
+ * the WQE has room for it after any operation's segments.
+ */
 static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 			    uint64_t addr, uint32_t length)
 {
-	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+	struct kite_send_wqe *b = kite_wr_cur(qpx);
+	struct kite_wqe_sge *seg;
 
-	kite_wr_set_sge_list(qpx, 1, &sge);
+	if (!b)
+		return;
+	if (!b->data_off || !qp->sq_sge_ok) {
+		kite_wr_fail(qp, EINVAL);
+		return;
+	}
+	seg = (struct kite_wqe_sge *)(b->wqe + b->data_off);
+	seg->length = htole32(length);
+	seg->lkey = htole32(lkey);
+	seg->addr = htole64(addr);
+	kite_send_set_data(b, 1, false);
 }
 
 static void kite_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
@@ -697,7 +804,7 @@ static void kite_wr_start(struct ibv_qp_ex *qpx)
 	qp->wr_start_pi = qp->sq.pi;
 	qp->wr_cur.wqe = NULL;
 	/* Nothing posted now would ever complete. */
-	qp->wr_err = kite_dev_dead(to_kite_ctx(qpx->qp_base.context)) ? EIO : 0;
+	qp->wr_err = kite_dev_dead(qp->ctx) ? EIO : 0;
 }
 
 static int kite_wr_complete(struct ibv_qp_ex *qpx)
@@ -705,15 +812,14 @@ static int kite_wr_complete(struct ibv_qp_ex *qpx)
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 	int ret;
 
-	if (!qp->wr_err && qp->wr_cur.wqe)
-		kite_wr_check(qp, kite_send_finish(qp, &qp->wr_cur));
+	if (qp->wr_cur.wqe)
+		kite_wr_check(qp, kite_send_close(qp, &qp->wr_cur));
 	ret = qp->wr_err;
 	if (ret)
 		/* All or nothing: the batch's WQEs were never announced. */
-		qp->sq.pi = qp->wr_start_pi;
+		kite_wq_set_pi(&qp->sq, qp->wr_start_pi);
 	else
 		kite_send_doorbell(qp, qp->wr_start_pi);
-	qp->wr_cur.wqe = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 	return ret;
 }
@@ -722,7 +828,7 @@ static void kite_wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 
-	qp->sq.pi = qp->wr_start_pi;
+	kite_wq_set_pi(&qp->sq, qp->wr_start_pi);
 	qp->wr_cur.wqe = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 }
