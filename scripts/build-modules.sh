@@ -18,8 +18,10 @@ bdir=$KITE_CACHE/build/modules-$release
 src=$bdir/src
 mkdir -p "$src"
 
-# Mirror the sources; protect build products from --delete.
-rsync -a --delete \
+# Mirror the sources; protect build products from --delete. By content, and
+# a file copied gets the time of the copy: this checkout's files may be
+# older than products made from another's (make compares times only).
+rsync -rlpgoD --checksum --delete \
 	--filter='P *.o' --filter='P *.ko' --filter='P *.mod' --filter='P *.mod.c' \
 	--filter='P .*.cmd' --filter='P Module.symvers' --filter='P modules.order' \
 	--filter='P .*.d' --filter='P *.a' \

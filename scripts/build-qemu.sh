@@ -94,9 +94,17 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 		{ rm -f "$BUILD/build.ninja"; die "QEMU configure failed"; }
 fi
 
+# The model's objects are compiled again whenever its content differs from
+# the last build's (overlay_changed): this checkout's files may be older.
+overlay=("$KITE_ROOT/qemu/hw/net" "$KITE_ROOT/include/linux/kite/kite_hw.h")
+if overlay_changed "$BUILD/.kite-overlay" "${overlay[@]}"; then
+	rm -f "$BUILD/.kite-overlay"
+	find "$BUILD" -name 'hw_net_kite*.o' -delete
+fi
 log "building qemu-system-x86_64"
 ninja -C "$BUILD" -j "$KITE_JOBS" qemu-system-x86_64 >&2 ||
 	die "QEMU build failed"
+overlay_built "$BUILD/.kite-overlay" "${overlay[@]}"
 
 QEMU=$BUILD/qemu-system-x86_64
 [ -x "$QEMU" ] || die "no binary at $QEMU"

@@ -52,9 +52,18 @@ if [ ! -f "$BUILD/build.ninja" ] ||
 fi
 
 # --- build -----------------------------------------------------------------
-# ninja re-runs cmake by itself when a CMakeLists.txt changed.
+# ninja re-runs cmake by itself when a CMakeLists.txt changed. The overlay's
+# objects are compiled again whenever its content differs from the last
+# build's (overlay_changed): this checkout's files may be older than them.
+overlay=("$KITE_ROOT/rdma-core/providers/kite" "$KITE_ROOT/include/linux/kite/kite_hw.h"
+	"$KITE_ROOT/include/uapi/rdma/kite-abi.h")
+if overlay_changed "$BUILD/.kite-overlay" "${overlay[@]}"; then
+	rm -f "$BUILD/.kite-overlay" "$BUILD/include/kernel-abi/kite-abi.h"
+	find "$BUILD/providers/kite" -name '*.o' -delete 2>/dev/null || true
+fi
 log "building rdma-core"
 ninja -C "$BUILD" -j "$KITE_JOBS" >&2
+overlay_built "$BUILD/.kite-overlay" "${overlay[@]}"
 
 [ -f "$BUILD/python/pyverbs/__init__.py" ] ||
 	die "pyverbs not built: cython3 and python3-dev for /usr/bin/python3 missing? ($BUILD/cmake.log)"

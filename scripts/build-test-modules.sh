@@ -18,13 +18,14 @@ release=$(cat "$kdir/include/config/kernel.release")
 src=$KITE_CACHE/build/modules-$release/test-src
 mkdir -p "$src/tools/testing"
 
-# Mirror the sources and the headers they include; keep build products.
-rsync -a --delete \
+# Mirror the sources and the headers they include; keep build products. By
+# content, a file copied getting the time of the copy (build-modules.sh).
+rsync -rlpgoD --checksum --delete \
 	--filter='P *.o' --filter='P *.ko' --filter='P *.mod' --filter='P *.mod.c' \
 	--filter='P .*.cmd' --filter='P Module.symvers' --filter='P modules.order' \
 	--filter='P .*.d' \
 	"$KITE_ROOT/tools/testing/kite" "$src/tools/testing/"
-rsync -a --delete "$KITE_ROOT/include" "$src/"
+rsync -rlpgoD --checksum --delete "$KITE_ROOT/include" "$src/"
 
 make -C "$kdir" M="$src/tools/testing/kite" -j"$KITE_JOBS" "$@" >&2
 echo "$src/tools/testing/kite"

@@ -47,6 +47,25 @@ inputs_hash() {
 		sed "s|  $KITE_ROOT/|  |" | sha256sum | cut -c1-16
 }
 
+# overlay_changed STAMPFILE FILE...: whether FILEs (the part of this
+# checkout a cached build takes in through symlinks) differ in content from
+# those of the build's last success, recorded in STAMPFILE (overlay_built).
+# ninja and make compare times only: the files of another checkout of the
+# same cache (a clone, a worktree) can be older than the build's products
+# and would not be compiled again.
+overlay_changed() {
+	local stamp=$1
+	shift
+	[ "$(cat "$stamp" 2>/dev/null)" != "$(inputs_hash "$@")" ]
+}
+
+# overlay_built STAMPFILE FILE...: record FILEs' content as built.
+overlay_built() {
+	local stamp=$1
+	shift
+	inputs_hash "$@" >"$stamp"
+}
+
 # KITE_COMPAT_BACKPORT: sources written for a kernel interface that the
 # compat header cannot provide (struct members, op signatures), as "probe
 # patch": a kernel without the probe's KITE_HAVE_* builds the source with

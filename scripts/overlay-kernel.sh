@@ -150,7 +150,9 @@ if [ "$remove" = 1 ]; then
 	exit 0
 fi
 
-sync() { mkdir -p "$tree/$2" && rsync -a --delete "$KITE_ROOT/$1/" "$tree/$2/"; }
+# By content, a file copied getting the time of the copy: this checkout's
+# files may be older than the tree's objects built from another's.
+sync() { mkdir -p "$tree/$2" && rsync -rlpgoD --checksum --delete "$KITE_ROOT/$1/" "$tree/$2/"; }
 sync drivers/net/ethernet/kite drivers/net/ethernet/kite
 sync drivers/infiniband/hw/kite drivers/infiniband/hw/kite
 sync include/linux/kite include/linux/kite
