@@ -172,10 +172,11 @@ struct kite_cq {
 };
 
 /*
- * A work queue. pi is written by the poster under lock; ci by the poller of
- * the queue's CQ, under the CQ's lock (or the application's, for a
- * single-threaded CQ), not under lock: one writer each, read by the other
- * side with kite_wq_pi() and kite_wq_ci().
+ * A work queue, with one writer per counter: pi is written by the poster,
+ * under the queue's lock; ci by the poller of the queue's CQ, under the
+ * CQ's lock (the application's, for a single-threaded CQ), not the
+ * queue's. Each side reads the other's counter with kite_wq_pi() or
+ * kite_wq_ci().
  */
 struct kite_wq {
 	struct kite_ring ring;
@@ -328,6 +329,7 @@ static inline void kite_ring_db(struct kite_context *ctx, uint64_t val)
 {
 	mmio_write64_le(kite_db_addr(ctx), htole64(val));
 }
+
 int kite_ring_alloc(struct kite_ring *ring, uint32_t log_depth,
 		    uint32_t entry_shift, struct kite_pd *pdom,
 		    enum kite_res_type res_type);
