@@ -753,7 +753,7 @@ static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 	struct kite_send_wqe *b = kite_wr_cur(qpx);
-	struct kite_wqe_sge *seg;
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
 	if (!b)
 		return;
@@ -761,10 +761,7 @@ static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 		kite_wr_fail(qp, EINVAL);
 		return;
 	}
-	seg = (struct kite_wqe_sge *)(b->wqe + b->data_off);
-	seg->length = htole32(length);
-	seg->lkey = htole32(lkey);
-	seg->addr = htole64(addr);
+	kite_write_sges((struct kite_wqe_sge *)(b->wqe + b->data_off), &sge, 1);
 	kite_send_set_data(b, 1, false);
 }
 
