@@ -464,43 +464,85 @@ static void kite_cqe_recv_wc(const struct kite_qp *qp,
 	}
 }
 
-/* The CQE opcodes of successful receives. */
-#define KITE_CQE_RECV_OPS	(BIT(KITE_CQE_OP_RESP_SEND) |		\
-				 BIT(KITE_CQE_OP_RESP_SEND_IMM) |	\
-				 BIT(KITE_CQE_OP_RESP_SEND_INV) |	\
-				 BIT(KITE_CQE_OP_RESP_WRITE_IMM))
+/* What a CQE opcode is to the poller (kite_cqe_kinds[]). */
+#define KITE_CQK_SEND		BIT(0)	/* it completes a send WQE */
+#define KITE_CQK_RECV_OK	BIT(1)	/* a successful receive */
+#define KITE_CQK_ERR		BIT(2)	/* an error CQE: the syndrome counts */
+#define KITE_CQK_RESIZE		BIT(3)	/* a resize marker, not a completion */
 
-/* Fill @wc from a valid CQE; false if the CQE is skipped. */
-static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
-				  const struct kite_cqe *cqe, uint32_t op,
-				  struct ibv_wc *wc)
+/*
+ * By CQE opcode. An opcode the device does not define completes a receive
+ * with IBV_WC_GENERAL_ERR (kind 0); KITE_CQE_OP_INVALID never gets here
+ * (kite_cqe_at() stops at it).
+ */
+static const uint8_t kite_cqe_kinds[16] = {
+	[KITE_CQE_OP_REQ] = KITE_CQK_SEND,
+	[KITE_CQE_OP_RESP_SEND] = KITE_CQK_RECV_OK,
+	[KITE_CQE_OP_RESP_SEND_IMM] = KITE_CQK_RECV_OK,
+	[KITE_CQE_OP_RESP_SEND_INV] = KITE_CQK_RECV_OK,
+	[KITE_CQE_OP_RESP_WRITE_IMM] = KITE_CQK_RECV_OK,
+	[KITE_CQE_OP_RESIZE] = KITE_CQK_RESIZE,
+	[KITE_CQE_OP_REQ_ERR] = KITE_CQK_SEND | KITE_CQK_ERR,
+	[KITE_CQE_OP_RESP_ERR] = KITE_CQK_ERR,
+};
+
+/*
+ * The QP of a CQE's QPN: the one of the CQE before is kept (CQEs come in
+ * runs of one QP), forgotten by kite_cq_clean() when that QP is reset or
+ * destroyed, so never a QP that is gone.
+ */
+static inline ALWAYS_INLINE struct kite_qp *kite_cq_qp(struct kite_cq *cq,
+						       uint32_t qpn)
 {
-	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
-	bool send = op == KITE_CQE_OP_REQ || op == KITE_CQE_OP_REQ_ERR;
-	struct kite_qp *qp = kite_find_qp(cq->ctx, qpn);
-	uint64_t wr_id = 0;
-	uint32_t slot = 0;
-	bool ok;
+	struct kite_qp *qp = cq->last_qp;
 
-	if (!qp || op == KITE_CQE_OP_RESIZE) {
+	if (likely(qp && qp->vqp.qp.qp_num == qpn))
+		return qp;
+	qp = kite_find_qp(cq->ctx, qpn);
+	cq->last_qp = qp;
+	return qp;
+}
+
+/* A CQE that completes no WQE of @qp (NULL: no such QP) is skipped. */
+static void kite_cqe_skip(struct kite_cq *cq, const struct kite_cqe *cqe,
+			  const struct kite_qp *qp, uint32_t qpn, uint32_t op)
+{
+	if (!qp)
 		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
 			   "CQ %u: CQE (opcode %#x) for unknown QP %u skipped\n",
 			   cq->cqn, op, qpn);
-		return false;
-	}
-	if (send)
-		ok = kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx), &slot,
-				      &wr_id);
-	else if (qp->srq)
-		/* From the SRQ: wqe_idx is the WQE's tag. */
-		ok = kite_srq_complete(qp->srq, le16toh(cqe->wqe_idx), &wr_id);
 	else
-		ok = kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx), &slot,
-				      &wr_id);
-	if (!ok) {
 		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
 			   "CQ %u: QP %u CQE for WQE %u not outstanding, skipped\n",
 			   cq->cqn, qpn, le16toh(cqe->wqe_idx));
+}
+
+/* Fill @wc from a valid CQE of kind @kind; false if the CQE is skipped. */
+static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
+						const struct kite_cqe *cqe,
+						uint32_t op, uint32_t kind,
+						struct ibv_wc *wc)
+{
+	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
+	struct kite_qp *qp = kite_cq_qp(cq, qpn);
+	uint64_t wr_id = 0;
+	uint32_t slot = 0;
+	bool ok = false;
+
+	if (likely(qp)) {
+		if (kind & KITE_CQK_SEND)
+			ok = kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx),
+					      &slot, &wr_id);
+		else if (qp->srq)
+			/* From the SRQ: wqe_idx is the WQE's tag. */
+			ok = kite_srq_complete(qp->srq, le16toh(cqe->wqe_idx),
+					       &wr_id);
+		else
+			ok = kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx),
+					      &slot, &wr_id);
+	}
+	if (unlikely(!ok)) {
+		kite_cqe_skip(cq, cqe, qp, qpn, op);
 		return false;
 	}
 
@@ -509,59 +551,83 @@ static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
 		.wr_id = wr_id,
 		.qp_num = qpn,
 	};
-	if (op == KITE_CQE_OP_REQ_ERR || op == KITE_CQE_OP_RESP_ERR) {
+	if (likely(kind == KITE_CQK_SEND)) {
+		wc->byte_len = le32toh(cqe->byte_len);
+		wc->opcode = qp->sq.opcode[slot];
+	} else if (kind & KITE_CQK_ERR) {
 		uint32_t synd = le32toh(cqe->syndrome);
 
-		wc->opcode = send ? qp->sq.opcode[slot] : IBV_WC_RECV;
+		wc->opcode = kind & KITE_CQK_SEND ? qp->sq.opcode[slot] :
+						    IBV_WC_RECV;
 		wc->status = kite_syndrome_to_status(FIELD_GET(KITE_CQE_SYNDROME,
 							       synd));
 		wc->vendor_err = FIELD_GET(KITE_CQE_VENDOR_SYNDROME, synd);
-		return true;
+	} else {
+		wc->byte_len = le32toh(cqe->byte_len);
+		if (kind & KITE_CQK_RECV_OK)
+			kite_cqe_recv_wc(qp, cqe, op, wc);
+		else
+			/* An opcode the device does not define: it fails. */
+			wc->status = IBV_WC_GENERAL_ERR;
 	}
-	wc->byte_len = le32toh(cqe->byte_len);
-	if (send)
-		wc->opcode = qp->sq.opcode[slot];
-	else if (BIT(op) & KITE_CQE_RECV_OPS)
-		kite_cqe_recv_wc(qp, cqe, op, wc);
-	else
-		/* An opcode the device does not define: its receive fails. */
-		wc->status = IBV_WC_GENERAL_ERR;
 	return true;
 }
 
 /*
- * The next completion from ci on, into @wc, and the CQE's timestamp into
- * @ts: CQEs that complete nothing are consumed and skipped. The poll
- * paths' one CQE reader, called with the CQ locked. Returns 0, ENOENT when
- * no completion is there, or EIO for a RESIZE CQE outside a resize (left
- * in place).
+ * The CQE at consumer counter @ci if the device has written it (its owner
+ * bit is this pass's and its opcode not INVALID), and its opcode; NULL if
+ * not.
+ */
+static inline ALWAYS_INLINE const struct kite_cqe *
+kite_cqe_at(const struct kite_cq *cq, uint32_t ci, uint32_t *op)
+{
+	const struct kite_cqe *cqe = (const struct kite_cqe *)cq->ring.buf +
+				     kite_ring_slot(&cq->ring, ci);
+	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
+
+	/* Owner 1 on even passes (kite_owner_phase()). */
+	if (!((op_own ^ (ci >> cq->ring.log_depth)) & KITE_CQE_OWNER))
+		return NULL;
+	*op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+	if (*op == KITE_CQE_OP_INVALID)
+		return NULL;
+	/* The CQE's body only after its owner bit. */
+	udma_from_device_barrier();
+	return cqe;
+}
+
+/*
+ * The next completion from *@ci on, into @wc, and the CQE's timestamp into
+ * @ts, moving *@ci past it: CQEs that complete nothing are consumed and
+ * skipped. The poll paths' one CQE reader, called with the CQ locked.
+ * Returns 0, ENOENT when no completion is there, or EIO for a RESIZE CQE
+ * outside a resize (left in place).
  */
 static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
-						struct ibv_wc *wc,
+						uint32_t *ci,
+						struct ibv_wc *restrict wc,
 						uint64_t *ts)
 {
 	for (;;) {
-		struct kite_cqe *cqe = (struct kite_cqe *)cq->ring.buf +
-				       kite_ring_slot(&cq->ring, cq->ci);
-		uint32_t op;
+		const struct kite_cqe *cqe;
+		uint32_t op, kind;
 		bool ok;
 
-		if (!kite_cqe_valid(cqe, cq->ci, cq->ring.log_depth))
+		cqe = kite_cqe_at(cq, *ci, &op);
+		if (!cqe)
 			return ENOENT;
-		/* The CQE's body only after its owner bit. */
-		udma_from_device_barrier();
-		op = FIELD_GET(KITE_CQE_OPCODE, le32toh(cqe->op_own));
-		if (op == KITE_CQE_OP_RESIZE) {
+		kind = kite_cqe_kinds[op];
+		if (unlikely(kind & KITE_CQK_RESIZE)) {
 			/* resize moves past these; one here is a device bug. */
 			verbs_err(verbs_get_ctx(cq->vcq.cq.context),
 				  "CQ %u: RESIZE CQE at %u outside a resize\n",
-				  cq->cqn, cq->ci);
+				  cq->cqn, *ci);
 			return EIO;
 		}
-		ok = kite_cqe_to_wc(cq, cqe, op, wc);
+		ok = kite_cqe_to_wc(cq, cqe, op, kind, wc);
 		*ts = le64toh(cqe->timestamp);
-		cq->ci++;
-		if (ok)
+		++*ci;
+		if (likely(ok))
 			return 0;
 	}
 }
@@ -589,6 +655,8 @@ void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 	uint64_t wr_id;
 
 	kite_cq_lock(cq);
+	/* The QP may be going away: the next poll looks its QPs up. */
+	cq->last_qp = NULL;
 	for (end = cq->ci; end - cq->ci < depth; end++)
 		if (!kite_cqe_valid(kite_ring_entry(&cq->ring, end), end,
 				    cq->ring.log_depth))
@@ -631,14 +699,16 @@ void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct kite_cq *cq = to_kite_cq(ibcq);
-	uint32_t start;
+	uint32_t start, ci;
 	uint64_t ts;
 	int n = 0;
 
 	kite_cq_lock(cq);
 	start = cq->ci;
-	while (n < num_entries && !kite_cq_next_wc(cq, &wc[n], &ts))
+	ci = start;
+	while (n < num_entries && !kite_cq_next_wc(cq, &ci, &wc[n], &ts))
 		n++;
+	cq->ci = ci;
 	kite_cq_update_ci(cq, start);
 	kite_cq_unlock(cq);
 	/* What the device wrote is reported first; then only the error. */
@@ -658,7 +728,7 @@ int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
  */
 static int kite_cq_ex_next(struct kite_cq *cq)
 {
-	int ret = kite_cq_next_wc(cq, &cq->cur_wc, &cq->cur_ts);
+	int ret = kite_cq_next_wc(cq, &cq->ci, &cq->cur_wc, &cq->cur_ts);
 
 	if (ret)
 		return ret;

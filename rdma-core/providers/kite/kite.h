@@ -157,6 +157,8 @@ struct kite_cq {
 	uint32_t cqn;
 	/* CQEs consumed (free-running; the device uses 24 bits). */
 	uint32_t ci;
+	/* The QP of the last CQE polled (kite_cq_qp()), or NULL. */
+	struct kite_qp *last_qp;
 	/* The arm sequence number: advanced for each completion event. */
 	uint8_t arm_sn;
 	/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: the application serializes. */
