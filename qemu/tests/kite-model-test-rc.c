@@ -693,8 +693,9 @@ static uint16_t rc_write80(struct tqp *q, uint32_t psn, unsigned every,
 static void rc_pipe_wire(void)
 {
 	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	/* AckReq only at the end: each message is followed by the next. */
 	static const uint8_t batch[6][3] = {
-		{ 0x06, 0, 0 }, { 0x08, 1, 1 }, { 0x0a, 2, 1 },
+		{ 0x06, 0, 0 }, { 0x08, 1, 0 }, { 0x0a, 2, 0 },
 		{ 0x06, 3, 0 }, { 0x07, 4, 0 }, { 0x08, 5, 1 },
 	};
 	static const uint8_t nak[4][3] = {
@@ -704,6 +705,10 @@ static void rc_pipe_wire(void)
 	static const uint8_t rd2[2][3] = { { 0x0c, 2, 1 }, { 0x04, 3, 1 } };
 	static const uint8_t fence1[3][3] = { { 0x0a, 0, 1 }, { 0x0c, 1, 1 }, { 0x0a, 2, 1 } };
 	static const uint8_t fence2[1][3] = { { 0x0a, 3, 1 } };
+	/* Sent the first time, AckReq only at the end; resent, on each LAST/ONLY. */
+	static const uint8_t to_first[5][3] = {
+		{ 0x06, 0, 0 }, { 0x08, 1, 0 }, { 0x0a, 2, 0 }, { 0x0a, 3, 0 }, { 0x04, 4, 1 },
+	};
 	static const uint8_t to[5][3] = {
 		{ 0x06, 0, 0 }, { 0x08, 1, 1 }, { 0x0a, 2, 1 }, { 0x0a, 3, 1 }, { 0x04, 4, 1 },
 	};
@@ -731,7 +736,7 @@ static void rc_pipe_wire(void)
 	n = w_collect(false, 0, W_NONE);
 	if (!tap(wlog_is(0, n, psn, batch, 6),
 		 "three WRITEs posted at once: all 6 packets of the 3 messages before any ACK, "
-		 "consecutive PSNs, AckReq on each LAST/ONLY"))
+		 "consecutive PSNs, AckReq only on the last message's LAST"))
 		wlog_diag(n);
 	tap(tcq_drain(&scq) == 0, "pipelined WRITEs: no completion before an ACK");
 	w_ack(a.qpn, psn + 5, 0x1f);
@@ -740,6 +745,31 @@ static void rc_pipe_wire(void)
 	    "one ACK for the last PSN completes all three in order: CQE %u, CQE %u (%u unsignaled)",
 	    i1, i3, i2);
 	psn += 6;
+
+	/* Ten one-packet WRITEs posted at once: the WQE window keeps moving. */
+	{
+		uint8_t ten[10][3];
+		unsigned k;
+
+		g[0] = sge(100, E.lkey, SRC);
+		for (k = 0; k < 10; k++) {
+			ten[k][0] = 0x0a;
+			ten[k][1] = k;
+			ten[k][2] = k == 7 || k == 9;
+			i1 = write_rc(&a, WR | (k == 9 ? SIG : 0), 0, 0x60000 + k * 0x100,
+				      0xabcd01, 0, 0, g, 1);
+		}
+		ring_sq(&a);
+		n = w_collect(false, 0, W_NONE);
+		if (!tap(wlog_is(0, n, psn, (const uint8_t (*)[3])ten, 10),
+			 "ten one-packet WRITEs posted at once: AckReq on the 8th (half the "
+			 "16-WQE window) and on the 10th only"))
+			wlog_diag(n);
+		w_ack(a.qpn, psn + 9, 0x1f);
+		tap(req_ok(&scq, a.qpn, i1, WR, 0) && tcq_drain(&scq) == 0,
+		    "one ACK for the last PSN completes the ten (one signaled)");
+		psn += 10;
+	}
 
 	/* A sequence NAK in the middle of the first of two messages. */
 	g[0] = sge(2500, E.lkey, SRC);
@@ -896,12 +926,14 @@ static void rc_pipe_wire(void)
 	i4 = write_rc(&a3, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
 	ring_sq(&a3);
 	n = w_collect(false, 0, W_NONE);
-	if (!tap(wlog_is(0, n, psn, to, 5), "four WQEs in flight (5 packets), no ACK"))
+	if (!tap(wlog_is(0, n, psn, to_first, 5),
+		 "four WQEs in flight (5 packets), AckReq on the last one only, no ACK"))
 		wlog_diag(n);
 	run_for(4000000);
 	n = w_collect(false, 0, W_NONE);
 	if (!tap(wlog_is(0, n, psn, to, 5),
-		 "ACK timeout (4.2 ms): every outstanding WQE resent from the oldest PSN"))
+		 "ACK timeout (4.2 ms): every outstanding WQE resent from the oldest PSN, "
+		 "AckReq on each LAST/ONLY"))
 		wlog_diag(n);
 	run_for(5000000);
 	tap(req_err(&scq, a3.qpn, i1, KITE_SYND_RETRY_EXC) &&

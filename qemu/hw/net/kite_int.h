@@ -275,6 +275,9 @@ typedef struct KiteRcState {
     bool tx_blocked;            /* WQE sq.ci + tx failed: wait to head */
     uint16_t cwnd;              /* congestion window, 0: KITE_RC_PSN_WINDOW */
     uint16_t cwnd_acked;        /* packets acknowledged towards cwnd + 1 */
+    /* Packets, and messages ended, since the last packet with AckReq. */
+    uint16_t noack;
+    uint16_t noack_msgs;
     uint8_t retry;              /* transport retries left */
     uint8_t rnr_retry;          /* RNR retries left */
     bool timed_out;             /* the timer expired: retransmit */

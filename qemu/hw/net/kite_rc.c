@@ -840,6 +840,47 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
 }
 
 /*
+ * Whether the WQE after outstanding WQE tx (@e, whose last packet is being
+ * built) is posted and starts right after it: a SEND or RDMA WRITE without
+ * a fence, and @e sent for the first time. The ACK that a later packet
+ * asks for then acknowledges @e too, so its last packet needs no AckReq
+ * of its own. The control word is only peeked at: the WQE is fetched (and
+ * its errors reported) when it starts. Anything else asks for the ACK.
+ */
+static bool kite_rc_next_follows(KiteState *s, KiteQP *qp,
+                                 const KiteRcSwqe *e)
+{
+    KiteWQ *wq = &qp->sq;
+    uint16_t pos = qp->sq.ci + qp->rc.tx + 1;
+    uint64_t addr;
+    uint32_t opw;
+    __le32 word;
+
+    if (e->resent || pos == wq->pi) {
+        return false;
+    }
+    addr = kite_pbl_entry(&wq->pbl, pos, wq->log_depth, wq->wqe_shift);
+    if (pci_dma_read(PCI_DEVICE(s), addr + KITE_WQE_CTRL_OFF(opcode), &word,
+                     sizeof(word)) != MEMTX_OK) {
+        return false;
+    }
+    opw = le32_to_cpu(word);
+    if (opw & KITE_WQE_F_FENCE) {
+        return false;
+    }
+    switch (FIELD_GET(KITE_WQE_OPCODE, opw)) {
+    case KITE_WQE_OP_SEND:
+    case KITE_WQE_OP_SEND_IMM:
+    case KITE_WQE_OP_SEND_INV:
+    case KITE_WQE_OP_RDMA_WRITE:
+    case KITE_WQE_OP_RDMA_WRITE_IMM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
  * Packet tx_pkt of the SEND or RDMA WRITE @w, outstanding WQE tx (@e):
  * its payload, @len bytes, into @payload, its opcode and the headers after
  * its BTH into @t. Returns 0 or a CQE syndrome.
@@ -890,11 +931,16 @@ static uint32_t kite_rc_data_pkt(KiteState *s, KiteQP *qp,
     }
     t->solicited = last && sol && w->op != KITE_WQE_OP_RDMA_WRITE;
     /*
-     * Acknowledged at the end, and often enough to keep the window open:
-     * at least twice per congestion window.
+     * Acknowledged often enough to keep both windows open: at least twice
+     * per congestion window (packets) and per WQE window (messages); and
+     * at the end of a message unless the next one follows at once and
+     * asks for the ACK that acknowledges both.
      */
     every = MIN(KITE_RC_ACKREQ_EVERY, MAX(1, kite_rc_cwnd(&qp->rc) / 2));
-    t->ackreq = !uc && (last || k % every == every - 1);
+    t->ackreq = !uc &&
+                (qp->rc.noack + 1 >= every ||
+                 (last && (qp->rc.noack_msgs + 1 >= KITE_RC_SQ_WINDOW / 2 ||
+                           !kite_rc_next_follows(s, qp, e))));
     if (uc) {
         t->opcode += KITE_UC_OPCODE;            /* UC: no acknowledgements */
     }
@@ -960,6 +1006,12 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 
     flen = kite_roce_build(s->rdma.engine_frame, &t, payload, len);
+    if (t.ackreq || uc) {
+        rc->noack = rc->noack_msgs = 0;
+    } else {
+        rc->noack++;
+        rc->noack_msgs += last;
+    }
     /* Over loopback the answer may arrive right here: account first. */
     if (last) {
         rc->tx++;
