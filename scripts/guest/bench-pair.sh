@@ -166,6 +166,14 @@ irqs() { awk -v p="$1" '$NF ~ p { for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) 
 # kite_stat NAME: kite0's port counter NAME.
 kite_stat() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk -v c="$1" 'prev == c { print; exit } { prev = $0 }'; }
 cqes() { kite_stat cqes; }
+# kite_counters: kite0's port counters, "NAME VALUE" a line.
+kite_counters() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk 'prev ~ /^[a-z_]+$/ && $0 ~ /^[0-9]+$/ { print prev, $0 } { prev = $0 }'; }
+# kite_counters_since BEFORE: the counters that moved since BEFORE
+# (kite_counters' output), "NAME DELTA" a line.
+kite_counters_since() {
+	kite_counters | awk 'NR == FNR { v[$1] = $2; next } $2 != v[$1] { print $1, $2 - v[$1] }' \
+		<(printf '%s\n' "$1") -
+}
 roce_pkts() { kite_stat "roce_$1_pkts"; }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
@@ -191,18 +199,50 @@ dd_run() {
 	t1=$(date +%s%N)
 	awk -v n="$count" -v b="$bs" -v ns=$((t1 - t0)) 'BEGIN { s = ns / 1e9; printf "%.0f %.1f %d\n", n / s, n * b / s / 1048576, n }'
 }
+# bounded SECS CMD...: CMD, given at most SECS seconds: its status, or 124
+# (and a line on standard error) if it is still running then. It is left
+# behind: a process in an I/O the kernel cannot end is not killable, and
+# the benchmark goes on without it.
+bounded() {
+	local secs=$1 pid i
+	shift
+	"$@" &
+	pid=$!
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+		kite_nap 0.1
+	done
+	kill "$pid" 2>/dev/null
+	echo "bench-pair: '$*' still running after $secs s: given up" >&2
+	return 124
+}
 nvme_on=
+declare -A nvme_lost=()
 # nvme TRANSPORT RW BS: one NVMe over RDMA job (VM a), connected to the
 # target's TRANSPORT address first if it is not yet; its figures go to
 # $res: "IOPS MB/s I/Os", and for the 4 KiB random reads the interrupts at
 # that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's virtio-net NIC.
+# Each step has a time bound: a job that does not end in time is "lost",
+# and so are the transport's runs after it.
 nvme() {
-	local addr=10.77.0.2 run=fio_run k0 v0 c0 k1 v1 c1
+	local addr=10.77.0.2 run=fio_run k0 v0 c0 k1 v1 c1 st
 	[ "$1" = rxe ] && addr=10.78.0.2
 	[ "$have_fio" = 1 ] || run=dd_run
+	if [ -n "${nvme_lost[$1]:-}" ]; then
+		res="lost: ${nvme_lost[$1]}"
+		return 0
+	fi
 	res=failed
 	if [ "$nvme_on" != "$1" ]; then
-		[ -z "$nvme_on" ] || nvme disconnect -n kite >/dev/null 2>&1
+		if [ -n "$nvme_on" ]; then
+			st=0
+			bounded 60 nvme disconnect -n kite >/dev/null 2>&1 || st=$?
+			if [ "$st" = 124 ]; then
+				nvme_lost[$1]="the disconnect from $nvme_on did not end"
+				res="lost: ${nvme_lost[$1]}"
+				return 0
+			fi
+		fi
 		nvme_on=
 		sleep 1
 		nvme_connect "$addr" && wait_for 10 bash -c 'ls /dev/nvme*n1' || return 0
@@ -210,7 +250,14 @@ nvme() {
 	fi
 	dev=$(ls /dev/nvme*n1 | head -n 1)
 	k0=$(irqs '^kite_ib-eq') v0=$(irqs '^virtio[0-9]+-(input|output)') c0=$(cqes)
-	res=$($run "$1-$2-$3" "$2" "$3") || { res=failed; return 0; }
+	st=0
+	bounded $((secs + 120)) "$run" "$1-$2-$3" "$2" "$3" >/tmp/nvme-res || st=$?
+	if [ "$st" = 124 ]; then
+		nvme_lost[$1]="a job did not end in $((secs + 120)) s"
+		res="lost: ${nvme_lost[$1]}"
+		return 0
+	fi
+	[ "$st" = 0 ] && res=$(cat /tmp/nvme-res) || { res=failed; return 0; }
 	k1=$(irqs '^kite_ib-eq') v1=$(irqs '^virtio[0-9]+-(input|output)') c1=$(cqes)
 	[ "$2" = randread ] || return 0
 	if [ "$1" = Kite ]; then
@@ -245,7 +292,7 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 	# kite0's RoCE packets in it (N.pkts: sent, received): the time window
 	# and the packets of a QEMU profile (scripts/qemu-profile.py).
 	: >"/kite-out/fig/$i.start"
-	tx0=$(roce_pkts tx) rx0=$(roce_pkts rx)
+	tx0=$(roce_pkts tx) rx0=$(roce_pkts rx) ctr0=$(kite_counters)
 	if [ "${KITE_BENCH_CRASH:-}" = "$i:$KITE_ROLE" ]; then
 		echo "KITE_BENCH_CRASH: crashing at run $i ($key)"
 		echo 1 >/proc/sys/kernel/sysrq
@@ -276,6 +323,9 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 			fails[$pair]=0
 		fi ;;
 	esac
+	# kite0's counters that moved in the run (retries, NAKs, ...), for
+	# finding out where a figure comes from.
+	kite_counters_since "$ctr0" >"/kite-out/counters-$i.log"
 	[ "$KITE_ROLE" = a ] || continue
 	printf '%s\t%s\n' "$key" "$res" >"/kite-out/fig/$i"
 	echo $(($(roce_pkts tx) - tx0)) $(($(roce_pkts rx) - rx0)) >"/kite-out/fig/$i.pkts"
@@ -293,7 +343,7 @@ if [ "$KITE_ROLE" = b ]; then
 	rmmod kite_ib kite_en 2>/dev/null
 	exit 0
 fi
-[ -z "$nvme_on" ] || nvme disconnect -n kite >/dev/null 2>&1
+[ -z "$nvme_on" ] || bounded 60 nvme disconnect -n kite >/dev/null 2>&1
 peer_barrier 10.77.0.2
 rmmod kite_ib kite_en 2>/dev/null
 exit 0
