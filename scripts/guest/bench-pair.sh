@@ -204,16 +204,17 @@ dd_run() {
 # behind: a process in an I/O the kernel cannot end is not killable, and
 # the benchmark goes on without it.
 bounded() {
-	local secs=$1 pid i
+	# Not "secs": CMD may be a function of this script that reads it.
+	local bound_s=$1 bound_pid bound_i
 	shift
 	"$@" &
-	pid=$!
-	for ((i = 0; i < secs * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+	bound_pid=$!
+	for ((bound_i = 0; bound_i < bound_s * 10; bound_i++)); do
+		kill -0 "$bound_pid" 2>/dev/null || { wait "$bound_pid"; return; }
 		kite_nap 0.1
 	done
-	kill "$pid" 2>/dev/null
-	echo "bench-pair: '$*' still running after $secs s: given up" >&2
+	kill "$bound_pid" 2>/dev/null
+	echo "bench-pair: '$*' still running after $bound_s s: given up" >&2
 	return 124
 }
 nvme_on=
