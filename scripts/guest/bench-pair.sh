@@ -337,14 +337,19 @@ if [ "$KITE_ROLE" = b ]; then
 	# Serve until VM a has run its NVMe benchmarks.
 	[ "$nvme_ready" = 1 ] && wait_for $((secs * 8 + 600)) test -s /tmp/kite-peer-done
 	peer_barrier 10.77.0.1
+	# Bounded like the host's steps: a host whose I/O got stuck may keep
+	# the target's queues from draining.
 	if [ "$nvme_ready" = 1 ]; then
-		rm $cfg/ports/2/subsystems/kite && rmdir $cfg/ports/2
-		nvme_target_remove
+		bounded 60 bash -c "rm $cfg/ports/2/subsystems/kite && rmdir $cfg/ports/2"
+		bounded 60 nvme_target_remove
 	fi
-	rmmod kite_ib kite_en 2>/dev/null
+	bounded 60 rmmod kite_ib kite_en 2>/dev/null
 	exit 0
 fi
 [ -z "$nvme_on" ] || bounded 60 nvme disconnect -n kite >/dev/null 2>&1
 peer_barrier 10.77.0.2
-rmmod kite_ib kite_en 2>/dev/null
+# After a lost NVMe run, removing an RDMA device waits for nvme-rdma's
+# controller deletions (nvme_rdma_remove_one() flushes them), which may
+# never end: the VM powers off without it.
+bounded 60 rmmod kite_ib kite_en 2>/dev/null
 exit 0
