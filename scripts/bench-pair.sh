@@ -50,13 +50,29 @@ rm -rf "$figs" "$logs"/bench-pair-[ab].crash*
 mkdir -p "$figs" "$out"
 
 # attempt FROM: both VMs, from run FROM; returns VM a's status.
+#
+# Each pairing has a wire of its own, UDP between the two QEMUs (a shared
+# multicast segment handed every frame to all four NICs' sockets, the
+# sender's own included: four main loop wake-ups per frame): Kite<->Kite
+# a's kite0 to b's kite0, rxe<->rxe a's first virtio-net to b's, Kite->rxe
+# a's kite1 to b's second virtio-net, rxe->Kite a's second virtio-net to
+# b's kite1.
 attempt() {
-	local r peer port group rc=0
-	port=$((20000 + RANDOM % 20000))
-	group=239.255.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+	local r p rc=0
+	local -a wire=()
+	p=$((20000 + RANDOM % 20000))
 	for r in a b; do
+		if [ "$r" = a ]; then
+			wire=(--kite-net "dgram:$p:$((p + 1))" --virtio-net "dgram:$((p + 2)):$((p + 3))"
+				--kite-net "dgram:$((p + 4)):$((p + 5))"
+				--virtio-net "dgram:$((p + 6)):$((p + 7))")
+		else
+			wire=(--kite-net "dgram:$((p + 1)):$p" --virtio-net "dgram:$((p + 3)):$((p + 2))"
+				--virtio-net "dgram:$((p + 5)):$((p + 4))"
+				--kite-net "dgram:$((p + 7)):$((p + 6))")
+		fi
 		vm_start "bench-$r" "$logs/bench-pair-$r" "$KITE_ROOT/scripts/guest/bench-pair.sh" \
-			--no-capture --kite-net "mcast:$group:$port" --virtio-net "mcast:$group:$port" \
+			--no-capture "${wire[@]}" \
 			--env KITE_ROLE="$r" --env KITE_BENCH_SECS="$secs" --env KITE_BENCH_FROM="$1" \
 			--env KITE_BENCH_SWEEP_SECS="${KITE_BENCH_SWEEP_SECS:-3}" \
 			--env KITE_BENCH_ONLY="${KITE_BENCH_ONLY:-.}" \
@@ -83,7 +99,7 @@ while :; do
 	if [ -z "$crashed" ]; then
 		rcb=0
 		vm_wait bench-b 120 || rcb=$?
-		cp "$logs"/bench-pair-a/fig/* "$figs/" 2>/dev/null || true
+		cp -p "$logs"/bench-pair-a/fig/* "$figs/" 2>/dev/null || true
 		break
 	fi
 	# A kernel crash: stop the other VM, keep what was measured before
@@ -95,7 +111,7 @@ while :; do
 	warn "VM $crashed crashed in run $lost ($key); see $logs/bench-pair-$crashed.crash$restarts"
 	for f in "$logs"/bench-pair-a/fig/*; do
 		n=$(basename "$f")
-		[ -e "$f" ] && [ "${n%%.*}" -lt "$lost" ] && cp "$f" "$figs/"
+		[ -e "$f" ] && [ "${n%%.*}" -lt "$lost" ] && cp -p "$f" "$figs/"
 	done
 	if [ "$lost" -ge 0 ]; then
 		printf '%s\tlost: VM %s crashed\n' "$key" "$crashed" >"$figs/$lost"

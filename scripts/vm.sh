@@ -122,20 +122,23 @@ vm_mac() { printf '52:54:00:4b:00:%02x' "$1"; }
 vm_start() {
 	local name=$1 dir=$2 script=$3 interactive=0 netdev
 	local -a qargs=() env=()
-	local nic=0 capture=1
+	local nic=0 capture=1 knics=0 vnics=0
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--kite) qargs+=(-device "kite,id=kite0,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))") ;;
 		--kite-net)
+			# A second Kite NIC (bench-pair) is kite1, its MAC above.
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "kite,id=kite0,netdev=n$nic,mac=$(vm_mac $((0x10 + KITE_VM_COUNT)))")
+			qargs+=(-netdev "$netdev" -device "kite,id=kite$knics,netdev=n$nic,mac=$(vm_mac $((0x10 + 0x40 * knics + KITE_VM_COUNT)))")
+			knics=$((knics + 1))
 			[ "$capture" = 1 ] &&
 				qargs+=(-object "filter-dump,id=dump$nic,netdev=n$nic,file=$dir/wire$nic.pcap") ;;
 		--no-capture) capture=0 ;;
 		--virtio-net)
 			nic=$((nic + 1)); netdev=$(vm_netdev "n$nic" "$2"); shift
-			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + KITE_VM_COUNT)))") ;;
+			qargs+=(-netdev "$netdev" -device "virtio-net-pci,netdev=n$nic,mac=$(vm_mac $((0x20 + 0x40 * vnics + KITE_VM_COUNT)))")
+			vnics=$((vnics + 1)) ;;
 		--env) env+=("$2"); shift ;;
 		--interactive) interactive=1 ;;
 		--) shift; qargs+=("$@"); break ;;

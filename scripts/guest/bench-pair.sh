@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Guest side of scripts/bench-pair.sh, in both VMs (KITE_ROLE a: clients
 # and NVMe host, records the figures; b: servers and NVMe target). Each VM
-# has kite0 (Kite) and rxe0 (rdma_rxe on virtio-net) on one segment:
-#   Kite<->Kite  10.77.0.1 (a kite0) -> 10.77.0.2 (b kite0)
-#   rxe<->rxe    10.78.0.1 (a rxe0)  -> 10.78.0.2 (b rxe0)
-#   Kite->rxe    10.79.0.1 (a kite0) -> 10.79.0.2 (b rxe0)
-#   rxe->Kite    10.80.0.1 (a rxe0)  -> 10.80.0.2 (b kite0)
+# has two Kite NICs and two virtio-net NICs with rdma_rxe (rxe0, rxe1),
+# and each pairing a wire of its own:
+#   Kite<->Kite  10.77.0.1 (a's first Kite)  -> 10.77.0.2 (b's first Kite)
+#   rxe<->rxe    10.78.0.1 (a rxe0)          -> 10.78.0.2 (b rxe0)
+#   Kite->rxe    10.79.0.1 (a's second Kite) -> 10.79.0.2 (b rxe1)
+#   rxe->Kite    10.80.0.1 (a rxe1)          -> 10.80.0.2 (b's second Kite)
 #
 # Both VMs go through one list of runs, in the same order, from run
 # KITE_BENCH_FROM (the host restarts the pair after the run during which a
@@ -42,23 +43,40 @@ declare -A fails
 
 insmod "$KITE_EN_KO" && insmod "$KITE_IB_KO" || exit 1
 modprobe virtio_net && modprobe rdma_rxe && modprobe rdma_ucm || exit 1
-knic=$(kite_netdev)
-vnic=$(virtio_netdev)
-[ -n "$knic" ] && [ -n "$vnic" ] || { echo "no Kite or no virtio-net interface"; exit 1; }
-# Two NICs on one segment: each answers ARP only for its own addresses.
-sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+# netdevs_by_mac DRIVER: DRIVER's interfaces, in the order of their MAC
+# addresses (vm.sh gives a VM's first NIC of a kind the lowest).
+netdevs_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = "$1" ] &&
+			echo "$(cat "$d/address") $(basename "$d")"
+	done | sort | awk '{ printf "%s ", $2 }'
+}
+# rdma_dev_of NETDEV: the RDMA device on NETDEV.
+rdma_dev_of() {
+	rdma link show | awk -v n="$1" '{ for (i = 1; i < NF; i++)
+		if ($i == "netdev" && $(i + 1) == n) { split($2, d, "/"); print d[1] } }'
+}
+# Two of each (scripts/bench-pair.sh): the first pair for Kite<->Kite and
+# rxe<->rxe, the second for the mixed pairings, each on a wire of its own.
+read -r knic knic1 <<<"$(netdevs_by_mac kite_en)"
+read -r vnic vnic1 <<<"$(netdevs_by_mac virtio_net)"
+[ -n "$knic1" ] && [ -n "$vnic1" ] || { echo "not two Kite and two virtio-net interfaces"; exit 1; }
 if [ "$KITE_ROLE" = a ]; then
-	kite_subnets="77 79" rxe_subnets="78 80"
+	set -- "$knic" 77 "$vnic" 78 "$knic1" 79 "$vnic1" 80
 else
-	kite_subnets="77 80" rxe_subnets="78 79"
+	set -- "$knic" 77 "$vnic" 78 "$vnic1" 79 "$knic1" 80
 fi
-for n in $kite_subnets; do ip addr add "10.$n.0.$me/24" dev "$knic"; done
-for n in $rxe_subnets; do ip addr add "10.$n.0.$me/24" dev "$vnic"; done
-for nic in "$knic" "$vnic"; do
-	ip link set "$nic" mtu "${KITE_BENCH_MTU:-9000}" || { echo "$nic: MTU not set"; exit 1; }
-	ip link set "$nic" up
+while [ $# -gt 0 ]; do
+	ip addr add "10.$2.0.$me/24" dev "$1"
+	ip link set "$1" mtu "${KITE_BENCH_MTU:-9000}" || { echo "$1: MTU not set"; exit 1; }
+	ip link set "$1" up
+	shift 2
 done
 rdma link add rxe0 type rxe netdev "$vnic"
+rdma link add rxe1 type rxe netdev "$vnic1"
+kdev=$(rdma_dev_of "$knic") kdev1=$(rdma_dev_of "$knic1")
+[ -n "$kdev" ] && [ -n "$kdev1" ] || { echo "no RDMA device on $knic or $knic1"; exit 1; }
 
 # gid_index DEV SUBNET: the GID index of DEV's IPv4 address in 10.SUBNET.0.0/24.
 gid_index() {
@@ -68,21 +86,28 @@ gid_index() {
 		grep -q "$hex" "$f" 2>/dev/null && { basename "$f"; return; }
 	done
 }
+# have_gids: every RDMA device has the GID of its IPv4 address.
+have_gids() {
+	local k=79 r=80
+	[ "$KITE_ROLE" = b ] && k=80 r=79
+	[ -n "$(gid_index "$kdev" 77)" ] && [ -n "$(gid_index rxe0 78)" ] &&
+		[ -n "$(gid_index "$kdev1" $k)" ] && [ -n "$(gid_index rxe1 $r)" ]
+}
 for i in $(seq 1 100); do
-	[ -n "$(gid_index kite0 77)" ] && [ -n "$(gid_index rxe0 78)" ] && break
+	have_gids && break
 	sleep 0.2
 done
-[ -n "$(gid_index kite0 77)" ] && [ -n "$(gid_index rxe0 78)" ] || { echo "no IPv4 GIDs"; exit 1; }
+have_gids || { echo "no IPv4 GIDs"; exit 1; }
 for n in 77 78 79 80; do
 	wait_for 90 ping -c 1 -W 1 "$(peer_ip $n)" || { echo "no answer from $(peer_ip $n)"; exit 1; }
 done
 
 # The pairings: NAME -> "SUBNET A_DEV B_DEV".
 declare -A pairing=(
-	["Kite<->Kite"]="77 kite0 kite0"
+	["Kite<->Kite"]="77 $kdev $kdev"
 	["rxe<->rxe"]="78 rxe0 rxe0"
-	["Kite->rxe"]="79 kite0 rxe0"
-	["rxe->Kite"]="80 rxe0 kite0"
+	["Kite->rxe"]="79 $kdev1 rxe1"
+	["rxe->Kite"]="80 rxe1 $kdev1"
 )
 sizes="64 256 1024 4096 16384 65536 262144 1048576"
 runs=()
@@ -163,18 +188,26 @@ perf() {
 
 # irqs PATTERN: interrupts so far on the vectors whose name matches PATTERN.
 irqs() { awk -v p="$1" '$NF ~ p { for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) s += $i } END { print s + 0 }' /proc/interrupts; }
-# kite_stat NAME: kite0's port counter NAME.
-kite_stat() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk -v c="$1" 'prev == c { print; exit } { prev = $0 }'; }
-cqes() { kite_stat cqes; }
-# kite_counters: kite0's port counters, "NAME VALUE" a line.
-kite_counters() { rdma statistic show link kite0/1 | tr ' ' '\n' | awk 'prev ~ /^[a-z_]+$/ && $0 ~ /^[0-9]+$/ { print prev, $0 } { prev = $0 }'; }
+# kite_stat DEV NAME: Kite device DEV's port counter NAME.
+kite_stat() { rdma statistic show link "$1/1" | tr ' ' '\n' | awk -v c="$2" 'prev == c { print; exit } { prev = $0 }'; }
+# The CQEs of the NVMe host's device.
+cqes() { kite_stat "$kdev" cqes; }
+# kite_counters: both Kite devices' port counters, "DEV:NAME VALUE" a line.
+kite_counters() {
+	local d
+	for d in "$kdev" "$kdev1"; do
+		rdma statistic show link "$d/1" | tr ' ' '\n' |
+			awk -v d="$d" 'prev ~ /^[a-z_]+$/ && $0 ~ /^[0-9]+$/ { print d ":" prev, $0 } { prev = $0 }'
+	done
+}
 # kite_counters_since BEFORE: the counters that moved since BEFORE
 # (kite_counters' output), "NAME DELTA" a line.
 kite_counters_since() {
 	kite_counters | awk 'NR == FNR { v[$1] = $2; next } $2 != v[$1] { print $1, $2 - v[$1] }' \
 		<(printf '%s\n' "$1") -
 }
-roce_pkts() { kite_stat "roce_$1_pkts"; }
+# roce_pkts tx|rx: the RoCE packets both Kite devices sent or received.
+roce_pkts() { echo $(($(kite_stat "$kdev" "roce_$1_pkts") + $(kite_stat "$kdev1" "roce_$1_pkts"))); }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
 # fio_run NAME RW BS: "IOPS MB/s I/Os" of a job on the namespace $dev.
@@ -290,7 +323,7 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 	fi
 	echo "$i $key" >/kite-out/current
 	# Its start and end by the host's clock (the files' times) and
-	# kite0's RoCE packets in it (N.pkts: sent, received): the time window
+	# the Kite devices' RoCE packets in it (N.pkts: sent, received): the time window
 	# and the packets of a QEMU profile (scripts/qemu-profile.py).
 	: >"/kite-out/fig/$i.start"
 	tx0=$(roce_pkts tx) rx0=$(roce_pkts rx) ctr0=$(kite_counters)
@@ -324,7 +357,7 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 			fails[$pair]=0
 		fi ;;
 	esac
-	# kite0's counters that moved in the run (retries, NAKs, ...), for
+	# The Kite counters that moved in the run (retries, NAKs, ...), for
 	# finding out where a figure comes from.
 	kite_counters_since "$ctr0" >"/kite-out/counters-$i.log"
 	[ "$KITE_ROLE" = a ] || continue
