@@ -60,8 +60,11 @@ ipv4_gid() {
 }
 wait_for 10 ipv4_gid kite0 0a4d:0001
 wait_for 10 ipv4_gid rxe0 0a4e:0001
-# dp DEV GID API REGION: "INSTRUCTIONS COUNT" of one callgrind run: the
-# instructions collected, and the sends posted (post) or completions (poll).
+# dp DEV GID API REGION: "INSTRUCTIONS OWN COUNT" of one callgrind run: the
+# instructions collected, those of them in the benchmark program itself
+# (its loop, the callgrind toggles, verbs.h's inline wrappers: not the
+# provider's and the libraries' it calls), and the sends posted (post) or
+# completions (poll).
 dp() {
 	local out ir
 	out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib valgrind --tool=callgrind --collect-atstart=no \
@@ -75,13 +78,16 @@ dp() {
 	# Kept for callgrind_annotate on the host (the sources are the same).
 	cp /tmp/dp.cg "/kite-out/dp-$1-$3-$4.cg"
 	ir=$(awk '$1 == "totals:" || $1 == "summary:" { print $2; exit }' /tmp/dp.cg)
+	own=$("$KITE_ROOT/scripts/callgrind-self.py" /tmp/dp.cg | awk '$2 ~ /kite_dp_bench$/ { print $1 }')
 	set -- $out
 	case $6 in
-	post) echo "${ir:-0} ${10}" ;;
-	*) echo "${ir:-0} ${16}" ;;
+	post) echo "${ir:-0} ${own:-0} ${10}" ;;
+	*) echo "${ir:-0} ${own:-0} ${16}" ;;
 	esac
 }
-printf '  %-10s %-5s %16s %18s\n' provider api "instr/post" "instr/completion"
+echo "   (in all / in the provider and the libraries it calls, without the"
+echo "   benchmark's own loop and verbs.h's inline wrappers)"
+printf '  %-10s %-5s %20s %20s\n' provider api "instr/post" "instr/completion"
 for d in kite0 rxe0; do
 	g=$(ipv4_gid "$d" "$([ "$d" = kite0 ] && echo 0a4d:0001 || echo 0a4e:0001)") || {
 		echo "  $d: no IPv4 GID"; rc=1; continue; }
@@ -91,7 +97,8 @@ for d in kite0 rxe0; do
 		set -- $p $c
 		lib=libkite
 		[ "$d" = rxe0 ] && lib=librxe
-		printf '  %-10s %-5s %16s %18s\n' "$lib" "$api" "$(($1 / $2))" "$(($3 / $4))"
+		printf '  %-10s %-5s %20s %20s\n' "$lib" "$api" \
+			"$(($1 / $3)) / $((($1 - $2) / $3))" "$(($4 / $6)) / $((($4 - $5) / $6))"
 	done
 done
 sed 's/^/  /' /tmp/dp.log
