@@ -248,6 +248,10 @@ bounded() {
 	done
 	kill "$bound_pid" 2>/dev/null
 	echo "bench-pair: '$*' still running after $bound_s s: given up" >&2
+	# Where it is stuck: the blocked tasks' stacks, into the kernel log
+	# (the VM's dmesg.log).
+	echo "bench-pair: '$*' given up after $bound_s s" >/dev/kmsg
+	echo 1 >/proc/sys/kernel/sysrq && echo w >/proc/sysrq-trigger
 	return 124
 }
 nvme_on=
