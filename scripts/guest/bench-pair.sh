@@ -177,7 +177,7 @@ perf() {
 			case $prog in
 			*_lat) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { t = $5; a = $6; p = $8 }
 				END { print t, a, p }' "/kite-out/perf-$n.log") ;;
-			*) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { n = $2; bw = $4; mr = $5 }
+			*) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { n = $2 + 0; bw = $4 + 0; mr = $5 + 0 }
 				END { print bw, mr, n }' "/kite-out/perf-$n.log") ;;
 			esac
 			return 0
