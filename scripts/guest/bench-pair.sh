@@ -256,13 +256,13 @@ bounded() {
 }
 nvme_on=
 declare -A nvme_lost=()
-# nvme TRANSPORT RW BS: one NVMe over RDMA job (VM a), connected to the
+# nvme_job TRANSPORT RW BS: one NVMe over RDMA job (VM a), connected to the
 # target's TRANSPORT address first if it is not yet; its figures go to
 # $res: "IOPS MB/s I/Os", and for the 4 KiB random reads the interrupts at
 # that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's virtio-net NIC.
 # Each step has a time bound: a job that does not end in time is "lost",
 # and so are the transport's runs after it.
-nvme() {
+nvme_job() {
 	local addr=10.77.0.2 run=fio_run k0 v0 c0 k1 v1 c1 st
 	[ "$1" = rxe ] && addr=10.78.0.2
 	[ "$have_fio" = 1 ] || run=dd_run
@@ -350,7 +350,7 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 				ln -s $cfg/subsystems/kite $cfg/ports/2/subsystems/kite || exit 1
 			continue
 		fi
-		nvme "${pair#nvme-}" "$test" "$size" ;;
+		nvme_job "${pair#nvme-}" "$test" "$size" ;;
 	*)
 		perf "$i" "$pair" "$test" "$size"
 		if [ "$KITE_ROLE" = b ]; then
