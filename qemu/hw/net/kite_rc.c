@@ -851,7 +851,7 @@ static bool kite_rc_next_follows(KiteState *s, KiteQP *qp,
                                  const KiteRcSwqe *e)
 {
     KiteWQ *wq = &qp->sq;
-    uint16_t pos = qp->sq.ci + qp->rc.tx + 1;
+    uint16_t pos = wq->ci + qp->rc.tx + 1;
     uint64_t addr;
     uint32_t opw;
     __le32 word;

@@ -117,14 +117,26 @@ static int kite_cq_log_depth(uint32_t cqe, uint32_t *log_depth)
 	return 0;
 }
 
-static bool kite_cqe_valid(const struct kite_cqe *cqe, uint32_t ci,
-			   uint32_t log_depth)
+/*
+ * The CQE at consumer counter @ci of @ring if the device has written it
+ * (its owner bit is this pass's and its opcode not INVALID), and its
+ * opcode; NULL if not. The CQE's body may be read once it is returned.
+ */
+static inline ALWAYS_INLINE const struct kite_cqe *
+kite_cqe_at(const struct kite_ring *ring, uint32_t ci, uint32_t *op)
 {
+	const struct kite_cqe *cqe = (const struct kite_cqe *)ring->buf +
+				     kite_ring_slot(ring, ci);
 	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
-	bool expect = kite_owner_phase(ci, log_depth);
 
-	return (bool)(op_own & KITE_CQE_OWNER) == expect &&
-	       FIELD_GET(KITE_CQE_OPCODE, op_own) != KITE_CQE_OP_INVALID;
+	if ((op_own & KITE_CQE_OWNER) != kite_owner_phase(ci, ring->log_depth))
+		return NULL;
+	*op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+	if (*op == KITE_CQE_OP_INVALID)
+		return NULL;
+	/* The CQE's body only after its owner bit. */
+	udma_from_device_barrier();
+	return cqe;
 }
 
 /*
@@ -320,19 +332,18 @@ int kite_destroy_cq(struct ibv_cq *ibcq)
  */
 static bool kite_cq_move_cqes(struct kite_cq *cq, struct kite_ring *old)
 {
-	uint32_t ci = cq->ci, n;
+	uint32_t ci = cq->ci, n, op;
 
 	for (n = 0; n < 1U << old->log_depth; n++, ci++) {
-		struct kite_cqe *src = kite_ring_entry(old, ci);
+		const struct kite_cqe *src = kite_cqe_at(old, ci, &op);
 		struct kite_cqe *dst = kite_ring_entry(&cq->ring, ci);
 		uint32_t op_own;
 
-		if (!kite_cqe_valid(src, ci, old->log_depth))
+		if (!src)
 			return false;
-		udma_from_device_barrier();
-		op_own = le32toh(src->op_own);
-		if (FIELD_GET(KITE_CQE_OPCODE, op_own) == KITE_CQE_OP_RESIZE)
+		if (op == KITE_CQE_OP_RESIZE)
 			return true;
+		op_own = le32toh(src->op_own);
 		memcpy(dst, src, sizeof(*dst));
 		op_own &= ~KITE_CQE_OWNER;
 		if (kite_owner_phase(ci, cq->ring.log_depth))
@@ -574,29 +585,6 @@ static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
 }
 
 /*
- * The CQE at consumer counter @ci if the device has written it (its owner
- * bit is this pass's and its opcode not INVALID), and its opcode; NULL if
- * not.
- */
-static inline ALWAYS_INLINE const struct kite_cqe *
-kite_cqe_at(const struct kite_cq *cq, uint32_t ci, uint32_t *op)
-{
-	const struct kite_cqe *cqe = (const struct kite_cqe *)cq->ring.buf +
-				     kite_ring_slot(&cq->ring, ci);
-	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
-
-	/* Owner 1 on even passes (kite_owner_phase()). */
-	if (!((op_own ^ (ci >> cq->ring.log_depth)) & KITE_CQE_OWNER))
-		return NULL;
-	*op = FIELD_GET(KITE_CQE_OPCODE, op_own);
-	if (*op == KITE_CQE_OP_INVALID)
-		return NULL;
-	/* The CQE's body only after its owner bit. */
-	udma_from_device_barrier();
-	return cqe;
-}
-
-/*
  * The next completion from *@ci on, into @wc, and the CQE's timestamp into
  * @ts, moving *@ci past it: CQEs that complete nothing are consumed and
  * skipped. The poll paths' one CQE reader, called with the CQ locked.
@@ -613,7 +601,7 @@ static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
 		uint32_t op, kind;
 		bool ok;
 
-		cqe = kite_cqe_at(cq, *ci, &op);
+		cqe = kite_cqe_at(&cq->ring, *ci, &op);
 		if (!cqe)
 			return ENOENT;
 		kind = kite_cqe_kinds[op];
@@ -651,18 +639,16 @@ static void kite_cq_update_ci(struct kite_cq *cq, uint32_t start)
  */
 void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 {
-	uint32_t depth = 1U << cq->ring.log_depth, end, n, dropped = 0;
+	uint32_t depth = 1U << cq->ring.log_depth, end, n, dropped = 0, end_op;
 	uint64_t wr_id;
 
 	kite_cq_lock(cq);
 	/* The QP may be going away: the next poll looks its QPs up. */
 	cq->last_qp = NULL;
+	/* kite_cqe_at(): the CQEs' bodies are read after their owner bits. */
 	for (end = cq->ci; end - cq->ci < depth; end++)
-		if (!kite_cqe_valid(kite_ring_entry(&cq->ring, end), end,
-				    cq->ring.log_depth))
+		if (!kite_cqe_at(&cq->ring, end, &end_op))
 			break;
-	/* The CQEs' bodies only after their owner bits. */
-	udma_from_device_barrier();
 	for (n = end - cq->ci; n--;) {
 		uint32_t idx = cq->ci + n;
 		struct kite_cqe *cqe = kite_ring_entry(&cq->ring, idx);
