@@ -118,21 +118,37 @@ static int kite_cq_log_depth(uint32_t cqe, uint32_t *log_depth)
 }
 
 /*
- * The CQE at consumer counter @ci of @ring if the device has written it
- * (its owner bit is this pass's and its opcode not INVALID), and its
- * opcode; NULL if not. The CQE's body may be read once it is returned.
+ * Whether a CQE whose last word is @op_own is new in a pass over the ring
+ * whose owner bit is @phase (kite_owner_phase()): its owner bit is the
+ * pass's and its opcode, put into @op, not INVALID. The one definition of
+ * the rule for every reader of the ring.
+ */
+static inline ALWAYS_INLINE bool kite_cqe_new(uint32_t op_own, uint32_t phase,
+					      uint32_t *op)
+{
+	*op = FIELD_GET(KITE_CQE_OPCODE, op_own);
+	return (op_own & KITE_CQE_OWNER) == phase &&
+	       *op != KITE_CQE_OP_INVALID;
+}
+
+static inline ALWAYS_INLINE uint32_t kite_cqe_op_own(const struct kite_cqe *cqe)
+{
+	return le32toh(*(volatile __le32 *)&cqe->op_own);
+}
+
+/*
+ * The CQE at consumer counter @ci of @ring if the device has written it,
+ * and its opcode; NULL if not. The CQE's body may be read once it is
+ * returned.
  */
 static inline ALWAYS_INLINE const struct kite_cqe *
 kite_cqe_at(const struct kite_ring *ring, uint32_t ci, uint32_t *op)
 {
 	const struct kite_cqe *cqe = (const struct kite_cqe *)ring->buf +
 				     kite_ring_slot(ring, ci);
-	uint32_t op_own = le32toh(*(volatile __le32 *)&cqe->op_own);
 
-	if ((op_own & KITE_CQE_OWNER) != kite_owner_phase(ci, ring->log_depth))
-		return NULL;
-	*op = FIELD_GET(KITE_CQE_OPCODE, op_own);
-	if (*op == KITE_CQE_OP_INVALID)
+	if (!kite_cqe_new(kite_cqe_op_own(cqe),
+			  kite_owner_phase(ci, ring->log_depth), op))
 		return NULL;
 	/* The CQE's body only after its owner bit. */
 	udma_from_device_barrier();
@@ -450,24 +466,34 @@ static inline bool kite_wq_complete(struct kite_wq *wq, uint16_t idx,
 	return true;
 }
 
-/* The receive side of a CQE that is not an error: opcode and flags. */
-static void kite_cqe_recv_wc(const struct kite_qp *qp,
-			     const struct kite_cqe *cqe, uint32_t op,
-			     struct ibv_wc *wc)
+/* The completion of a receive that succeeded, CQE opcode @op. */
+static inline ALWAYS_INLINE void kite_recv_wc(const struct kite_qp *qp,
+					      const struct kite_cqe *cqe,
+					      uint32_t op, uint32_t qpn,
+					      uint64_t wr_id,
+					      struct ibv_wc *restrict wc)
 {
 	uint16_t flags = le16toh(cqe->flags);
 
-	wc->opcode = op == KITE_CQE_OP_RESP_WRITE_IMM ?
-		     IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-	if (op == KITE_CQE_OP_RESP_SEND_IMM || op == KITE_CQE_OP_RESP_WRITE_IMM) {
-		wc->imm_data = cqe->imm_data;
-		wc->wc_flags |= IBV_WC_WITH_IMM;
-	} else if (op == KITE_CQE_OP_RESP_SEND_INV) {
-		wc->invalidated_rkey = le32toh(cqe->inv_rkey);
-		wc->wc_flags |= IBV_WC_WITH_INV;
+	/* Every field: the application's array is not cleared. */
+	*wc = (struct ibv_wc){
+		.wr_id = wr_id,
+		.opcode = IBV_WC_RECV,
+		.byte_len = le32toh(cqe->byte_len),
+		.qp_num = qpn,
+		.wc_flags = flags & KITE_CQE_F_GRH ? IBV_WC_GRH : 0,
+	};
+	if (unlikely(op != KITE_CQE_OP_RESP_SEND)) {
+		if (op == KITE_CQE_OP_RESP_WRITE_IMM)
+			wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		if (op == KITE_CQE_OP_RESP_SEND_INV) {
+			wc->invalidated_rkey = le32toh(cqe->inv_rkey);
+			wc->wc_flags |= IBV_WC_WITH_INV;
+		} else {
+			wc->imm_data = cqe->imm_data;
+			wc->wc_flags |= IBV_WC_WITH_IMM;
+		}
 	}
-	if (flags & KITE_CQE_F_GRH)
-		wc->wc_flags |= IBV_WC_GRH;
 	if (qp->ud) {
 		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
 		if (flags & KITE_CQE_F_VLAN)
@@ -498,20 +524,67 @@ static const uint8_t kite_cqe_kinds[16] = {
 };
 
 /*
- * The QP of a CQE's QPN: the one of the CQE before is kept (CQEs come in
- * runs of one QP), forgotten by kite_cq_clean() when that QP is reset or
- * destroyed, so never a QP that is gone.
+ * A poll in progress: the CQE at the consumer counter, the owner bit of a
+ * new CQE in this pass over the ring, and the QP of the last CQE (CQEs come
+ * in runs of one QP), in locals. The read barrier after each CQE's owner
+ * bit would otherwise have the compiler load them from the CQ again for
+ * every CQE. kite_cq_cursor_start() takes them from the CQ, locked;
+ * kite_cq_cursor_end() gives back what moved. The last QP is forgotten by
+ * kite_cq_clean() when that QP is reset or destroyed, so never one that is
+ * gone.
  */
+struct kite_cq_cursor {
+	const struct kite_cqe *cqe;	/* at ci */
+	const struct kite_cqe *first;	/* the ring */
+	uint32_t mask;
+	uint32_t ci;
+	uint32_t phase;
+	struct kite_qp *qp;		/* or NULL */
+	uint32_t qpn;			/* qp's number; KITE_QPN_NONE: none */
+};
+
+/* No QP has it: QP numbers are KITE_OBJ_MASK wide. */
+#define KITE_QPN_NONE	UINT32_MAX
+
+static inline ALWAYS_INLINE void kite_cq_cursor_start(struct kite_cq *cq,
+						      struct kite_cq_cursor *cur)
+{
+	cur->first = cq->ring.buf;
+	cur->mask = cq->ring.mask;
+	cur->ci = cq->ci;
+	cur->cqe = cur->first + kite_ring_slot(&cq->ring, cur->ci);
+	cur->phase = kite_owner_phase(cur->ci, cq->ring.log_depth);
+	cur->qp = cq->last_qp;
+	cur->qpn = cur->qp ? cur->qp->vqp.qp.qp_num : KITE_QPN_NONE;
+}
+
+static inline ALWAYS_INLINE void kite_cq_cursor_end(struct kite_cq *cq,
+						    const struct kite_cq_cursor *cur)
+{
+	cq->ci = cur->ci;
+	cq->last_qp = cur->qp;
+}
+
+/* Past the CQE at the cursor: the next slot, the next pass at the end. */
+static inline ALWAYS_INLINE void kite_cq_cursor_next(struct kite_cq_cursor *cur)
+{
+	cur->cqe++;
+	if (unlikely(!(++cur->ci & cur->mask))) {
+		cur->cqe = cur->first;
+		cur->phase ^= KITE_CQE_OWNER;
+	}
+}
+
+/* The QP of a CQE's QPN, or NULL: the last one's if it is the same. */
 static inline ALWAYS_INLINE struct kite_qp *kite_cq_qp(struct kite_cq *cq,
+						       struct kite_cq_cursor *cur,
 						       uint32_t qpn)
 {
-	struct kite_qp *qp = cq->last_qp;
-
-	if (likely(qp && qp->vqp.qp.qp_num == qpn))
-		return qp;
-	qp = kite_find_qp(cq->ctx, qpn);
-	cq->last_qp = qp;
-	return qp;
+	if (likely(qpn == cur->qpn))
+		return cur->qp;
+	cur->qp = kite_find_qp(cq->ctx, qpn);
+	cur->qpn = cur->qp ? qpn : KITE_QPN_NONE;
+	return cur->qp;
 }
 
 /* A CQE that completes no WQE of @qp (NULL: no such QP) is skipped. */
@@ -528,14 +601,32 @@ static void kite_cqe_skip(struct kite_cq *cq, const struct kite_cqe *cqe,
 			   cq->cqn, qpn, le16toh(cqe->wqe_idx));
 }
 
-/* Fill @wc from a valid CQE of kind @kind; false if the CQE is skipped. */
-static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
-						const struct kite_cqe *cqe,
-						uint32_t op, uint32_t kind,
-						struct ibv_wc *wc)
+/* The completion of a send WQE that succeeded. */
+static inline ALWAYS_INLINE void kite_send_wc(const struct kite_qp *qp,
+					      const struct kite_cqe *cqe,
+					      uint32_t qpn, uint32_t slot,
+					      uint64_t wr_id,
+					      struct ibv_wc *restrict wc)
 {
-	uint32_t qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
-	struct kite_qp *qp = kite_cq_qp(cq, qpn);
+	/* Every field: the application's array is not cleared. */
+	*wc = (struct ibv_wc){
+		.wr_id = wr_id,
+		.opcode = qp->sq.opcode[slot],
+		.byte_len = le32toh(cqe->byte_len),
+		.qp_num = qpn,
+	};
+}
+
+/*
+ * Fill @wc from a valid CQE of kind @kind for QP @qpn, @qp (NULL: none);
+ * false if the CQE is skipped. Every kind (kite_cq_fast_wc() has the most
+ * frequent ones inline).
+ */
+static bool kite_cqe_to_wc(struct kite_cq *cq, struct kite_qp *qp,
+			   uint32_t qpn, const struct kite_cqe *cqe,
+			   uint32_t op, uint32_t kind,
+			   struct ibv_wc *restrict wc)
+{
 	uint64_t wr_id = 0;
 	uint32_t slot = 0;
 	bool ok = false;
@@ -557,15 +648,20 @@ static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
 		return false;
 	}
 
+	if (kind == KITE_CQK_SEND) {
+		kite_send_wc(qp, cqe, qpn, slot, wr_id, wc);
+		return true;
+	}
+	if (kind == KITE_CQK_RECV_OK) {
+		kite_recv_wc(qp, cqe, op, qpn, wr_id, wc);
+		return true;
+	}
 	/* Every field: the application's array is not cleared. */
 	*wc = (struct ibv_wc){
 		.wr_id = wr_id,
 		.qp_num = qpn,
 	};
-	if (likely(kind == KITE_CQK_SEND)) {
-		wc->byte_len = le32toh(cqe->byte_len);
-		wc->opcode = qp->sq.opcode[slot];
-	} else if (kind & KITE_CQK_ERR) {
+	if (kind & KITE_CQK_ERR) {
 		uint32_t synd = le32toh(cqe->syndrome);
 
 		wc->opcode = kind & KITE_CQK_SEND ? qp->sq.opcode[slot] :
@@ -574,47 +670,102 @@ static inline ALWAYS_INLINE bool kite_cqe_to_wc(struct kite_cq *cq,
 							       synd));
 		wc->vendor_err = FIELD_GET(KITE_CQE_VENDOR_SYNDROME, synd);
 	} else {
+		/* An opcode the device does not define: it fails. */
 		wc->byte_len = le32toh(cqe->byte_len);
-		if (kind & KITE_CQK_RECV_OK)
-			kite_cqe_recv_wc(qp, cqe, op, wc);
-		else
-			/* An opcode the device does not define: it fails. */
-			wc->status = IBV_WC_GENERAL_ERR;
+		wc->status = IBV_WC_GENERAL_ERR;
 	}
 	return true;
 }
 
+/* The op_own bits of a new CQE of opcode @op in the pass of owner @phase. */
+static inline ALWAYS_INLINE uint32_t kite_cqe_bits(uint32_t op, uint32_t phase)
+{
+	return FIELD_PREP(KITE_CQE_OPCODE, op) | phase;
+}
+
 /*
- * The next completion from *@ci on, into @wc, and the CQE's timestamp into
- * @ts, moving *@ci past it: CQEs that complete nothing are consumed and
- * skipped. The poll paths' one CQE reader, called with the CQ locked.
- * Returns 0, ENOENT when no completion is there, or EIO for a RESIZE CQE
- * outside a resize (left in place).
+ * The fast path of kite_cq_next_wc(), for the most frequent CQEs: a
+ * send's, or a receive's from the QP's own RQ, on the QP of the CQE
+ * before. @op_bits: the CQE is new and has opcode KITE_CQE_OP_REQ or
+ * KITE_CQE_OP_RESP_SEND. Returns true if it filled @wc and moved the cursor
+ * on; false leaves both to the full path.
+ */
+static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
+						 const struct kite_cqe *cqe,
+						 bool send,
+						 struct ibv_wc *restrict wc,
+						 uint64_t *ts)
+{
+	struct kite_qp *qp = cur->qp;
+	uint64_t wr_id;
+	uint32_t slot;
+
+	/* The CQE's body only after its owner bit. */
+	udma_from_device_barrier();
+	if (unlikely((le32toh(cqe->qpn) & KITE_OBJ_MASK) != cur->qpn))
+		return false;
+	if (send) {
+		if (unlikely(!kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx),
+					       &slot, &wr_id)))
+			return false;
+		kite_send_wc(qp, cqe, cur->qpn, slot, wr_id, wc);
+	} else {
+		if (unlikely(qp->srq ||
+			     !kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx),
+					       &slot, &wr_id)))
+			return false;
+		kite_recv_wc(qp, cqe, KITE_CQE_OP_RESP_SEND, cur->qpn, wr_id,
+			     wc);
+	}
+	*ts = le64toh(cqe->timestamp);
+	kite_cq_cursor_next(cur);
+	return true;
+}
+
+/*
+ * The next completion from the cursor on, into @wc, and the CQE's
+ * timestamp into @ts, moving the cursor past it: CQEs that complete nothing
+ * are consumed and skipped. The poll paths' one CQE reader, called with the
+ * CQ locked. Returns 0, ENOENT when no completion is there, or EIO for a
+ * RESIZE CQE outside a resize (left in place).
  */
 static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
-						uint32_t *ci,
+						struct kite_cq_cursor *cur,
 						struct ibv_wc *restrict wc,
 						uint64_t *ts)
 {
 	for (;;) {
-		const struct kite_cqe *cqe;
-		uint32_t op, kind;
+		const struct kite_cqe *cqe = cur->cqe;
+		uint32_t op_own = kite_cqe_op_own(cqe), op, kind, qpn;
+		uint32_t bits = op_own & (KITE_CQE_OPCODE | KITE_CQE_OWNER);
 		bool ok;
 
-		cqe = kite_cqe_at(&cq->ring, *ci, &op);
-		if (!cqe)
+		/* kite_cqe_new() for the two most frequent CQEs, at once. */
+		if (likely(bits == kite_cqe_bits(KITE_CQE_OP_REQ, cur->phase))) {
+			if (likely(kite_cq_fast_wc(cur, cqe, true, wc, ts)))
+				return 0;
+		} else if (bits == kite_cqe_bits(KITE_CQE_OP_RESP_SEND,
+						 cur->phase)) {
+			if (likely(kite_cq_fast_wc(cur, cqe, false, wc, ts)))
+				return 0;
+		}
+		if (!kite_cqe_new(op_own, cur->phase, &op))
 			return ENOENT;
 		kind = kite_cqe_kinds[op];
 		if (unlikely(kind & KITE_CQK_RESIZE)) {
 			/* resize moves past these; one here is a device bug. */
 			verbs_err(verbs_get_ctx(cq->vcq.cq.context),
 				  "CQ %u: RESIZE CQE at %u outside a resize\n",
-				  cq->cqn, *ci);
+				  cq->cqn, cur->ci);
 			return EIO;
 		}
-		ok = kite_cqe_to_wc(cq, cqe, op, kind, wc);
+		/* The CQE's body only after its owner bit. */
+		udma_from_device_barrier();
+		qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
+		ok = kite_cqe_to_wc(cq, kite_cq_qp(cq, cur, qpn), qpn, cqe, op,
+				    kind, wc);
 		*ts = le64toh(cqe->timestamp);
-		++*ci;
+		kite_cq_cursor_next(cur);
 		if (likely(ok))
 			return 0;
 	}
@@ -685,16 +836,17 @@ void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct kite_cq *cq = to_kite_cq(ibcq);
-	uint32_t start, ci;
+	struct kite_cq_cursor cur;
+	uint32_t start;
 	uint64_t ts;
 	int n = 0;
 
 	kite_cq_lock(cq);
 	start = cq->ci;
-	ci = start;
-	while (n < num_entries && !kite_cq_next_wc(cq, &ci, &wc[n], &ts))
+	kite_cq_cursor_start(cq, &cur);
+	while (n < num_entries && !kite_cq_next_wc(cq, &cur, &wc[n], &ts))
 		n++;
-	cq->ci = ci;
+	kite_cq_cursor_end(cq, &cur);
 	kite_cq_update_ci(cq, start);
 	kite_cq_unlock(cq);
 	/* What the device wrote is reported first; then only the error. */
@@ -714,8 +866,12 @@ int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
  */
 static int kite_cq_ex_next(struct kite_cq *cq)
 {
-	int ret = kite_cq_next_wc(cq, &cq->ci, &cq->cur_wc, &cq->cur_ts);
+	struct kite_cq_cursor cur;
+	int ret;
 
+	kite_cq_cursor_start(cq, &cur);
+	ret = kite_cq_next_wc(cq, &cur, &cq->cur_wc, &cq->cur_ts);
+	kite_cq_cursor_end(cq, &cur);
 	if (ret)
 		return ret;
 	cq->vcq.cq_ex.status = cq->cur_wc.status;
