@@ -491,6 +491,7 @@ void g_eq(void);
 void g_cq(void);
 void g_cq_arm(void);
 void g_cq_events(void);
+void g_eq_mod(void);
 
 /* kite-model-test-qp.c */
 void g_qp_create(void);

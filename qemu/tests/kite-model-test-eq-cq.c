@@ -63,10 +63,17 @@ void g_eq(void)
 	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
 	expect(&r, KITE_CMD_E_PARAM, 0, "CREATE_EQ with a reserved cfg bit -> E_PARAM, syndrome 0");
 	in.cfg = 6;
-	in.rsvd = 1;
+	in.moderation = BIT(24);
 	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
-	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_create_eq, rsvd),
-	       "CREATE_EQ with rsvd non-zero -> E_PARAM, syndrome 4");
+	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_create_eq, moderation),
+	       "CREATE_EQ with a reserved moderation bit -> E_PARAM, syndrome 4");
+	in.cfg = 6 | KITE_EQ_CFG_CTRL;
+	in.moderation = FIELD_PREP(KITE_EQ_MOD_MAX_US, 100);
+	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_create_eq, moderation),
+	       "CREATE_EQ: moderation on the control EQ -> E_PARAM, syndrome 4");
+	in.cfg = 6;
+	in.moderation = 0;
 	run(KITE_CMD_CREATE_EQ, &in, sizeof(in) - 1, 0, 0, &r);
 	expect(&r, KITE_CMD_E_LENGTH, -1, "CREATE_EQ with in_len 23 -> E_LENGTH");
 
@@ -750,4 +757,113 @@ void g_cq_events(void)
 	arm_cq(&c, 66, KITE_CQ_ARM_NEXT, 66 & 3);
 	dcqe(c.cqn, 0);
 	tap(eq_drain(&eq2) == 1, "after consuming, the overflowed EQ works again");
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: adaptive interrupt moderation of a completion EQ             */
+/* ------------------------------------------------------------------ */
+
+/* The moderated EQ, its CQ and the CQ's counts. */
+static struct eqs meq;
+static struct cq mcq;
+static uint32_t mcq_pi;
+static unsigned mcq_sn;
+
+/* A CQE on the moderated EQ's CQ, then 1 us of virtual time. */
+static void mod_cqe(void)
+{
+	char v[32];
+	const char *reply = "";
+
+	snprintf(v, sizeof(v), "%u", mcq.cqn);
+	if (!qom_set("debug-cqe", v, &reply))
+		fatal("qom-set debug-cqe %s failed: %.120s", v, reply);
+	mcq_pi++;
+	setmem32(mcq.dbrec, mcq_pi);
+	clock_step(1000);
+}
+
+/* What a driver does after an interrupt: EQEs consumed, EQ and CQ armed. */
+static void mod_rearm(void)
+{
+	eq_drain(&meq);
+	eq_doorbell(&meq, true);
+	dbrec_arm(&mcq, mcq_pi, KITE_CQ_ARM_NEXT, mcq_sn);
+	wr64(db_addr(0), db_cq_arm(mcq.cqn, KITE_CQ_ARM_NEXT, mcq_sn));
+	mcq_sn = (mcq_sn + 1) & KITE_CQ_ARM_SN_MASK;
+	clock_step(1000);
+}
+
+void g_eq_mod(void)
+{
+	struct kite_cmd_create_eq in = {};
+	struct qbuf b = qbuf_for(KITE_EQE_SIZE << 6);
+	const char *reply = "";
+	struct res r;
+	bool fired;
+
+	fixture();
+	if (!qom_set("debug-cqe", "0", &reply)) {
+		skip("model has no debug-cqe property", "EQ moderation tests");
+		return;
+	}
+	/* At most 1 ms held, 4 CQEs per interrupt aimed at. */
+	in.cfg = FIELD_PREP(KITE_EQ_CFG_LOG_DEPTH, 6) |
+		 FIELD_PREP(KITE_EQ_CFG_VECTOR, EQ2_VEC);
+	in.moderation = FIELD_PREP(KITE_EQ_MOD_MAX_US, 1000) |
+			FIELD_PREP(KITE_EQ_MOD_TARGET, 4);
+	in.pbl = b.pbl;
+	run(KITE_CMD_CREATE_EQ, &in, sizeof(in), 0, 0, &r);
+	if (!expect(&r, KITE_CMD_OK, -1, "CREATE_EQ with moderation (1000 us, 4 CQEs)"))
+		return;
+	meq = (struct eqs){ .on = true, .eqn = r.result, .log = 6, .buf = b.data };
+	mkcq(&mcq, 10, meq.eqn, 0, 0, 0);
+	mcq_pi = 0;
+	mcq_sn = 0;
+	msi_take(EQ2_VEC);
+
+	mod_rearm();
+	mod_cqe();
+	tap(msi_take(EQ2_VEC), "no hold-off yet: the first completion event interrupts at once");
+
+	/* Two more CQEs while the CQ is not armed: an interrupt of 3 CQEs. */
+	mod_cqe();
+	mod_cqe();
+	mod_rearm();
+	mod_cqe();
+	tap(msi_take(EQ2_VEC), "an interrupt covering 3 CQEs is raised at once (and starts a 32 us hold-off)");
+
+	/* Within 32 us of it: held; CQEs keep coming to its end: doubled. */
+	mod_rearm();
+	mod_cqe();
+	tap(!msi_take(EQ2_VEC), "an event 2 us after the last interrupt is held");
+	clock_step(10000);
+	mod_cqe();
+	clock_step(10000);
+	mod_cqe();
+	tap(!msi_take(EQ2_VEC), "still held 24 us after the last interrupt");
+	clock_step(15000);
+	tap(msi_take(EQ2_VEC), "raised at the end of the 32 us hold-off");
+
+	/* Now 64 us; CQEs stop early in the hold: halved, to 32 us. */
+	mod_rearm();
+	mod_cqe();
+	fired = msi_take(EQ2_VEC);
+	mod_cqe();
+	clock_step(40000);
+	tap(!fired && !msi_take(EQ2_VEC), "the hold-off doubled: still held 50 us after the last interrupt");
+	clock_step(20000);
+	tap(msi_take(EQ2_VEC), "raised at the end of the 64 us hold-off");
+	mod_rearm();
+	mod_cqe();
+	clock_step(20000);
+	fired = msi_take(EQ2_VEC);
+	clock_step(10000);
+	tap(!fired && msi_take(EQ2_VEC),
+	    "the hold-off halved (the CQEs stopped in its first half): raised 32 us after the last interrupt");
+
+	/* A held interrupt nothing else came in: no hold-off any more. */
+	mod_rearm();
+	mod_cqe();
+	tap(msi_take(EQ2_VEC), "nothing came during the last hold: the next event interrupts at once");
 }

@@ -65,6 +65,7 @@ static const struct group {
 	{ "cq", g_cq },
 	{ "cq_arm", g_cq_arm },
 	{ "cq_events", g_cq_events },
+	{ "eq_mod", g_eq_mod },
 	{ "link", g_link },
 	{ "qp_create", g_qp_create },
 	{ "qp_modify", g_qp_modify },

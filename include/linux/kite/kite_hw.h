@@ -395,6 +395,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_QP_CNTR		BIT(9)	/* QP counter sets, max_cntr */
 #define KITE_FEAT_MW			BIT(10)	/* memory windows, types 1 and 2B */
 #define KITE_FEAT_REREG_MR		BIT(11)	/* REREG_MR */
+#define KITE_FEAT_EQ_MODERATION		BIT(12)	/* kite_cmd_create_eq.moderation */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -484,13 +485,21 @@ struct kite_cmd_obj {
 /* CREATE_EQ */
 struct kite_cmd_create_eq {
 	__le32 cfg;		/* KITE_EQ_CFG_* */
-	__le32 rsvd;
+	__le32 moderation;	/* KITE_EQ_MOD_*; completion EQs only */
 	struct kite_pbl pbl;
 };
 
 #define KITE_EQ_CFG_LOG_DEPTH		GENMASK(4, 0)
 #define KITE_EQ_CFG_VECTOR		GENMASK(15, 8)
 #define KITE_EQ_CFG_CTRL		BIT(16)	/* the control EQ, EQN 0 */
+/*
+ * Adaptive interrupt moderation (KITE_FEAT_EQ_MODERATION, prm_eq.rst): the
+ * longest hold-off in microseconds (0: none, the vector is raised at once)
+ * and the CQEs per interrupt aimed at (0: KITE_EQ_MOD_DEF_TARGET).
+ */
+#define KITE_EQ_MOD_MAX_US		GENMASK(15, 0)
+#define KITE_EQ_MOD_TARGET		GENMASK(23, 16)
+#define KITE_EQ_MOD_DEF_TARGET		16
 #define KITE_EQ_MIN_LOG_DEPTH		6
 #define KITE_EQ_MAX_LOG_DEPTH		15
 

@@ -117,6 +117,22 @@ typedef struct KiteEQ {
     uint16_t ci;                /* last consumer count from a doorbell */
     bool db_pending;            /* arm to evaluate in the doorbell BH */
     KitePbl pbl;
+    /*
+     * Adaptive interrupt moderation (prm_eq.rst), with mod_max_us != 0:
+     * the hold-off now, when the vector was last raised, the CQEs written
+     * to the EQ's CQs since then and, of those, the ones written while a
+     * raise was held (and when the last of them was).
+     */
+    KiteState *s;
+    uint16_t mod_max_us;
+    uint8_t mod_target;
+    bool mod_held;
+    uint32_t mod_hold_us;
+    uint32_t mod_cqes;
+    uint32_t mod_held_cqes;
+    int64_t mod_last_raise;
+    int64_t mod_last_cqe;
+    QEMUTimer *mod_timer;
 } KiteEQ;
 
 typedef struct KiteCQ {

@@ -45,6 +45,121 @@ static KiteEQ *kite_eq_lookup(KiteState *s, uint32_t eqn)
     return &s->rdma.eq[eqn];
 }
 
+/*
+ * Adaptive interrupt moderation of a completion EQ (prm_eq.rst,
+ * "Interrupt moderation"): the hold-off starts at KITE_EQ_MOD_STEP_US
+ * once an interrupt covers KITE_EQ_MOD_PROBE_CQES CQEs, and each held
+ * interrupt adapts it to what the hold brought.
+ */
+#define KITE_EQ_MOD_STEP_US     32
+#define KITE_EQ_MOD_PROBE_CQES  3
+
+/* The hold-off after an interrupt at @now: prm_eq.rst's rules, in order. */
+static uint32_t kite_eq_mod_next(const KiteEQ *eq, int64_t now)
+{
+    uint32_t h = eq->mod_hold_us;
+
+    if (!eq->mod_held) {
+        /* Not held: several completions per interrupt start holding. */
+        if (!h && eq->mod_cqes >= KITE_EQ_MOD_PROBE_CQES) {
+            h = MIN(KITE_EQ_MOD_STEP_US, eq->mod_max_us);
+        }
+        return h;
+    }
+    if (!eq->mod_held_cqes) {
+        /* Nothing else came: one request at a time. */
+        return 0;
+    }
+    if (now - eq->mod_last_cqe > (int64_t)h * SCALE_US / 2 ||
+        eq->mod_cqes >= 2U * eq->mod_target) {
+        /* The CQEs stopped in the hold's first half, or more than enough. */
+        h /= 2;
+        return h < KITE_EQ_MOD_STEP_US ? 0 : h;
+    }
+    if (eq->mod_cqes < eq->mod_target) {
+        return MIN(h * 2, eq->mod_max_us);
+    }
+    return h;
+}
+
+/* Raise the EQ's vector and disarm it; a moderated EQ adapts its hold-off. */
+static void kite_eq_raise(KiteState *s, uint32_t eqn, KiteEQ *eq)
+{
+    int64_t now;
+    uint32_t h;
+
+    eq->armed = false;
+    if (eq->mod_max_us) {
+        now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        h = kite_eq_mod_next(eq, now);
+        trace_kite_eq_mod(eqn, eq->mod_held, eq->mod_cqes, eq->mod_held_cqes,
+                          eq->mod_hold_us, h);
+        eq->mod_hold_us = h;
+        eq->mod_held = false;
+        eq->mod_cqes = 0;
+        eq->mod_held_cqes = 0;
+        eq->mod_last_raise = now;
+    }
+    kite_raise_vector(s, eq->vector);
+}
+
+/*
+ * The armed EQ @eq has an EQE software has not consumed: raise its vector
+ * now, or for a moderated EQ within its hold-off of the last interrupt at
+ * the end of the hold-off (the EQ stays armed until then).
+ */
+static void kite_eq_fire(KiteState *s, uint32_t eqn, KiteEQ *eq)
+{
+    int64_t due;
+
+    if (eq->mod_held) {
+        return;
+    }
+    if (eq->mod_hold_us) {
+        due = eq->mod_last_raise + (int64_t)eq->mod_hold_us * SCALE_US;
+        if (qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) < due) {
+            eq->mod_held = true;
+            timer_mod(eq->mod_timer, due);
+            return;
+        }
+    }
+    kite_eq_raise(s, eqn, eq);
+}
+
+static void kite_eq_mod_timer(void *opaque)
+{
+    KiteEQ *eq = opaque;
+
+    if (eq->valid && eq->mod_held && eq->armed) {
+        kite_eq_raise(eq->s, eq - eq->s->rdma.eq, eq);
+    }
+}
+
+/* A CQE was written to a CQ of EQ @eqn: the moderation counts it. */
+static void kite_eq_mod_cqe(KiteState *s, uint32_t eqn)
+{
+    KiteEQ *eq = kite_eq_lookup(s, eqn);
+
+    if (!eq || !eq->mod_max_us) {
+        return;
+    }
+    eq->mod_cqes++;
+    if (eq->mod_held) {
+        eq->mod_held_cqes++;
+        eq->mod_last_cqe = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    }
+}
+
+/* Free what an EQ holds and mark its slot free. */
+static void kite_eq_free(KiteEQ *eq)
+{
+    if (eq->mod_timer) {
+        timer_free(eq->mod_timer);
+    }
+    kite_pbl_free(&eq->pbl);
+    memset(eq, 0, sizeof(*eq));
+}
+
 void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
                   uint32_t data)
 {
@@ -108,8 +223,7 @@ void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type, uint32_t obj,
     eq->overflowed = false;
     s->stats[KITE_STAT_EQES]++;
     if (eq->armed) {
-        eq->armed = false;
-        kite_raise_vector(s, eq->vector);
+        kite_eq_fire(s, eqn, eq);
     }
 }
 
@@ -122,7 +236,7 @@ void kite_async_event(KiteState *s, uint8_t type, uint32_t obj,
 void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c)
 {
     struct kite_cmd_create_eq in;
-    uint32_t cfg, eqn, log, vector;
+    uint32_t cfg, eqn, log, vector, mod;
     KiteEQ *eq;
     KitePbl pbl;
 
@@ -142,9 +256,12 @@ void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c)
                      offsetof(struct kite_cmd_create_eq, cfg));
         return;
     }
-    if (in.rsvd) {
+    /* Moderation is for completion EQs: commands and errors come at once. */
+    mod = le32_to_cpu(in.moderation);
+    if ((mod & ~(KITE_EQ_MOD_MAX_US | KITE_EQ_MOD_TARGET)) ||
+        (mod && (cfg & KITE_EQ_CFG_CTRL))) {
         kite_cmd_err(c, KITE_CMD_E_PARAM,
-                     offsetof(struct kite_cmd_create_eq, rsvd));
+                     offsetof(struct kite_cmd_create_eq, moderation));
         return;
     }
     if (cfg & KITE_EQ_CFG_CTRL) {
@@ -174,7 +291,15 @@ void kite_cmd_create_eq(KiteState *s, KiteCmdCtx *c)
         .vector = vector,
         .cfg = cfg,
         .pbl = pbl,
+        .s = s,
+        .mod_max_us = FIELD_GET(KITE_EQ_MOD_MAX_US, mod),
+        .mod_target = FIELD_GET(KITE_EQ_MOD_TARGET, mod) ?:
+                      KITE_EQ_MOD_DEF_TARGET,
     };
+    if (eq->mod_max_us) {
+        eq->mod_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_eq_mod_timer,
+                                     eq);
+    }
     c->result = eqn;
 }
 
@@ -198,8 +323,7 @@ void kite_cmd_destroy_eq(KiteState *s, KiteCmdCtx *c)
         }
     }
     clear_bit(eqn, s->rdma.eq_db_pending);
-    kite_pbl_free(&eq->pbl);
-    memset(eq, 0, sizeof(*eq));
+    kite_eq_free(eq);
 }
 
 /* Completion queues */
@@ -387,6 +511,7 @@ bool kite_cq_write_cqe(KiteState *s, KiteCQ *cq, const struct kite_cqe *in)
     }
     cq->pi++;
     s->stats[KITE_STAT_CQES]++;
+    kite_eq_mod_cqe(s, cq->eqn);
 
     opcode = FIELD_GET(KITE_CQE_OPCODE, le32_to_cpu(cqe->op_own));
     solicited = (le16_to_cpu(cqe->flags) & KITE_CQE_F_SOLICITED) ||
@@ -1474,8 +1599,7 @@ void kite_db_bh(void *opaque)
         budget--;
         if (r->eq[n].valid && r->eq[n].armed &&
             (uint16_t)r->eq[n].pi != r->eq[n].ci) {
-            r->eq[n].armed = false;
-            kite_raise_vector(s, r->eq[n].vector);
+            kite_eq_fire(s, n, &r->eq[n]);
         }
     }
     while (budget > 0) {
@@ -1501,9 +1625,8 @@ void kite_queue_reset(KiteState *s)
     uint32_t i;
 
     for (i = 0; i < KITE_MAX_EQ; i++) {
-        kite_pbl_free(&r->eq[i].pbl);
+        kite_eq_free(&r->eq[i]);
     }
-    memset(r->eq, 0, sizeof(r->eq));
     for (i = 0; i < KITE_MAX_CQ; i++) {
         if (r->cq[i].valid) {
             kite_cq_free(s, &r->cq[i]);

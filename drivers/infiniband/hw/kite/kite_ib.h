@@ -269,6 +269,13 @@ void kite_ib_cmd_fatal(struct kite_ib_dev *dev, const char *why);
 
 #define KITE_IB_EQ_LOG_DEPTH		10	/* 1024 EQEs per EQ */
 #define KITE_IB_EQ_BUDGET		64	/* EQEs per tasklet run */
+/*
+ * The longest a completion EQ's interrupt may be held by the device's
+ * adaptive moderation (KITE_FEAT_EQ_MODERATION): it holds only while
+ * completions keep coming, so an idle or one-request-at-a-time queue is
+ * not delayed (prm_eq.rst, "Interrupt moderation").
+ */
+#define KITE_IB_EQ_MOD_MAX_US		4000
 
 /**
  * struct kite_ib_eq - an event queue and its interrupt

@@ -490,8 +490,9 @@ static irqreturn_t kite_ib_eq_irq(int irq, void *data)
 
 /*
  * Create EQ @index (0: the control EQ) on the RDMA driver's vector @vec:
- * ring, CREATE_EQ, IRQ, then arm it. The EQ starts disarmed in the device,
- * so no interrupt can come before its handler is installed.
+ * ring, CREATE_EQ (a completion EQ with the device's adaptive interrupt
+ * moderation when it has it), IRQ, then arm it. The EQ starts disarmed in
+ * the device, so no interrupt can come before its handler is installed.
  */
 static int kite_ib_eq_create(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
 			     unsigned int index, unsigned int vec)
@@ -524,6 +525,10 @@ static int kite_ib_eq_create(struct kite_ib_dev *dev, struct kite_ib_eq *eq,
 					KITE_IB_EQ_LOG_DEPTH) |
 			     FIELD_PREP(KITE_EQ_CFG_VECTOR, eq->vector) |
 			     (ctrl ? KITE_EQ_CFG_CTRL : 0));
+	/* Completion EQs only: commands and errors are reported at once. */
+	if (!ctrl && (dev->caps.features & KITE_FEAT_EQ_MODERATION))
+		in.moderation = cpu_to_le32(FIELD_PREP(KITE_EQ_MOD_MAX_US,
+						       KITE_IB_EQ_MOD_MAX_US));
 	in.pbl = eq->hwq.pbl.desc;
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err) {
