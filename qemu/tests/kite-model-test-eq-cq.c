@@ -866,4 +866,24 @@ void g_eq_mod(void)
 	mod_rearm();
 	mod_cqe();
 	tap(msi_take(EQ2_VEC), "nothing came during the last hold: the next event interrupts at once");
+
+	/* Interrupts of 3 CQEs further apart than the hold-off: it doubles. */
+	mod_cqe();
+	mod_cqe();
+	mod_rearm();
+	mod_cqe();
+	fired = msi_take(EQ2_VEC);
+	clock_step(40000);
+	mod_cqe();
+	mod_cqe();
+	mod_rearm();
+	mod_cqe();
+	tap(fired && msi_take(EQ2_VEC), "two interrupts of 3 CQEs, 45 us apart: both at once (hold-off 32 us)");
+	mod_rearm();
+	mod_cqe();
+	clock_step(40000);
+	fired = msi_take(EQ2_VEC);
+	clock_step(30000);
+	tap(!fired && msi_take(EQ2_VEC),
+	    "the second doubled the hold-off: the next event is held 64 us, not 32");
 }

@@ -47,9 +47,10 @@ static KiteEQ *kite_eq_lookup(KiteState *s, uint32_t eqn)
 
 /*
  * Adaptive interrupt moderation of a completion EQ (prm_eq.rst,
- * "Interrupt moderation"): the hold-off starts at KITE_EQ_MOD_STEP_US
- * once an interrupt covers KITE_EQ_MOD_PROBE_CQES CQEs, and each held
- * interrupt adapts it to what the hold brought.
+ * "Interrupt moderation"): an interrupt that covers
+ * KITE_EQ_MOD_PROBE_CQES CQEs or more without being held doubles the
+ * hold-off (from KITE_EQ_MOD_STEP_US), and each held interrupt adapts it
+ * to what the hold brought.
  */
 #define KITE_EQ_MOD_STEP_US     32
 #define KITE_EQ_MOD_PROBE_CQES  3
@@ -60,9 +61,9 @@ static uint32_t kite_eq_mod_next(const KiteEQ *eq, int64_t now)
     uint32_t h = eq->mod_hold_us;
 
     if (!eq->mod_held) {
-        /* Not held: several completions per interrupt start holding. */
-        if (!h && eq->mod_cqes >= KITE_EQ_MOD_PROBE_CQES) {
-            h = MIN(KITE_EQ_MOD_STEP_US, eq->mod_max_us);
+        /* Not held: several completions per interrupt hold longer. */
+        if (eq->mod_cqes >= KITE_EQ_MOD_PROBE_CQES) {
+            h = MIN(MAX(h * 2, KITE_EQ_MOD_STEP_US), eq->mod_max_us);
         }
         return h;
     }
