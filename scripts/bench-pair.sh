@@ -107,7 +107,14 @@ while :; do
 	pid=${KITE_VM_PID[bench-b]}
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	read -r lost key <<<"$(current "$crashed")"
+	# The run lost is the one in progress: the earlier of the two VMs'
+	# (a VM that is through its list says "N end" while the other may
+	# still be in a run, e.g. the NVMe target while the host runs fio).
+	read -r lost key <<<"$(current a)"
+	read -r lb kb <<<"$(current b)"
+	if [ "$lb" -lt "$lost" ]; then
+		lost=$lb key=$kb
+	fi
 	warn "VM $crashed crashed in run $lost ($key); see $logs/bench-pair-$crashed.crash$restarts"
 	for f in "$logs"/bench-pair-a/fig/*; do
 		n=$(basename "$f")
