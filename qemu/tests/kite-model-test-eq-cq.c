@@ -801,6 +801,7 @@ void g_eq_mod(void)
 	const char *reply = "";
 	struct res r;
 	bool fired;
+	int i;
 
 	fixture();
 	if (!qom_set("debug-cqe", "0", &reply)) {
@@ -886,4 +887,21 @@ void g_eq_mod(void)
 	clock_step(30000);
 	tap(!fired && msi_take(EQ2_VEC),
 	    "the second doubled the hold-off: the next event is held 64 us, not 32");
+
+	/*
+	 * Request and response, one at a time: each interrupt covers the
+	 * CQE that raised it and the one after the last (2 CQEs), and a
+	 * hold-off never starts, however close together they come.
+	 */
+	mod_rearm();
+	mod_cqe();
+	fired = msi_take(EQ2_VEC);
+	for (i = 0; i < 10; i++) {
+		mod_cqe();
+		mod_rearm();
+		mod_cqe();
+		if (!msi_take(EQ2_VEC))
+			fired = false;
+	}
+	tap(fired, "ten exchanges of 2 CQEs each, 3 us apart: every event interrupts at once");
 }
