@@ -686,9 +686,9 @@ static inline ALWAYS_INLINE uint32_t kite_cqe_bits(uint32_t op, uint32_t phase)
 /*
  * The fast path of kite_cq_next_wc(), for the most frequent CQEs: a
  * send's, or a receive's from the QP's own RQ, on the QP of the CQE
- * before. @op_bits: the CQE is new and has opcode KITE_CQE_OP_REQ or
- * KITE_CQE_OP_RESP_SEND. Returns true if it filled @wc and moved the cursor
- * on; false leaves both to the full path.
+ * before. The caller has seen the CQE new, with opcode KITE_CQE_OP_REQ
+ * (@send) or KITE_CQE_OP_RESP_SEND. Returns true if it filled @wc and moved
+ * the cursor on; false leaves both to the full path.
  */
 static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 						 const struct kite_cqe *cqe,
