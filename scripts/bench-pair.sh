@@ -107,13 +107,17 @@ while :; do
 	pid=${KITE_VM_PID[bench-b]}
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	# The run lost is the one in progress: the earlier of the two VMs'
-	# (a VM that is through its list says "N end" while the other may
-	# still be in a run, e.g. the NVMe target while the host runs fio).
-	read -r lost key <<<"$(current a)"
-	read -r lb kb <<<"$(current b)"
-	if [ "$lb" -lt "$lost" ]; then
-		lost=$lb key=$kb
+	# The run lost is the crashed VM's, or the other VM's if that one is
+	# earlier and has no figure yet: a VM through its list says "N end"
+	# while the other may still be in a run (the NVMe target while the
+	# host runs fio), and a VM a run behind may be in one already measured.
+	other=a
+	[ "$crashed" = a ] && other=b
+	read -r lost key <<<"$(current "$crashed")"
+	read -r lo ko <<<"$(current "$other")"
+	if [ "$lo" -ge 0 ] && [ "$lo" -lt "$lost" ] &&
+		[ ! -e "$logs/bench-pair-a/fig/$lo" ]; then
+		lost=$lo key=$ko
 	fi
 	warn "VM $crashed crashed in run $lost ($key); see $logs/bench-pair-$crashed.crash$restarts"
 	for f in "$logs"/bench-pair-a/fig/*; do
