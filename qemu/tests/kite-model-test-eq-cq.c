@@ -794,6 +794,18 @@ static void mod_rearm(void)
 	clock_step(1000);
 }
 
+/*
+ * A completion event: @before CQEs while the CQ is not armed, the driver's
+ * re-arm, then the CQE that raises the event (an interrupt of before + 1).
+ */
+static void mod_event(unsigned int before)
+{
+	while (before--)
+		mod_cqe();
+	mod_rearm();
+	mod_cqe();
+}
+
 void g_eq_mod(void)
 {
 	struct kite_cmd_create_eq in = {};
@@ -823,20 +835,15 @@ void g_eq_mod(void)
 	mcq_sn = 0;
 	msi_take(EQ2_VEC);
 
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	tap(msi_take(EQ2_VEC), "no hold-off yet: the first completion event interrupts at once");
 
 	/* Two more CQEs while the CQ is not armed: an interrupt of 3 CQEs. */
-	mod_cqe();
-	mod_cqe();
-	mod_rearm();
-	mod_cqe();
+	mod_event(2);
 	tap(msi_take(EQ2_VEC), "an interrupt covering 3 CQEs is raised at once (and starts a 32 us hold-off)");
 
 	/* Within 32 us of it: held; CQEs keep coming to its end: doubled. */
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	tap(!msi_take(EQ2_VEC), "an event 2 us after the last interrupt is held");
 	clock_step(10000);
 	mod_cqe();
@@ -847,16 +854,14 @@ void g_eq_mod(void)
 	tap(msi_take(EQ2_VEC), "raised at the end of the 32 us hold-off");
 
 	/* Now 64 us; CQEs stop early in the hold: halved, to 32 us. */
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	fired = msi_take(EQ2_VEC);
 	mod_cqe();
 	clock_step(40000);
 	tap(!fired && !msi_take(EQ2_VEC), "the hold-off doubled: still held 50 us after the last interrupt");
 	clock_step(20000);
 	tap(msi_take(EQ2_VEC), "raised at the end of the 64 us hold-off");
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	clock_step(20000);
 	fired = msi_take(EQ2_VEC);
 	clock_step(10000);
@@ -864,24 +869,16 @@ void g_eq_mod(void)
 	    "the hold-off halved (the CQEs stopped in its first half): raised 32 us after the last interrupt");
 
 	/* A held interrupt nothing else came in: no hold-off any more. */
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	tap(msi_take(EQ2_VEC), "nothing came during the last hold: the next event interrupts at once");
 
 	/* Interrupts of 3 CQEs further apart than the hold-off: it doubles. */
-	mod_cqe();
-	mod_cqe();
-	mod_rearm();
-	mod_cqe();
+	mod_event(2);
 	fired = msi_take(EQ2_VEC);
 	clock_step(40000);
-	mod_cqe();
-	mod_cqe();
-	mod_rearm();
-	mod_cqe();
+	mod_event(2);
 	tap(fired && msi_take(EQ2_VEC), "two interrupts of 3 CQEs, 45 us apart: both at once (hold-off 32 us)");
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	clock_step(40000);
 	fired = msi_take(EQ2_VEC);
 	clock_step(30000);
@@ -893,13 +890,10 @@ void g_eq_mod(void)
 	 * CQE that raised it and the one after the last (2 CQEs), and a
 	 * hold-off never starts, however close together they come.
 	 */
-	mod_rearm();
-	mod_cqe();
+	mod_event(0);
 	fired = msi_take(EQ2_VEC);
 	for (i = 0; i < 10; i++) {
-		mod_cqe();
-		mod_rearm();
-		mod_cqe();
+		mod_event(1);
 		if (!msi_take(EQ2_VEC))
 			fired = false;
 	}
