@@ -166,7 +166,8 @@ vm_start() {
 	local -a evs=()
 	[ -n "$trace" ] && IFS=, read -ra evs <<<"$trace"
 	for ev in "${evs[@]}"; do qargs+=(-trace "$ev"); done
-	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log")
+	# Each event time-stamped (the host's real-time clock, microseconds).
+	[ -n "$trace" ] && qargs+=(-d guest_errors -D "$dir/qemu.log" -msg timestamp=on)
 	# KITE_QEMU_PERF=1: QEMU runs under 'perf record' (frequency
 	# KITE_QEMU_PERF_FREQ, default 499 Hz) into the VM's perf.data: where
 	# the host's CPU time goes (README, "Benchmarks"), time-stamped by the

@@ -913,6 +913,55 @@ static void rc_pipe_wire(void)
 	tap(req_ok(&scq, a2.qpn, i4, WR, 0) && tcq_drain(&scq) == 0,
 	    "ACK: the unsignaled WRITE and the fenced one complete (%u silent)", i3);
 
+	psn += 4;
+
+	/*
+	 * A REG_MR between two WRITEs: executed without waiting for the first
+	 * WRITE's ACK, completed after it; going back N sends the WRITEs
+	 * again, not the REG_MR (executed again, it would fail: the key is
+	 * valid then).
+	 */
+	{
+		static const uint8_t two[2][3] = { { 0x0a, 0, 1 }, { 0x0a, 1, 1 } };
+		static const uint8_t second[1][3] = { { 0x0a, 1, 1 } };
+		uint32_t fkey, key;
+		uint16_t ir;
+
+		fkey = need(alloc_mr(fx_pd, 16, 0x10, &r), &r, "ALLOC_MR (16 pages)");
+		key = (fkey & ~0xffu) | 0x77;
+		g[0] = sge(100, E.lkey, SRC);
+		i1 = write_rc(&a2, WR | SIG, 0, 0x70000, 0xabcd01, 0, 0, g, 1);
+		ring_sq(&a2);
+		ir = post_reg_mr(&a2, 0x6000000000ULL, 4096, key, KITE_ACCESS_LOCAL_WRITE,
+				 E.mr.pbl.addr, 1);
+		i2 = write_rc(&a2, WR | SIG, 0, 0x70100, 0xabcd01, 0, 0, g, 1);
+		ring_sq(&a2);
+		n = w_collect(false, 0, W_NONE);
+		if (!tap(wlog_is(0, n, psn, two, 2),
+			 "WRITE, REG_MR, WRITE: the second WRITE is sent before the first's ACK"))
+			wlog_diag(n);
+		tap(tcq_drain(&scq) == 0, "... and nothing completes before an ACK");
+		w_ack(a2.qpn, psn, 0x60);
+		n = w_collect(false, 0, W_NONE);
+		if (!tap(wlog_is(0, n, psn, two, 2) && tcq_drain(&scq) == 0,
+			 "NAK sequence error for the first WRITE: both WRITEs sent again, "
+			 "nothing completes"))
+			wlog_diag(n);
+		w_ack(a2.qpn, psn + 1, 0x60);
+		n = w_collect(false, 0, W_NONE);
+		tap(req_ok(&scq, a2.qpn, i1, WR, 0) &&
+		    req_ok(&scq, a2.qpn, ir, KITE_WQE_OP_REG_MR, 0) && tcq_drain(&scq) == 0,
+		    "NAK for the second WRITE: the first completes, then the REG_MR (once)");
+		if (!tap(wlog_is(0, n, psn, second, 1), "... and the second WRITE is sent again"))
+			wlog_diag(n);
+		w_ack(a2.qpn, psn + 1, 0x1f);
+		tap(req_ok(&scq, a2.qpn, i2, WR, 0) && tcq_drain(&scq) == 0,
+		    "ACK for the second WRITE: it completes");
+		psn += 2;
+		cmd_obj(KITE_CMD_DEREG_MR, key, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the key the REG_MR registered");
+	}
+
 	/* ACK timeout with four WQEs outstanding; retry_cnt 1. */
 	need(tqp_create(&a3, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
 	     "CREATE_QP RC (timeout 10, retry 1)");

@@ -289,6 +289,7 @@ typedef struct KiteRcState {
     uint16_t tx;
     uint32_t tx_pkt;
     bool tx_blocked;            /* WQE sq.ci + tx failed: wait to head */
+    bool reg_wait;              /* a REG_MR failed early: wait for none out */
     uint16_t cwnd;              /* congestion window, 0: KITE_RC_PSN_WINDOW */
     uint16_t cwnd_acked;        /* packets acknowledged towards cwnd + 1 */
     /* Packets, and messages ended, since the last packet with AckReq. */

@@ -621,6 +621,16 @@ static KiteRcSwqe *kite_rc_swqe(KiteQP *qp, uint32_t i)
 }
 
 /*
+ * An outstanding REG_MR, executed while earlier WQEs were outstanding
+ * (kite_rc_reg_early()): it uses no PSN, every other outstanding WQE one
+ * at least, and it completes as soon as it is the oldest.
+ */
+static bool kite_rc_swqe_local(const KiteRcSwqe *e)
+{
+    return !e->npsn;
+}
+
+/*
  * Nothing to retransmit for now: the local ACK (or RNR) timer and the
  * probe timer disarmed, and an expiry not yet handled forgotten.
  */
@@ -641,6 +651,7 @@ static void kite_rc_req_clear(KiteRcState *rc)
     rc->tx = 0;
     rc->tx_pkt = 0;
     rc->tx_blocked = false;
+    rc->reg_wait = false;
     kite_rc_timers_off(rc);
     rc->probes = 0;
 }
@@ -832,6 +843,17 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
         rc->tx--;
     } else {
         rc->tx_pkt = 0;
+    }
+    /* The REG_MRs right after it were executed: they complete now. */
+    while (rc->nout && kite_rc_swqe_local(e = kite_rc_swqe(qp, 0))) {
+        if (e->signaled || (qp->flags & KITE_QP_F_SQ_SIG_ALL)) {
+            kite_req_cqe(s, qpn, qp, e->wqe_idx, e->op, 0);
+        }
+        qp->sq.ci++;
+        rc->nout--;
+        if (rc->tx) {
+            rc->tx--;
+        }
     }
     kite_rc_progress(s, qpn, qp);
     if (!rc->nout && qp->state == KITE_QPS_SQD) {
@@ -1175,6 +1197,32 @@ static void kite_rc_local(KiteState *s, uint32_t qpn, KiteQP *qp,
     qp->sq.ci++;
 }
 
+/*
+ * A REG_MR after outstanding WQEs (all sent): executed now, without
+ * waiting for their acknowledgements, and outstanding until they complete
+ * (the completions stay in order). Not with a fence, and not LOCAL_INV or
+ * BIND_MW, whose effect could fail an earlier WQE sent again; not a
+ * REG_MR that fails either: it is tried again, and fails in order, once
+ * the earlier WQEs have completed (reg_wait). False: @w waits until no WQE
+ * is outstanding.
+ */
+static bool kite_rc_reg_early(KiteState *s, uint32_t qpn, KiteQP *qp,
+                              const KiteRcWqe *w)
+{
+    KiteRcState *rc = &qp->rc;
+
+    if (w->op != KITE_WQE_OP_REG_MR || (w->opw & KITE_WQE_F_FENCE)) {
+        return false;
+    }
+    if (kite_engine_local_op(s, qpn, qp, w->wqe, 1U << qp->sq.wqe_shift)) {
+        rc->reg_wait = true;
+        return false;
+    }
+    kite_rc_start(s, qp, w, 0);
+    rc->tx++;
+    return true;
+}
+
 bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
 {
     KiteRcState *rc = &qp->rc;
@@ -1207,6 +1255,13 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
         if (kite_rc_sq_waits(qp)) {
             break;
         }
+        if (rc->tx < rc->nout &&
+            kite_rc_swqe_local(kite_rc_swqe(qp, rc->tx))) {
+            /* Going back: a REG_MR is executed once, not again. */
+            rc->tx++;
+            rc->tx_pkt = 0;
+            continue;
+        }
         if (s->rdma.engine_tx_waiting || *budget <= 0) {
             done = false;
             break;
@@ -1224,10 +1279,13 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
                 continue;
             }
             if (kite_wqe_op_local(w->op)) {
-                if (rc->nout) {
+                if (!rc->nout) {
+                    rc->reg_wait = false;
+                    kite_rc_local(s, qpn, qp, w);
+                } else if (rc->reg_wait ||
+                           !kite_rc_reg_early(s, qpn, qp, w)) {
                     break;              /* after everything earlier */
                 }
-                kite_rc_local(s, qpn, qp, w);
                 continue;
             }
             if (w->op == KITE_WQE_OP_ATOMIC_CS ||
@@ -1273,15 +1331,15 @@ static bool kite_rc_implicit_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
                                  uint32_t i, uint32_t off)
 {
     KiteRcState *rc = &qp->rc;
-    KiteRcSwqe *e;
+    /* Completing one may complete the REG_MRs after it: up to this one. */
+    KiteRcSwqe *e = kite_rc_swqe(qp, i);
 
-    for (; i; i--) {
+    while (kite_rc_swqe(qp, 0) != e) {
         if (kite_rc_is_rd(kite_rc_swqe(qp, 0)->op)) {
             return false;
         }
         kite_rc_req_done(s, qpn, qp, 0);
     }
-    e = kite_rc_swqe(qp, 0);
     if (!kite_rc_is_rd(e->op) && off > e->acked) {
         e->acked = off;
         if (!rc->tx) {
