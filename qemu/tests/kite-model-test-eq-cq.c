@@ -853,20 +853,45 @@ void g_eq_mod(void)
 	clock_step(15000);
 	tap(msi_take(EQ2_VEC), "raised at the end of the 32 us hold-off");
 
-	/* Now 64 us; CQEs stop early in the hold: halved, to 32 us. */
+	/* Now 64 us; one CQE, then a pause: raised at the quiet time. */
 	mod_event(0);
 	fired = msi_take(EQ2_VEC);
 	mod_cqe();
-	clock_step(40000);
-	tap(!fired && !msi_take(EQ2_VEC), "the hold-off doubled: still held 50 us after the last interrupt");
-	clock_step(20000);
-	tap(msi_take(EQ2_VEC), "raised at the end of the 64 us hold-off");
+	clock_step(6000);
+	tap(!fired && !msi_take(EQ2_VEC), "the hold-off doubled: held, one CQE 1 us into the hold");
+	clock_step(3000);
+	tap(msi_take(EQ2_VEC),
+	    "the CQEs paused: raised 8 us (the least quiet time) after the last, long before the 64 us");
+
+	/* Three CQEs 5 us apart, then a pause: raised 4 x 5 us after the last. */
 	mod_event(0);
-	clock_step(20000);
 	fired = msi_take(EQ2_VEC);
-	clock_step(10000);
+	for (i = 0; i < 3; i++) {
+		clock_step(4000);
+		mod_cqe();
+	}
+	clock_step(18000);
+	tap(!fired && !msi_take(EQ2_VEC), "three CQEs 5 us apart in a hold: still held 19 us after the last");
+	clock_step(2000);
+	tap(msi_take(EQ2_VEC), "raised 20 us (4 times their spacing) after the last: the burst ended");
+
+	/* CQEs every 3 us through the whole hold-off, 4 x target: halved. */
+	mod_event(0);
+	fired = msi_take(EQ2_VEC);
+	for (i = 0; i < 30; i++) {
+		clock_step(2000);
+		mod_cqe();
+		if (msi_take(EQ2_VEC))
+			break;
+	}
+	tap(!fired && i >= 19 && i < 30,
+	    "CQEs 3 us apart: held to the end of the kept 64 us hold-off (%d CQEs)", i + 1);
+	mod_event(0);
+	clock_step(12000);
+	fired = msi_take(EQ2_VEC);
+	clock_step(6000);
 	tap(!fired && msi_take(EQ2_VEC),
-	    "the hold-off halved (the CQEs stopped in its first half): raised 32 us after the last interrupt");
+	    "a hold of 2 x target CQEs halved the hold-off: a hold with no CQE ends at 16 us, half of 32");
 
 	/* A held interrupt nothing else came in: no hold-off any more. */
 	mod_event(0);
@@ -879,11 +904,11 @@ void g_eq_mod(void)
 	mod_event(2);
 	tap(fired && msi_take(EQ2_VEC), "two interrupts of 3 CQEs, 45 us apart: both at once (hold-off 32 us)");
 	mod_event(0);
-	clock_step(40000);
+	clock_step(20000);
 	fired = msi_take(EQ2_VEC);
-	clock_step(30000);
+	clock_step(13000);
 	tap(!fired && msi_take(EQ2_VEC),
-	    "the second doubled the hold-off: the next event is held 64 us, not 32");
+	    "the second doubled the hold-off: a hold with no CQE ends at 32 us, half of 64");
 
 	/*
 	 * Request and response, one at a time: each interrupt covers the

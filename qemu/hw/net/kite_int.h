@@ -121,7 +121,9 @@ typedef struct KiteEQ {
      * Adaptive interrupt moderation (prm_eq.rst), with mod_max_us != 0:
      * the hold-off now, when the vector was last raised, the CQEs written
      * to the EQ's CQs since then and, of those, the ones written while a
-     * raise was held (and when the last of them was).
+     * raise was held; when the hold-off ends, when the hold's last CQE
+     * came (its beginning before the first) and the shortest time
+     * between two of its CQEs so far (INT64_MAX: none yet).
      */
     KiteState *s;
     uint16_t mod_max_us;
@@ -131,7 +133,9 @@ typedef struct KiteEQ {
     uint32_t mod_cqes;
     uint32_t mod_held_cqes;
     int64_t mod_last_raise;
+    int64_t mod_due;
     int64_t mod_last_cqe;
+    int64_t mod_min_gap;
     QEMUTimer *mod_timer;
 } KiteEQ;
 

@@ -50,10 +50,14 @@ static KiteEQ *kite_eq_lookup(KiteState *s, uint32_t eqn)
  * "Interrupt moderation"): an interrupt that covers
  * KITE_EQ_MOD_PROBE_CQES CQEs or more without being held doubles the
  * hold-off (from KITE_EQ_MOD_STEP_US), and each held interrupt adapts it
- * to what the hold brought.
+ * to what the hold brought. A hold ends early when the CQEs pause for
+ * KITE_EQ_MOD_QUIET times their shortest spacing in it (at least
+ * KITE_EQ_MOD_QUIET_MIN_US; half the hold-off before the first).
  */
 #define KITE_EQ_MOD_STEP_US     32
 #define KITE_EQ_MOD_PROBE_CQES  3
+#define KITE_EQ_MOD_QUIET       4
+#define KITE_EQ_MOD_QUIET_MIN_US 8
 
 /* The hold-off after an interrupt at @now: prm_eq.rst's rules, in order. */
 static uint32_t kite_eq_mod_next(const KiteEQ *eq, int64_t now)
@@ -71,16 +75,34 @@ static uint32_t kite_eq_mod_next(const KiteEQ *eq, int64_t now)
         /* Nothing else came: one request at a time. */
         return 0;
     }
-    if (now - eq->mod_last_cqe > (int64_t)h * SCALE_US / 2 ||
-        eq->mod_cqes >= 2U * eq->mod_target) {
-        /* The CQEs stopped in the hold's first half, or more than enough. */
+    if (eq->mod_cqes >= 2U * eq->mod_target) {
+        /* More than enough. */
         h /= 2;
         return h < KITE_EQ_MOD_STEP_US ? 0 : h;
+    }
+    if (now < eq->mod_due) {
+        /* The CQEs paused: a burst ended before the hold-off did. */
+        return h;
     }
     if (eq->mod_cqes < eq->mod_target) {
         return MIN(h * 2, eq->mod_max_us);
     }
     return h;
+}
+
+/*
+ * When a held interrupt is raised, at @now: at the hold-off's end, or
+ * earlier once the CQEs pause (the quiet time after the last).
+ */
+static void kite_eq_mod_schedule(KiteEQ *eq, int64_t now)
+{
+    int64_t quiet = (int64_t)eq->mod_hold_us * SCALE_US / 2;
+
+    if (eq->mod_min_gap < quiet / KITE_EQ_MOD_QUIET) {
+        quiet = MAX(KITE_EQ_MOD_QUIET * eq->mod_min_gap,
+                    (int64_t)KITE_EQ_MOD_QUIET_MIN_US * SCALE_US);
+    }
+    timer_mod(eq->mod_timer, MIN(eq->mod_due, now + quiet));
 }
 
 /* Raise the EQ's vector and disarm it; a moderated EQ adapts its hold-off. */
@@ -100,27 +122,31 @@ static void kite_eq_raise(KiteState *s, uint32_t eqn, KiteEQ *eq)
         eq->mod_cqes = 0;
         eq->mod_held_cqes = 0;
         eq->mod_last_raise = now;
+        timer_del(eq->mod_timer);
     }
     kite_raise_vector(s, eq->vector);
 }
 
 /*
  * The armed EQ @eq has an EQE software has not consumed: raise its vector
- * now, or for a moderated EQ within its hold-off of the last interrupt at
- * the end of the hold-off (the EQ stays armed until then).
+ * now, or for a moderated EQ within its hold-off of the last interrupt
+ * hold it (the EQ stays armed until then).
  */
 static void kite_eq_fire(KiteState *s, uint32_t eqn, KiteEQ *eq)
 {
-    int64_t due;
+    int64_t now;
 
     if (eq->mod_held) {
         return;
     }
     if (eq->mod_hold_us) {
-        due = eq->mod_last_raise + (int64_t)eq->mod_hold_us * SCALE_US;
-        if (qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) < due) {
+        now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        eq->mod_due = eq->mod_last_raise + (int64_t)eq->mod_hold_us * SCALE_US;
+        if (now < eq->mod_due) {
             eq->mod_held = true;
-            timer_mod(eq->mod_timer, due);
+            eq->mod_last_cqe = now;
+            eq->mod_min_gap = INT64_MAX;
+            kite_eq_mod_schedule(eq, now);
             return;
         }
     }
@@ -140,14 +166,18 @@ static void kite_eq_mod_timer(void *opaque)
 static void kite_eq_mod_cqe(KiteState *s, uint32_t eqn)
 {
     KiteEQ *eq = kite_eq_lookup(s, eqn);
+    int64_t now;
 
     if (!eq || !eq->mod_max_us) {
         return;
     }
     eq->mod_cqes++;
     if (eq->mod_held) {
+        now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
         eq->mod_held_cqes++;
-        eq->mod_last_cqe = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        eq->mod_min_gap = MIN(eq->mod_min_gap, now - eq->mod_last_cqe);
+        eq->mod_last_cqe = now;
+        kite_eq_mod_schedule(eq, now);
     }
 }
 
