@@ -25,6 +25,12 @@ for f in "$gids"/*; do
 	grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' "$f" && gidx=$(basename "$f") && break
 done
 check "pyverbs: the suite and pyverbs are built" test -f "$KITE_RDMA_CORE/python/pyverbs/__init__.py"
+# The suite's rdmacm tests open /dev/infiniband/rdma_cm: rdma_ucm loaded,
+# as a host's rdma-core loads it at boot, not left to librdmacm's
+# on-demand load (once it was not there: ENOENT for every rdmacm test).
+check "pyverbs: rdma_ucm loads (/dev/infiniband/rdma_cm)" bash -c \
+	'modprobe rdma_ucm && [ -e /sys/class/misc/rdma_cm ]'
+
 # 2 MiB huge pages for the suite's huge-page tests (a parent domain whose
 # allocator hands out rings from one).
 check "pyverbs: 8 huge pages of 2 MiB reserved" bash -c \
