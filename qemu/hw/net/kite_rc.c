@@ -621,16 +621,6 @@ static KiteRcSwqe *kite_rc_swqe(KiteQP *qp, uint32_t i)
 }
 
 /*
- * An outstanding REG_MR, executed while earlier WQEs were outstanding
- * (kite_rc_reg_early()): it uses no PSN, every other outstanding WQE one
- * at least, and it completes as soon as it is the oldest.
- */
-static bool kite_rc_swqe_local(const KiteRcSwqe *e)
-{
-    return !e->npsn;
-}
-
-/*
  * Nothing to retransmit for now: the local ACK (or RNR) timer and the
  * probe timer disarmed, and an expiry not yet handled forgotten.
  */
@@ -844,8 +834,11 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
     } else {
         rc->tx_pkt = 0;
     }
-    /* The REG_MRs right after it were executed: they complete now. */
-    while (rc->nout && kite_rc_swqe_local(e = kite_rc_swqe(qp, 0))) {
+    /*
+     * The REG_MRs right after it (kite_rc_reg_early(): outstanding, no
+     * PSN) were executed: they complete now.
+     */
+    while (rc->nout && kite_wqe_op_local((e = kite_rc_swqe(qp, 0))->op)) {
         if (e->signaled || (qp->flags & KITE_QP_F_SQ_SIG_ALL)) {
             kite_req_cqe(s, qpn, qp, e->wqe_idx, e->op, 0);
         }
@@ -1256,7 +1249,7 @@ bool kite_rc_sq_process(KiteState *s, uint32_t qpn, KiteQP *qp, int *budget)
             break;
         }
         if (rc->tx < rc->nout &&
-            kite_rc_swqe_local(kite_rc_swqe(qp, rc->tx))) {
+            kite_wqe_op_local(kite_rc_swqe(qp, rc->tx)->op)) {
             /* Going back: a REG_MR is executed once, not again. */
             rc->tx++;
             rc->tx_pkt = 0;
