@@ -227,8 +227,13 @@ struct kite_send_wqe {
 
 #define KITE_SWQE_INLINE_OK	BIT(0)	/* the opcode can carry inline data */
 #define KITE_SWQE_AV		BIT(1)	/* a UD send: an address vector first */
-#define KITE_SWQE_AV_SET	BIT(2)	/* ... and it was written */
-#define KITE_SWQE_ATOMIC	BIT(3)	/* one SGE of 8 bytes is required */
+/*
+ * What the WQE still lacks or must still be checked for when it is closed:
+ * one test of the mask closes a complete WQE.
+ */
+#define KITE_SWQE_NEED_AV	BIT(2)	/* the address vector, not written yet */
+#define KITE_SWQE_NEED_ATOMIC	BIT(3)	/* one SGE of 8 bytes, checked at close */
+#define KITE_SWQE_PENDING	(KITE_SWQE_NEED_AV | KITE_SWQE_NEED_ATOMIC)
 
 struct kite_qp {
 	struct verbs_qp vqp;

@@ -191,12 +191,12 @@ static inline ALWAYS_INLINE void kite_send_open(struct kite_qp *qp,
 						struct kite_send_wqe *b,
 						const struct kite_send_op *sop,
 						unsigned int send_flags,
-						uint64_t wr_id)
+						uint64_t wr_id, bool ud)
 {
 	uint32_t pi = qp->sq.pi;
 	uint32_t slot = kite_ring_slot(&qp->sq.ring, pi);
 	uint8_t *wqe = kite_ring_entry(&qp->sq.ring, pi);
-	bool av = (sop->flags & KITE_SOP_AV) && qp->ud;
+	bool av = (sop->flags & KITE_SOP_AV) && ud;
 
 	*(struct kite_wqe_ctrl *)wqe = (struct kite_wqe_ctrl){
 		.opcode = htole32(FIELD_PREP(KITE_WQE_OPCODE, sop->wqe_op) |
@@ -210,8 +210,9 @@ static inline ALWAYS_INLINE void kite_send_open(struct kite_qp *qp,
 		.op = sop->wqe_op,
 		.flags = (sop->flags & KITE_SOP_NO_INLINE ?
 			  0 : KITE_SWQE_INLINE_OK) |
-			 (av ? KITE_SWQE_AV : 0) |
-			 (sop->flags & KITE_SOP_ATOMIC ? KITE_SWQE_ATOMIC : 0),
+			 (av ? KITE_SWQE_AV | KITE_SWQE_NEED_AV : 0) |
+			 (sop->flags & KITE_SOP_ATOMIC ?
+			  KITE_SWQE_NEED_ATOMIC : 0),
 	};
 	qp->sq.wr_id[slot] = wr_id;
 	qp->sq.opcode[slot] = sop->wc_op;
@@ -245,7 +246,7 @@ static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 	sop = kite_send_op(wr_op, ibqp->qp_type);
 	if (!sop)
 		return EINVAL;
-	kite_send_open(qp, b, sop, send_flags, wr_id);
+	kite_send_open(qp, b, sop, send_flags, wr_id, qp->ud);
 	return 0;
 }
 
@@ -365,7 +366,7 @@ static int kite_send_ud(struct kite_send_wqe *b, struct ibv_ah *ah,
 	*av = to_kite_ah(ah)->av;
 	av->remote_qpn = htole32(remote_qpn);
 	av->qkey = htole32(remote_qkey);
-	b->flags |= KITE_SWQE_AV_SET;
+	b->flags &= ~KITE_SWQE_NEED_AV;
 	return 0;
 }
 
@@ -425,6 +426,14 @@ static int kite_send_check_atomic(struct kite_send_wqe *b)
 	       le32toh(seg->length) == 8 ? 0 : EINVAL;
 }
 
+/* The pending checks of a WQE (KITE_SWQE_PENDING): 0 or EINVAL. */
+static int kite_send_check_pending(struct kite_send_wqe *b)
+{
+	if (b->flags & KITE_SWQE_NEED_AV)
+		return EINVAL;
+	return kite_send_check_atomic(b);
+}
+
 /*
  * Close the open WQE: the checks that need all of it (a UD send has its
  * address, an atomic one SGE of 8 bytes). EINVAL: the WQE is dropped.
@@ -432,10 +441,8 @@ static int kite_send_check_atomic(struct kite_send_wqe *b)
 static inline ALWAYS_INLINE int kite_send_close(struct kite_qp *qp,
 						struct kite_send_wqe *b)
 {
-	if (unlikely((b->flags & (KITE_SWQE_AV | KITE_SWQE_AV_SET)) ==
-		     KITE_SWQE_AV ||
-		     ((b->flags & KITE_SWQE_ATOMIC) &&
-		      kite_send_check_atomic(b)))) {
+	if (unlikely(b->flags & KITE_SWQE_PENDING) &&
+	    kite_send_check_pending(b)) {
 		kite_send_drop(qp, b);
 		return EINVAL;
 	}
@@ -585,11 +592,11 @@ static void kite_wr_check(struct kite_qp *qp, int ret)
 }
 
 /*
- * Close the open WQE, if any, and open one for @wr_op; NULL after an error
- * (no WQE is open then).
+ * Close the open WQE, if any, and open one for @wr_op on a QP that is UD
+ * (@ud) or not; NULL after an error (no WQE is open then).
  */
 static inline ALWAYS_INLINE struct kite_send_wqe *
-kite_wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode wr_op)
+kite_wr_begin_type(struct ibv_qp_ex *qpx, enum ibv_wr_opcode wr_op, bool ud)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 	struct kite_send_wqe *b = &qp->wr_cur;
@@ -614,8 +621,15 @@ kite_wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode wr_op)
 		return NULL;
 	}
 	kite_send_open(qp, b, &kite_send_ops[wr_op], qpx->wr_flags,
-		       qpx->wr_id);
+		       qpx->wr_id, ud);
 	return b;
+}
+
+/* kite_wr_begin_type() for an operation only connected QPs have. */
+static inline ALWAYS_INLINE struct kite_send_wqe *
+kite_wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode wr_op)
+{
+	return kite_wr_begin_type(qpx, wr_op, false);
 }
 
 /* The open WQE, for its segments; NULL (and EINVAL) if there is none. */
@@ -631,14 +645,32 @@ static inline ALWAYS_INLINE struct kite_send_wqe *kite_wr_cur(struct ibv_qp_ex *
 	return &qp->wr_cur;
 }
 
+/*
+ * SEND and SEND_IMM, which UD QPs have too, come in two versions:
+ * kite_set_wr_ops() takes the one of the QP's type.
+ */
 static void kite_wr_send(struct ibv_qp_ex *qpx)
 {
 	kite_wr_begin(qpx, IBV_WR_SEND);
 }
 
+static void kite_wr_send_ud(struct ibv_qp_ex *qpx)
+{
+	kite_wr_begin_type(qpx, IBV_WR_SEND, true);
+}
+
 static void kite_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
 	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (b)
+		kite_send_imm(b, imm_data);
+}
+
+static void kite_wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	struct kite_send_wqe *b =
+		kite_wr_begin_type(qpx, IBV_WR_SEND_WITH_IMM, true);
 
 	if (b)
 		kite_send_imm(b, imm_data);
@@ -745,8 +777,9 @@ static void kite_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 
 /*
  * One SGE, the common case, written without kite_send_sges()'s general
- * checks: the QP was created with at least one send SGE (sq_sge_ok) and
- * the WQE has room for it after any operation's segments.
+ * checks: kite_set_wr_ops() takes it only if the QP was created with at
+ * least one send SGE and the WQE has room for it after any operation's
+ * segments (sq_sge_ok); kite_wr_set_sge_checked() otherwise.
  */
 static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 			    uint64_t addr, uint32_t length)
@@ -757,12 +790,21 @@ static void kite_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 
 	if (!b)
 		return;
-	if (!b->data_off || !qp->sq_sge_ok) {
+	if (!b->data_off) {
 		kite_wr_fail(qp, EINVAL);
 		return;
 	}
 	kite_write_sges((struct kite_wqe_sge *)(b->wqe + b->data_off), &sge, 1);
 	kite_send_set_data(b, 1, false);
+}
+
+/* One SGE with kite_send_sges()'s checks: EINVAL where it does not fit. */
+static void kite_wr_set_sge_checked(struct ibv_qp_ex *qpx, uint32_t lkey,
+				    uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	kite_wr_set_sge_list(qpx, 1, &sge);
 }
 
 static void kite_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
@@ -836,9 +878,10 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND)
-		qpx->wr_send = kite_wr_send;
+		qpx->wr_send = qp->ud ? kite_wr_send_ud : kite_wr_send;
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
-		qpx->wr_send_imm = kite_wr_send_imm;
+		qpx->wr_send_imm = qp->ud ? kite_wr_send_imm_ud :
+					    kite_wr_send_imm;
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_INV)
 		qpx->wr_send_inv = kite_wr_send_inv;
 	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE)
@@ -857,7 +900,8 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_bind_mw = kite_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = kite_wr_set_ud_addr;
-	qpx->wr_set_sge = kite_wr_set_sge;
+	qpx->wr_set_sge = qp->sq_sge_ok ? kite_wr_set_sge :
+					  kite_wr_set_sge_checked;
 	qpx->wr_set_sge_list = kite_wr_set_sge_list;
 	qpx->wr_set_inline_data = kite_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = kite_wr_set_inline_data_list;
