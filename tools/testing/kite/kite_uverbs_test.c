@@ -2748,6 +2748,46 @@ static void test_qp_ex_rc(struct ibv_context *ctx)
 	qpx_loop_free(&l);
 }
 
+/*
+ * A UD QP created without send SGEs or inline data: its WQE is the control
+ * segment and the address vector, with no room for data. The kernel says
+ * so (max_send_sge 0), and an SGE is refused (EINVAL).
+ */
+static void qpx_ud_no_sge(struct qpx_loop *l)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = l->cq,
+		.recv_cq = l->cq,
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_recv_sge = 1 },
+		.comp_mask = QPX_MASK,
+		.pd = l->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	struct qpx_loop n = *l;
+	struct ibv_ah *ah = NULL;
+	int ret;
+
+	n.qp = ibv_create_qp_ex(l->pd->context, &a);
+	ret = n.qp ? ud_up(n.qp, n.pd, &ah) : errno;
+	n.qpx = n.qp ? ibv_qp_to_qp_ex(n.qp) : NULL;
+	report(!ret && n.qpx && !a.cap.max_send_sge && !a.cap.max_inline_data,
+	       "qp_ex UD: a QP without send SGEs or inline data, in RTS: %s, %u SGEs, %u bytes inline",
+	       strerror(ret), a.cap.max_send_sge, a.cap.max_inline_data);
+	if (!ret && n.qpx) {
+		qpx_start(n.qpx, 6);
+		ibv_wr_send(n.qpx);
+		ibv_wr_set_ud_addr(n.qpx, l->ah, n.qp->qp_num, UD_LOOP_QKEY);
+		ibv_wr_set_sge(n.qpx, n.lkey, (uintptr_t)n.buf, 16);
+		qpx_fails(&n, EINVAL, "an SGE on a UD QP without send SGEs");
+	}
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (n.qp)
+		ibv_destroy_qp(n.qp);
+}
+
 /* UD sends to the QP itself: the address, SGEs or inline data. */
 static void test_qp_ex_ud(struct ibv_context *ctx)
 {
@@ -2800,6 +2840,7 @@ static void test_qp_ex_ud(struct ibv_context *ctx)
 	ibv_wr_set_ud_addr(qpx, NULL, l.qp->qp_num, UD_LOOP_QKEY);
 	qpx_fails(&l, EINVAL, "UD send with no AH");
 	qpx_nothing_posted(&l, 5, "UD: after the refused sends");
+	qpx_ud_no_sge(&l);
 out:
 	qpx_loop_free(&l);
 }
