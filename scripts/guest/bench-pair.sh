@@ -172,17 +172,34 @@ perf() {
 		return 0
 	fi
 	end=$((SECONDS + tb + 30))
+	local try=0 st
 	while [ "$SECONDS" -lt "$end" ]; do
-		if timeout $((secs + 60)) "$@" "$(peer_ip "$net")" >"/kite-out/perf-$n.log" 2>&1; then
-			case $prog in
-			*_lat) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { t = $5; a = $6; p = $8 }
-				END { print t, a, p }' "/kite-out/perf-$n.log") ;;
-			*) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { n = $2 + 0; bw = $4 + 0; mr = $5 + 0 }
-				END { print bw, mr, n }' "/kite-out/perf-$n.log") ;;
-			esac
-			return 0
+		try=$((try + 1))
+		st=0
+		timeout $((secs + 60)) "$@" "$(peer_ip "$net")" >"/kite-out/perf-$n.log" 2>&1 || st=$?
+		if [ "$st" != 0 ]; then
+			# A try that failed after it reached the server is kept, with
+			# the RDMA devices' QPs then: what a stalled stream left.
+			if ! grep -q "Couldn't connect" "/kite-out/perf-$n.log"; then
+				{
+					echo "== try $try: exit status $st"
+					cat "/kite-out/perf-$n.log"
+					echo "== rdma resource show qp"
+					rdma -d resource show qp 2>&1
+					echo "== counters"
+					kite_counters 2>&1
+				} >>"/kite-out/perf-$n.failed.log"
+			fi
+			sleep 1
+			continue
 		fi
-		sleep 1
+		case $prog in
+		*_lat) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { t = $5; a = $6; p = $8 }
+			END { print t, a, p }' "/kite-out/perf-$n.log") ;;
+		*) res=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { n = $2 + 0; bw = $4 + 0; mr = $5 + 0 }
+			END { print bw, mr, n }' "/kite-out/perf-$n.log") ;;
+		esac
+		return 0
 	done
 }
 
