@@ -83,8 +83,9 @@ def report(path):
             key += " opcode %#x" % field(args, "opcode")
             last_cqe = t
         elif ev == "kite_db":
-            key += " type %d" % field(args, "type")
-            if field(args, "type") == DB_SQ and want_db:
+            db_type = field(args, "type")
+            key += " type %d" % db_type
+            if db_type == DB_SQ and want_db:
                 reaction.append(t - last_irq)
                 want_db = False
         elif ev == "kite_cq_fire" and fire is None:
