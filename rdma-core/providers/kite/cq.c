@@ -157,7 +157,8 @@ kite_cqe_at(const struct kite_ring *ring, uint32_t ci, uint32_t *op)
 
 /*
  * The lock of polling and resize: none for a CQ created
- * IBV_CREATE_CQ_ATTR_SINGLE_THREADED, whose application serializes them.
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED or on a parent domain with a thread
+ * domain, whose application serializes them.
  * Arming and completion events (which may come from another thread, through
  * ibv_get_cq_event()) always lock.
  */
@@ -254,8 +255,11 @@ static struct kite_cq *kite_cq_create(struct ibv_context *ibctx,
 		return NULL;
 	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
 		goto err_free;
-	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->single_threaded =
+		((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		 (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+		((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+		 !kite_pd_need_lock(attr->parent_domain));
 	ret = kite_ring_alloc(&cq->ring, log_depth, KITE_CQE_SHIFT,
 			      (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ?
 			      kite_parent_domain(attr->parent_domain) : NULL,

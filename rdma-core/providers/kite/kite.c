@@ -93,9 +93,45 @@ static struct ibv_pd *kite_alloc_pd(struct ibv_context *ibctx)
 }
 
 /*
+ * A thread domain: nothing in the device, only the application's promise
+ * (struct kite_td), which a parent domain carries to what is created on it.
+ */
+static struct ibv_td *kite_alloc_td(struct ibv_context *ibctx,
+				    struct ibv_td_init_attr *attr)
+{
+	struct kite_td *td;
+
+	if (attr->comp_mask) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "thread domain: unknown comp_mask %#x\n",
+			  attr->comp_mask);
+		errno = EINVAL;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return NULL;
+	td->ibv_td.context = ibctx;
+	atomic_init(&td->refcount, 1);
+	return &td->ibv_td;
+}
+
+/* A thread domain that a parent domain still carries is busy. */
+static int kite_dealloc_td(struct ibv_td *ibtd)
+{
+	struct kite_td *td = to_kite_td(ibtd);
+
+	if (atomic_load(&td->refcount) > 1)
+		return EBUSY;
+	free(td);
+	return 0;
+}
+
+/*
  * A parent domain: the protection domain's handle, and the application's
  * allocators for the rings of the CQs, QPs and SRQs created with it, or
- * its pd_context alone. Kite has no thread domains.
+ * its pd_context, or a thread domain (the locks of the QPs and SRQs
+ * created on it, and the polling lock of its CQs, are left out).
  */
 static struct ibv_pd *
 kite_alloc_parent_domain(struct ibv_context *ibctx,
@@ -114,8 +150,8 @@ kite_alloc_parent_domain(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->td) {
-		errno = EOPNOTSUPP;
+	if (attr->td && attr->td->context != ibctx) {
+		errno = EINVAL;
 		return NULL;
 	}
 	pd = to_kite_pd(attr->pd);
@@ -130,6 +166,10 @@ kite_alloc_parent_domain(struct ibv_context *ibctx,
 		return NULL;
 	pdom->protection_domain = pd;
 	atomic_fetch_add(&pd->refcount, 1);
+	if (attr->td) {
+		pdom->td = to_kite_td(attr->td);
+		atomic_fetch_add(&pdom->td->refcount, 1);
+	}
 	atomic_init(&pdom->refcount, 1);
 	ibv_initialize_parent_domain(&pdom->ibv_pd, &pd->ibv_pd);
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
@@ -154,6 +194,8 @@ static int kite_dealloc_pd(struct ibv_pd *ibpd)
 		return EBUSY;
 	if (pd->protection_domain) {
 		atomic_fetch_sub(&pd->protection_domain->refcount, 1);
+		if (pd->td)
+			atomic_fetch_sub(&pd->td->refcount, 1);
 		free(pd);
 		return 0;
 	}
@@ -273,6 +315,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.alloc_mw = kite_alloc_mw,
 	.alloc_parent_domain = kite_alloc_parent_domain,
 	.alloc_pd = kite_alloc_pd,
+	.alloc_td = kite_alloc_td,
 	/* The device keeps the multicast group table (kite_ib_mcast.c). */
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = kite_bind_mw,
@@ -285,6 +328,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.create_srq = kite_create_srq,
 	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
+	.dealloc_td = kite_dealloc_td,
 	.dereg_mr = kite_dereg_mr,
 	.destroy_ah = kite_destroy_ah,
 	.destroy_cq = kite_destroy_cq,

@@ -9,6 +9,7 @@
 #define __KITE_H__
 
 #include <endian.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -59,6 +60,60 @@ struct kite_device {
 	struct verbs_device ibv_dev;
 };
 
+/*
+ * A spinlock the provider takes around a queue, unless the application
+ * promised to serialize the queue's use itself: a QP or SRQ created on a
+ * parent domain with a thread domain (ibv_alloc_td()). Then need_lock is
+ * false and the lock is never initialized or taken. (A CQ keeps its lock
+ * for arming, which races with completion events: kite_cq.single_threaded.)
+ */
+struct kite_lock {
+	pthread_spinlock_t lock;
+	bool need_lock;
+};
+
+static inline int kite_lock_init(struct kite_lock *l, bool need_lock)
+{
+	l->need_lock = need_lock;
+	if (need_lock && pthread_spin_init(&l->lock, PTHREAD_PROCESS_PRIVATE))
+		return ENOMEM;
+	return 0;
+}
+
+static inline void kite_lock_destroy(struct kite_lock *l)
+{
+	if (l->need_lock)
+		pthread_spin_destroy(&l->lock);
+}
+
+static inline void kite_lock(struct kite_lock *l)
+{
+	if (l->need_lock)
+		pthread_spin_lock(&l->lock);
+}
+
+static inline void kite_unlock(struct kite_lock *l)
+{
+	if (l->need_lock)
+		pthread_spin_unlock(&l->lock);
+}
+
+/*
+ * A thread domain (ibv_alloc_td()): the application's promise that the
+ * objects created on a parent domain with it are used by one thread at a
+ * time. Kite has no hardware resource to give it; it takes the locks away.
+ */
+struct kite_td {
+	struct ibv_td ibv_td;
+	/* 1 + the parent domains with this thread domain. */
+	atomic_int refcount;
+};
+
+static inline struct kite_td *to_kite_td(struct ibv_td *td)
+{
+	return container_of(td, struct kite_td, ibv_td);
+}
+
 struct kite_qp;
 
 #define KITE_QP_TABLE_SHIFT	12
@@ -97,6 +152,8 @@ struct kite_pd {
 	struct ibv_pd ibv_pd;
 	/* A parent domain's protection domain; NULL for a protection domain. */
 	struct kite_pd *protection_domain;
+	/* A parent domain's thread domain, or NULL. */
+	struct kite_td *td;
 	/*
 	 * 1 + the parent domains over a protection domain, or 1 + the rings
 	 * of a parent domain: neither can go while it is above 1.
@@ -120,6 +177,17 @@ static inline struct kite_pd *kite_parent_domain(struct ibv_pd *pd)
 	struct kite_pd *kpd = pd ? to_kite_pd(pd) : NULL;
 
 	return kpd && kpd->protection_domain ? kpd : NULL;
+}
+
+/*
+ * Whether the objects created on @pd (a protection or parent domain, or
+ * NULL) need the provider's locks: not under a thread domain.
+ */
+static inline bool kite_pd_need_lock(struct ibv_pd *pd)
+{
+	struct kite_pd *pdom = kite_parent_domain(pd);
+
+	return !(pdom && pdom->td);
 }
 
 /*
@@ -161,7 +229,10 @@ struct kite_cq {
 	struct kite_qp *last_qp;
 	/* The arm sequence number: advanced for each completion event. */
 	uint8_t arm_sn;
-	/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: the application serializes. */
+	/*
+	 * IBV_CREATE_CQ_ATTR_SINGLE_THREADED, or created on a parent domain
+	 * with a thread domain: the application serializes polling.
+	 */
 	bool single_threaded;
 	pthread_spinlock_t lock;
 	/*
@@ -189,7 +260,8 @@ struct kite_wq {
 	uint64_t *wr_id;
 	/* Send queues: each WQE's ibv_wc_opcode. */
 	uint8_t *opcode;
-	pthread_spinlock_t lock;
+	/* Serializes the posters (struct kite_lock); pi is written under it. */
+	struct kite_lock lock;
 };
 
 /* A shared receive queue (srq.c). */
@@ -208,7 +280,8 @@ struct kite_srq {
 	/* A stack of the free tags. */
 	uint16_t *free;
 	uint32_t nfree;
-	pthread_spinlock_t lock;
+	/* Serializes posting and completing (struct kite_lock). */
+	struct kite_lock lock;
 };
 
 /*

@@ -60,7 +60,7 @@ static int kite_wq_log_depth(uint32_t wr, uint32_t *log_depth)
 }
 
 static int kite_wq_alloc(struct kite_wq *wq, uint32_t wr, uint64_t wqe_size,
-			 bool send, struct kite_pd *pdom)
+			 bool send, struct kite_pd *pdom, bool need_lock)
 {
 	uint32_t log_depth, shift;
 	int ret;
@@ -70,8 +70,9 @@ static int kite_wq_alloc(struct kite_wq *wq, uint32_t wr, uint64_t wqe_size,
 		ret = kite_wqe_shift(wqe_size, &shift);
 	if (ret)
 		return ret;
-	if (pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE))
-		return ENOMEM;
+	ret = kite_lock_init(&wq->lock, need_lock);
+	if (ret)
+		return ret;
 	ret = kite_ring_alloc(&wq->ring, log_depth, shift, pdom,
 			      send ? KITE_RES_SQ : KITE_RES_RQ);
 	if (ret)
@@ -91,7 +92,7 @@ err_wr_id:
 err_ring:
 	kite_ring_free(&wq->ring);
 err_lock:
-	pthread_spin_destroy(&wq->lock);
+	kite_lock_destroy(&wq->lock);
 	return ret ? ret : ENOMEM;
 }
 
@@ -100,7 +101,7 @@ static void kite_wq_free(struct kite_wq *wq)
 	free(wq->opcode);
 	free(wq->wr_id);
 	kite_ring_free(&wq->ring);
-	pthread_spin_destroy(&wq->lock);
+	kite_lock_destroy(&wq->lock);
 }
 
 static int kite_qp_table_set(struct kite_context *ctx, uint32_t qpn,
@@ -205,6 +206,7 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	struct ibv_qp_cap *cap = &attr->cap;
 	uint64_t sq_data, sq_size, rq_size;
 	struct kite_qp *qp;
+	bool need_lock;
 	int ret;
 
 	ret = kite_check_qp_init_attr(ctx, attr);
@@ -219,11 +221,12 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	rq_size = sizeof(struct kite_wqe_recv) +
 		  (uint64_t)cap->max_recv_sge * sizeof(struct kite_wqe_sge);
 
+	need_lock = kite_pd_need_lock(attr->pd);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
 	ret = kite_wq_alloc(&qp->sq, cap->max_send_wr, sq_size, true,
-			    kite_parent_domain(attr->pd));
+			    kite_parent_domain(attr->pd), need_lock);
 	if (ret)
 		goto err_free;
 	if (attr->srq) {
@@ -231,10 +234,10 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		qp->srq = to_kite_srq(attr->srq);
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
-		ret = kite_wq_alloc(&qp->rq, 0, 0, false, NULL);
+		ret = kite_wq_alloc(&qp->rq, 0, 0, false, NULL, need_lock);
 	} else {
 		ret = kite_wq_alloc(&qp->rq, cap->max_recv_wr, rq_size,
-				    false, kite_parent_domain(attr->pd));
+				    false, kite_parent_domain(attr->pd), need_lock);
 	}
 	if (ret)
 		goto err_sq;
@@ -342,8 +345,8 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		return ret;
 	/* The device forgot the queues: start them over, empty. */
 	kite_qp_clean_cqs(qp);
-	pthread_spin_lock(&qp->sq.lock);
-	pthread_spin_lock(&qp->rq.lock);
+	kite_lock(&qp->sq.lock);
+	kite_lock(&qp->rq.lock);
 	/* No poll of the QP's CQs is at it: kite_qp_clean_cqs() waited. */
 	kite_wq_set_pi(&qp->sq, 0);
 	kite_wq_set_ci(&qp->sq, 0);
@@ -351,8 +354,8 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	kite_wq_set_ci(&qp->rq, 0);
 	memset(qp->sq.ring.buf, 0, qp->sq.ring.size);
 	memset(qp->rq.ring.buf, 0, qp->rq.ring.size);
-	pthread_spin_unlock(&qp->rq.lock);
-	pthread_spin_unlock(&qp->sq.lock);
+	kite_unlock(&qp->rq.lock);
+	kite_unlock(&qp->sq.lock);
 	return 0;
 }
 
@@ -401,7 +404,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&qp->rq.lock);
+	kite_lock(&qp->rq.lock);
 	start = qp->rq.pi;
 	for (; wr; wr = wr->next) {
 		uint32_t slot = kite_ring_slot(&qp->rq.ring, qp->rq.pi);
@@ -433,7 +436,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		kite_ring_db(ctx, kite_qp_db(ibqp->qp_num, KITE_DB_TYPE_RQ,
 					     qp->rq.pi));
 	}
-	pthread_spin_unlock(&qp->rq.lock);
+	kite_unlock(&qp->rq.lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;

@@ -552,7 +552,7 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EIO;
 	}
-	pthread_spin_lock(&qp->sq.lock);
+	kite_lock(&qp->sq.lock);
 	start = qp->sq.pi;
 	for (; wr; wr = wr->next) {
 		ret = kite_build_send(qp, &b, wr);
@@ -560,7 +560,7 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 	}
 	kite_send_doorbell(qp, start);
-	pthread_spin_unlock(&qp->sq.lock);
+	kite_unlock(&qp->sq.lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
@@ -659,21 +659,24 @@ static void kite_wr_send_ud(struct ibv_qp_ex *qpx)
 	kite_wr_begin_type(qpx, IBV_WR_SEND, true);
 }
 
-static void kite_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+static inline ALWAYS_INLINE void
+kite_wr_send_imm_type(struct ibv_qp_ex *qpx, __be32 imm_data, bool ud)
 {
-	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_SEND_WITH_IMM);
+	struct kite_send_wqe *b =
+		kite_wr_begin_type(qpx, IBV_WR_SEND_WITH_IMM, ud);
 
 	if (b)
 		kite_send_imm(b, imm_data);
 }
 
+static void kite_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	kite_wr_send_imm_type(qpx, imm_data, false);
+}
+
 static void kite_wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	struct kite_send_wqe *b =
-		kite_wr_begin_type(qpx, IBV_WR_SEND_WITH_IMM, true);
-
-	if (b)
-		kite_send_imm(b, imm_data);
+	kite_wr_send_imm_type(qpx, imm_data, true);
 }
 
 static void kite_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
@@ -835,18 +838,27 @@ static void kite_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 	kite_wr_set_inline_data_list(qpx, 1, &buf);
 }
 
-static void kite_wr_start(struct ibv_qp_ex *qpx)
+/*
+ * wr_start, wr_complete and wr_abort come in two versions, which
+ * kite_set_wr_ops() picks by the SQ's kite_lock.need_lock: a QP under a
+ * thread domain gets the ones without the lock, and not even the test of
+ * need_lock is left in them.
+ */
+static inline ALWAYS_INLINE void kite_wr_start_lock(struct ibv_qp_ex *qpx,
+						    bool lock)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	if (lock)
+		pthread_spin_lock(&qp->sq.lock.lock);
 	qp->wr_start_pi = qp->sq.pi;
 	qp->wr_cur.wqe = NULL;
 	/* Nothing posted now would ever complete. */
 	qp->wr_err = kite_dev_dead(qp->ctx) ? EIO : 0;
 }
 
-static int kite_wr_complete(struct ibv_qp_ex *qpx)
+static inline ALWAYS_INLINE int kite_wr_complete_lock(struct ibv_qp_ex *qpx,
+						      bool lock)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 	int ret;
@@ -859,17 +871,50 @@ static int kite_wr_complete(struct ibv_qp_ex *qpx)
 		kite_wq_set_pi(&qp->sq, qp->wr_start_pi);
 	else
 		kite_send_doorbell(qp, qp->wr_start_pi);
-	pthread_spin_unlock(&qp->sq.lock);
+	if (lock)
+		pthread_spin_unlock(&qp->sq.lock.lock);
 	return ret;
 }
 
-static void kite_wr_abort(struct ibv_qp_ex *qpx)
+static inline ALWAYS_INLINE void kite_wr_abort_lock(struct ibv_qp_ex *qpx,
+						    bool lock)
 {
 	struct kite_qp *qp = qpx_to_kite_qp(qpx);
 
 	kite_wq_set_pi(&qp->sq, qp->wr_start_pi);
 	qp->wr_cur.wqe = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	if (lock)
+		pthread_spin_unlock(&qp->sq.lock.lock);
+}
+
+static void kite_wr_start(struct ibv_qp_ex *qpx)
+{
+	kite_wr_start_lock(qpx, true);
+}
+
+static int kite_wr_complete(struct ibv_qp_ex *qpx)
+{
+	return kite_wr_complete_lock(qpx, true);
+}
+
+static void kite_wr_abort(struct ibv_qp_ex *qpx)
+{
+	kite_wr_abort_lock(qpx, true);
+}
+
+static void kite_wr_start_td(struct ibv_qp_ex *qpx)
+{
+	kite_wr_start_lock(qpx, false);
+}
+
+static int kite_wr_complete_td(struct ibv_qp_ex *qpx)
+{
+	return kite_wr_complete_lock(qpx, false);
+}
+
+static void kite_wr_abort_td(struct ibv_qp_ex *qpx)
+{
+	kite_wr_abort_lock(qpx, false);
 }
 
 /* The ibv_qp_ex operations of @send_ops_flags (kite_check_send_ops()). */
@@ -905,9 +950,15 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_sge_list = kite_wr_set_sge_list;
 	qpx->wr_set_inline_data = kite_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = kite_wr_set_inline_data_list;
-	qpx->wr_start = kite_wr_start;
-	qpx->wr_complete = kite_wr_complete;
-	qpx->wr_abort = kite_wr_abort;
+	if (qp->sq.lock.need_lock) {
+		qpx->wr_start = kite_wr_start;
+		qpx->wr_complete = kite_wr_complete;
+		qpx->wr_abort = kite_wr_abort;
+	} else {
+		qpx->wr_start = kite_wr_start_td;
+		qpx->wr_complete = kite_wr_complete_td;
+		qpx->wr_abort = kite_wr_abort_td;
+	}
 }
 
 /*

@@ -31,7 +31,7 @@ static void kite_srq_free(struct kite_srq *srq)
 	free(srq->free);
 	free(srq->wr_id);
 	kite_ring_free(&srq->ring);
-	pthread_spin_destroy(&srq->lock);
+	kite_lock_destroy(&srq->lock);
 	free(srq);
 }
 
@@ -65,9 +65,10 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	if (pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
+	ret = kite_lock_init(&srq->lock, kite_pd_need_lock(pd));
+	if (ret) {
 		free(srq);
-		errno = ENOMEM;
+		errno = ret;
 		return NULL;
 	}
 	ret = kite_ring_alloc(&srq->ring, log_depth, shift,
@@ -150,7 +151,7 @@ int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	uint32_t start, depth = 1U << srq->ring.log_depth;
 	int ret = 0;
 
-	pthread_spin_lock(&srq->lock);
+	kite_lock(&srq->lock);
 	start = srq->pi;
 	for (; wr; wr = wr->next) {
 		uint8_t *wqe = kite_ring_entry(&srq->ring, srq->pi);
@@ -189,7 +190,7 @@ int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 				  FIELD_PREP(KITE_DB_PI,
 					     srq->pi & KITE_WQ_IDX_MASK));
 	}
-	pthread_spin_unlock(&srq->lock);
+	kite_unlock(&srq->lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
@@ -199,7 +200,7 @@ bool kite_srq_complete(struct kite_srq *srq, uint16_t tag, uint64_t *wr_id)
 {
 	bool ok = false;
 
-	pthread_spin_lock(&srq->lock);
+	kite_lock(&srq->lock);
 	if (tag < 1U << srq->ring.log_depth && srq->busy[tag]) {
 		srq->busy[tag] = 0;
 		*wr_id = srq->wr_id[tag];
@@ -207,6 +208,6 @@ bool kite_srq_complete(struct kite_srq *srq, uint16_t tag, uint64_t *wr_id)
 		srq->outstanding--;
 		ok = true;
 	}
-	pthread_spin_unlock(&srq->lock);
+	kite_unlock(&srq->lock);
 	return ok;
 }
