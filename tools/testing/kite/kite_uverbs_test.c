@@ -1097,9 +1097,6 @@ static void test_parent_domain(struct ibv_context *ctx)
 	if (!pd)
 		return;
 	pda.pd = pd;
-	pda.td = (struct ibv_td *)pd;
-	pdom_refused(ctx, &pda, EOPNOTSUPP, "a thread domain");
-	pda.td = NULL;
 	pda.free = NULL;
 	pdom_refused(ctx, &pda, EINVAL, "allocators without a free");
 	pda.free = pd_log_free;
@@ -2845,6 +2842,197 @@ out:
 	qpx_loop_free(&l);
 }
 
+#define TD_MSGS		16
+#define TD_LEN		64
+#define TD_SLOT		128	/* a receive: the GRH and TD_LEN bytes */
+
+/*
+ * What a thread domain's objects do: a CQ created with the parent domain
+ * @pdom, an SRQ and a UD QP of the extended API on it send TD_MSGS
+ * messages of TD_LEN bytes to the QP itself in one ibv_wr_* batch, all
+ * posted and polled from this thread as the thread domain promises; each
+ * message (its first byte its number, then i ^ number) arrives once and
+ * whole.
+ */
+static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
+{
+	static char buf[TD_MSGS * TD_LEN + TD_MSGS * TD_SLOT];
+	char *rcv = buf + TD_MSGS * TD_LEN;
+	struct ibv_cq_init_attr_ex cqa = {
+		.cqe = 4 * TD_MSGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+		.parent_domain = pdom,
+	};
+	struct ibv_srq_init_attr srqia = {
+		.attr = { .max_wr = TD_MSGS, .max_sge = 1 },
+	};
+	struct ibv_qp_init_attr_ex qpa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = TD_MSGS, .max_send_sge = 1 },
+		.comp_mask = QPX_MASK,
+		.pd = pdom,
+		.send_ops_flags = QPX_UD_OPS,
+	};
+	unsigned int seen = 0, sends = 0, recvs = 0, bad = 0, i, j, m;
+	struct ibv_recv_wr rwr = { .num_sge = 1 }, *bad_rwr;
+	struct ibv_sge rsge = { .length = TD_SLOT };
+	struct ibv_ah *ah = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_qp_ex *qpx;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc;
+	int ret;
+
+	cq = ibv_create_cq_ex(ctx, &cqa);
+	if (cq) {
+		srq = ibv_create_srq(pdom, &srqia);
+		qpa.send_cq = ibv_cq_ex_to_cq(cq);
+		qpa.recv_cq = ibv_cq_ex_to_cq(cq);
+		qpa.srq = srq;
+	}
+	qp = srq ? ibv_create_qp_ex(ctx, &qpa) : NULL;
+	mr = qp ? ibv_reg_mr(pdom, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
+		  NULL;
+	ret = mr ? ud_up(qp, pdom, &ah) : (errno ? errno : EIO);
+	report(!ret, "thread domain: a CQ, an SRQ and a UD QP on its parent domain, in RTS (%s)",
+	       strerror(ret));
+	if (ret)
+		goto out;
+
+	memset(rcv, 0, TD_MSGS * TD_SLOT);
+	rsge.lkey = mr->lkey;
+	for (i = 0; i < TD_MSGS && !ret; i++) {
+		for (j = 0; j < TD_LEN; j++)
+			buf[i * TD_LEN + j] = (char)(j ? j ^ i : i);
+		rsge.addr = (uintptr_t)(rcv + i * TD_SLOT);
+		rwr.wr_id = 100 + i;
+		rwr.sg_list = &rsge;
+		ret = ibv_post_srq_recv(srq, &rwr, &bad_rwr);
+	}
+	qpx = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(qpx);
+	for (i = 0; i < TD_MSGS; i++) {
+		qpx->wr_id = i;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(qpx);
+		ibv_wr_set_ud_addr(qpx, ah, qp->qp_num, UD_LOOP_QKEY);
+		ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)(buf + i * TD_LEN),
+			       TD_LEN);
+	}
+	ret = ret ?: ibv_wr_complete(qpx);
+	report(!ret, "thread domain: %d receives on the SRQ, %d sends in one ibv_wr_* batch (%s)",
+	       TD_MSGS, TD_MSGS, strerror(ret));
+	if (ret)
+		goto out;
+	while (sends + recvs < 2 * TD_MSGS &&
+	       poll_one(ibv_cq_ex_to_cq(cq), &wc) == 1) {
+		if (wc.status != IBV_WC_SUCCESS) {
+			bad++;
+		} else if (wc.opcode == IBV_WC_SEND && wc.wr_id < TD_MSGS) {
+			sends++;
+		} else if (wc.opcode == IBV_WC_RECV && wc.wr_id >= 100 &&
+			   wc.wr_id < 100 + TD_MSGS &&
+			   wc.byte_len == 40 + TD_LEN) {
+			const char *p = rcv + (wc.wr_id - 100) * TD_SLOT + 40;
+
+			recvs++;
+			m = (unsigned char)p[0];
+			for (j = 1; j < TD_LEN && p[j] == (char)(j ^ m); j++)
+				;
+			if (m < TD_MSGS && j == TD_LEN && !(seen & (1U << m)))
+				seen |= 1U << m;
+			else
+				bad++;
+		} else {
+			bad++;
+		}
+	}
+	report(sends == TD_MSGS && recvs == TD_MSGS && !bad &&
+	       seen == (1U << TD_MSGS) - 1,
+	       "thread domain: %u sends and %u receives completed, every message once and whole (%u bad)",
+	       sends, recvs, bad);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/*
+ * Thread domains through libkite: ibv_alloc_td() and what it refuses, a
+ * parent domain that carries one (not another context's), and neither
+ * going while the other depends on it; with @data, td_data().
+ */
+static void test_thread_domain(struct ibv_context *ctx, int data)
+{
+	struct ibv_parent_domain_init_attr pda = {};
+	struct ibv_td_init_attr tda = { .comp_mask = 1 };
+	struct ibv_td *td, *other_td = NULL;
+	struct ibv_context *other;
+	struct ibv_pd *pd, *pdom;
+	int ret;
+
+	errno = 0;
+	td = ibv_alloc_td(ctx, &tda);
+	report(!td && errno == EINVAL,
+	       "thread domain: an unknown comp_mask bit refused with EINVAL (%s)",
+	       strerror(errno));
+	if (td)
+		ibv_dealloc_td(td);
+	tda.comp_mask = 0;
+	td = ibv_alloc_td(ctx, &tda);
+	report(!!td, "thread domain: allocated (%s)", td ? "ok" : strerror(errno));
+	if (!td)
+		return;
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		goto out_td;
+	pda.pd = pd;
+
+	other = ibv_open_device(ctx->device);
+	if (other)
+		other_td = ibv_alloc_td(other, &tda);
+	report(!!other_td, "thread domain: one of a second context of the device (%s)",
+	       other_td ? "ok" : strerror(errno));
+	if (other_td) {
+		pda.td = other_td;
+		pdom_refused(ctx, &pda, EINVAL, "another context's thread domain");
+		ibv_dealloc_td(other_td);
+	}
+	if (other)
+		ibv_close_device(other);
+
+	pda.td = td;
+	pdom = ibv_alloc_parent_domain(ctx, &pda);
+	report(!!pdom, "thread domain: a parent domain carries it (%s)",
+	       pdom ? "ok" : strerror(errno));
+	if (!pdom)
+		goto out_pd;
+	ret = ibv_dealloc_td(td);
+	report(ret == EBUSY,
+	       "thread domain: cannot go while a parent domain carries it (EBUSY: %s)",
+	       strerror(ret));
+	if (data)
+		td_data(ctx, pdom);
+	ret = ibv_dealloc_pd(pdom);
+	report(!ret, "thread domain: its parent domain deallocated (%s)",
+	       strerror(ret));
+out_pd:
+	ibv_dealloc_pd(pd);
+out_td:
+	ret = ibv_dealloc_td(td);
+	report(!ret, "thread domain: deallocated once no parent domain carries it (%s)",
+	       strerror(ret));
+}
+
 /*
  * Memory windows through libkite: the device's capabilities, ibv_alloc_mw()
  * and what it refuses; with @data, over an RC QP connected to itself with
@@ -4309,6 +4497,7 @@ int main(int argc, char **argv)
 	test_modify_cq(ctx);
 	test_qp_ex_create(ctx);
 	test_parent_domain(ctx);
+	test_thread_domain(ctx, data);
 	test_uc(ctx, data);
 	if (data) {
 		test_cq_overflow(ctx);
