@@ -39,7 +39,8 @@ echo
 echo "-- data path: instructions per send posted and per completion polled"
 echo "   (callgrind, collecting only the posts or only the polls; 1000 UD 64-byte"
 echo "   messages looped back by the device in batches of 32, polled 16 at a time;"
-echo "   'post': ibv_post_send, 'wr': ibv_wr_start .. ibv_wr_complete; kite_dp_bench)"
+echo "   'post': ibv_post_send, 'wr': ibv_wr_start .. ibv_wr_complete, 'wr-td': the"
+echo "   same on a QP and CQ of a parent domain with a thread domain; kite_dp_bench)"
 knic=$(kite_netdev)
 ip link set "$knic" up
 ip addr add 10.77.0.1/24 dev "$knic"
@@ -87,17 +88,20 @@ dp() {
 }
 echo "   (in all / in the provider and the libraries it calls, without the"
 echo "   benchmark's own loop and verbs.h's inline wrappers)"
-printf '  %-10s %-5s %20s %20s\n' provider api "instr/post" "instr/completion"
+printf '  %-10s %-6s %20s %20s\n' provider api "instr/post" "instr/completion"
 for d in kite0 rxe0; do
 	g=$(ipv4_gid "$d" "$([ "$d" = kite0 ] && echo 0a4d:0001 || echo 0a4e:0001)") || {
 		echo "  $d: no IPv4 GID"; rc=1; continue; }
-	for api in post wr; do
+	apis="post wr wr-td"
+	# rdma_rxe has no thread domains (ibv_alloc_td: EOPNOTSUPP).
+	[ "$d" = rxe0 ] && apis="post wr"
+	for api in $apis; do
 		p=$(dp "$d" "$g" "$api" post 2>>/tmp/dp.log) && c=$(dp "$d" "$g" "$api" poll 2>>/tmp/dp.log) || {
 			rc=1; cat /tmp/dp.log; continue; }
 		set -- $p $c
 		lib=libkite
 		[ "$d" = rxe0 ] && lib=librxe
-		printf '  %-10s %-5s %20s %20s\n' "$lib" "$api" \
+		printf '  %-10s %-6s %20s %20s\n' "$lib" "$api" \
 			"$(($1 / $3)) / $((($1 - $2) / $3))" "$(($4 / $6)) / $((($4 - $5) / $6))"
 	done
 done

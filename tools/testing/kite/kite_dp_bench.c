@@ -7,13 +7,15 @@
  * time to complete it, then every completion is polled. Callgrind collects
  * only one region (-m): "post", each send post (ibv_post_send, or
  * ibv_wr_start .. ibv_wr_complete with -a wr), or "poll", each ibv_poll_cq
- * call; the collected instructions divided by the count it prints give the
+ * call. With -a wr-td the QP is created, and the CQ with, a parent domain
+ * that has a thread domain (ibv_alloc_td(): the provider may leave its
+ * locks out). The collected instructions divided by the count it prints give the
  * instructions per post or per completion (scripts/guest/bench.sh does
  * the division). Any device: libkite's and librxe's figures are measured
  * the same way.
  *
  * usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]
- *                      [-a post|wr] [-m post|poll]
+ *                      [-a post|wr|wr-td] [-m post|poll]
  *
  * Copyright (c) 2026 Kite
  */
@@ -41,6 +43,8 @@ struct bench {
 	struct ibv_context *ctx;
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
+	struct ibv_td *td;	/* -a wr-td */
+	struct ibv_pd *pdom;	/* -a wr-td: pd with td */
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx;	/* -a wr */
@@ -94,8 +98,15 @@ static int post(struct bench *b, unsigned long i)
 	return err ? -1 : 0;
 }
 
-static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr)
+static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr,
+		 int td)
 {
+	struct ibv_cq_init_attr_ex cqa = {
+		.cqe = 2 * DEPTH,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_parent_domain_init_attr pda = {};
+	struct ibv_td_init_attr tda = {};
 	struct ibv_qp_init_attr_ex qpia = {
 		.qp_type = IBV_QPT_UD,
 		.sq_sig_all = 1,
@@ -110,7 +121,20 @@ static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr)
 	if (!b->ctx)
 		return fail("open");
 	b->pd = ibv_alloc_pd(b->ctx);
-	b->cq = ibv_create_cq(b->ctx, 2 * DEPTH, NULL, NULL, 0);
+	if (b->pd && td) {
+		b->td = ibv_alloc_td(b->ctx, &tda);
+		if (!b->td)
+			return fail("thread domain");
+		pda.pd = b->pd;
+		pda.td = b->td;
+		b->pdom = ibv_alloc_parent_domain(b->ctx, &pda);
+		if (!b->pdom)
+			return fail("parent domain");
+		cqa.parent_domain = b->pdom;
+		b->cq = ibv_cq_ex_to_cq(ibv_create_cq_ex(b->ctx, &cqa));
+	} else {
+		b->cq = ibv_create_cq(b->ctx, 2 * DEPTH, NULL, NULL, 0);
+	}
 	b->buf = calloc(DEPTH + 1, SLOT);
 	if (!b->pd || !b->cq || !b->buf)
 		return fail("PD, CQ or buffer");
@@ -118,7 +142,7 @@ static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr)
 			   IBV_ACCESS_LOCAL_WRITE);
 	qpia.send_cq = b->cq;
 	qpia.recv_cq = b->cq;
-	qpia.pd = b->pd;
+	qpia.pd = b->pdom ? b->pdom : b->pd;
 	if (wr) {
 		qpia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		qpia.send_ops_flags = IBV_QP_EX_WITH_SEND;
@@ -161,6 +185,10 @@ static void teardown(struct bench *b)
 	ibv_destroy_qp(b->qp);
 	ibv_dereg_mr(b->mr);
 	ibv_destroy_cq(b->cq);
+	if (b->pdom)
+		ibv_dealloc_pd(b->pdom);
+	if (b->td)
+		ibv_dealloc_td(b->td);
 	ibv_dealloc_pd(b->pd);
 	ibv_close_device(b->ctx);
 	free(b->buf);
@@ -196,7 +224,7 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if ((strcmp(api, "post") && strcmp(api, "wr")) ||
+	if ((strcmp(api, "post") && strcmp(api, "wr") && strcmp(api, "wr-td")) ||
 	    (strcmp(region, "post") && strcmp(region, "poll")))
 		goto usage;
 	b.collect_post = !strcmp(region, "post");
@@ -207,7 +235,7 @@ int main(int argc, char **argv)
 			dev = list[i];
 	if (!dev)
 		return fail("no such device");
-	if (setup(&b, dev, gidx, !strcmp(api, "wr")))
+	if (setup(&b, dev, gidx, strcmp(api, "post"), !strcmp(api, "wr-td")))
 		return 1;
 
 	while (done < (unsigned long)n || recvd < (unsigned long)n) {
@@ -255,6 +283,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]");
-	fprintf(stderr, " [-a post|wr] [-m post|poll]\n");
+	fprintf(stderr, " [-a post|wr|wr-td] [-m post|poll]\n");
 	return 2;
 }
