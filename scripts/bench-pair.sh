@@ -120,12 +120,15 @@ while :; do
 		lost=$lo key=$ko
 	fi
 	warn "VM $crashed crashed in run $lost ($key); see $logs/bench-pair-$crashed.crash$restarts"
+	# The run's own figure too, if VM a wrote it before the crash (the
+	# crash came in the run's tail, e.g. the NVMe target's teardown).
 	for f in "$logs"/bench-pair-a/fig/*; do
 		n=$(basename "$f")
-		[ -e "$f" ] && [ "${n%%.*}" -lt "$lost" ] && cp -p "$f" "$figs/"
+		[ -e "$f" ] && [ "${n%%.*}" -le "$lost" ] && cp -p "$f" "$figs/"
 	done
 	if [ "$lost" -ge 0 ]; then
-		printf '%s\tlost: VM %s crashed\n' "$key" "$crashed" >"$figs/$lost"
+		[ -e "$figs/$lost" ] ||
+			printf '%s\tlost: VM %s crashed\n' "$key" "$crashed" >"$figs/$lost"
 		from=$((lost + 1))
 	fi
 	for r in a b; do mv "$logs/bench-pair-$r" "$logs/bench-pair-$r.crash$restarts"; done
