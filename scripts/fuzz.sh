@@ -11,6 +11,8 @@
 #
 # usage: fuzz.sh [N [SEED]]    (or KITE_FUZZ_CALLS, KITE_FUZZ_SEEDS)
 #        KITE_LANE=debug fuzz.sh ...: on the debug kernel (scripts/vm.sh)
+#        KITE_FUZZ_THREADS=2 fuzz.sh ...: each run with two threads on one
+#        context, racing destroys (kite_uverbs_fuzz --threads)
 set -euo pipefail
 . "$(dirname "$0")/vm.sh"
 
@@ -25,7 +27,8 @@ log "booting: $calls calls, seed(s) $seeds (about 2-3 minutes per 100,000 calls 
 secs=${KITE_FUZZ_SECONDS:-3600}
 vm_start fuzz "$dir" "$KITE_ROOT/scripts/guest/test-uvfuzz.sh" --kite \
 	--env KITE_FUZZ_MODE=long --env KITE_FUZZ_CALLS="$calls" \
-	--env KITE_FUZZ_SEEDS="$seeds" --env KITE_FUZZ_SECONDS="$secs"
+	--env KITE_FUZZ_SEEDS="$seeds" --env KITE_FUZZ_SECONDS="$secs" \
+	--env KITE_FUZZ_THREADS="${KITE_FUZZ_THREADS:-}"
 rc=0
 vm_wait fuzz $((secs + 600)) || rc=$?
 cat "$dir/guest.log" 2>/dev/null || true

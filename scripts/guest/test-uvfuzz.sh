@@ -12,7 +12,10 @@
 #   KITE_FUZZ_CALLS    calls per run (1500)
 #   KITE_FUZZ_SECONDS  time limit per run (120)
 #   KITE_FUZZ_MODE     "long": one single-threaded run of KITE_FUZZ_CALLS
-#                      calls (scripts/fuzz.sh), then the same checks
+#                      calls per seed (scripts/fuzz.sh), then the same
+#                      checks
+#   KITE_FUZZ_THREADS  long mode: the runs with this many threads on one
+#                      context (--threads), racing destroys
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 seeds=${KITE_FUZZ_SEEDS:-1 2 3}
@@ -48,9 +51,11 @@ fuzz() {
 
 kite_mark fuzz
 if [ "${KITE_FUZZ_MODE:-}" = long ]; then
+	threads=()
+	[ -n "${KITE_FUZZ_THREADS:-}" ] && threads=(--threads "$KITE_FUZZ_THREADS")
 	for s in $seeds; do
-		check "uvfuzz: long run, seed $s, $calls calls: no inconsistency" \
-			fuzz "long-$s" --seed "$s" --calls "$calls"
+		check "uvfuzz: long run, seed $s, $calls calls${threads:+, ${threads[*]}}: no inconsistency" \
+			fuzz "long-$s" --seed "$s" --calls "$calls" "${threads[@]}"
 		cat "/kite-out/uvfuzz-long-$s.log"
 	done
 else
