@@ -121,6 +121,13 @@ rc_pair() {
 # whose client gave up on it (it tells the server, which would otherwise
 # wait for a connection until its time-out: perftest -R's server has
 # missed a client's rdma_cm REQ, answered with a reject, 8: no listener).
+# That reject is perftest's own race, on rdma_rxe as on Kite: its server
+# destroys the listener of its control connection once that is accepted
+# and listens again on the same port for the test QPs (perftest_
+# communication.c: rdma_server_connect(), rdma_cm_server_connection());
+# a client whose test QP's REQ comes first is rejected, and its next try
+# has been seen to die in librdmacm (a user-space GPF in
+# rdma_resolve_addr2() on a bad cm_id) before the server's second try.
 socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
 listening() {
 	ss -Hltn "sport = :$1" | grep -q . ||
