@@ -151,6 +151,8 @@ kite_alloc_parent_domain(struct ibv_context *ibctx,
 		return NULL;
 	}
 	if (attr->td && attr->td->context != ibctx) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "parent domain: the thread domain is another context's\n");
 		errno = EINVAL;
 		return NULL;
 	}

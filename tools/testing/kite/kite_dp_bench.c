@@ -7,12 +7,12 @@
  * time to complete it, then every completion is polled. Callgrind collects
  * only one region (-m): "post", each send post (ibv_post_send, or
  * ibv_wr_start .. ibv_wr_complete with -a wr), or "poll", each ibv_poll_cq
- * call. With -a wr-td the QP is created, and the CQ with, a parent domain
- * that has a thread domain (ibv_alloc_td(): the provider may leave its
- * locks out). The collected instructions divided by the count it prints give the
- * instructions per post or per completion (scripts/guest/bench.sh does
- * the division). Any device: libkite's and librxe's figures are measured
- * the same way.
+ * call. With -a wr-td the QP is created on, and the CQ with, a parent
+ * domain that has a thread domain (ibv_alloc_td(): the provider may leave
+ * its locks out). The collected instructions divided by the count it
+ * prints give the instructions per post or per completion
+ * (scripts/guest/bench.sh does the division). Any device: libkite's and
+ * librxe's figures are measured the same way.
  *
  * usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]
  *                      [-a post|wr|wr-td] [-m post|poll]
