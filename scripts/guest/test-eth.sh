@@ -114,20 +114,22 @@ rc_pair() {
 }
 # pt_pair ID NAME PORT CMD...: like rc_pair, for perftest on TCP or
 # rdma_cm port PORT: the server tells the client (UDP 7778) once it
-# listens, and the client starts then, so that its first attempt meets a
+# listens, and the client starts then, so that its attempt meets a
 # listening server (perftest's own error paths have crashed on rdma_rxe's
-# side when the server was not there yet). A server that does not come up
-# or fails is started once more, and the client tries again; so is one
-# whose client gave up on it (it tells the server, which would otherwise
-# wait for a connection until its time-out: perftest -R's server has
-# missed a client's rdma_cm REQ, answered with a reject, 8: no listener).
-# That reject is perftest's own race, on rdma_rxe as on Kite: its server
-# destroys the listener of its control connection once that is accepted
-# and listens again on the same port for the test QPs (perftest_
-# communication.c: rdma_server_connect(), rdma_cm_server_connection());
-# a client whose test QP's REQ comes first is rejected, and its next try
-# has been seen to die in librdmacm (a user-space GPF in
-# rdma_resolve_addr2() on a bad cm_id) before the server's second try.
+# side when the server was not there yet). Every client attempt has a
+# server of its own: a server that does not come up or fails is started
+# again, and so is one whose client failed (the client tells it at once;
+# it would otherwise wait for a connection until its time-out), up to
+# four times. A perftest server is never reused after a failed client:
+# perftest -R's server destroys the listener of its control connection
+# once that is accepted and listens again on the same port for the test
+# QPs (perftest_communication.c: rdma_server_connect(),
+# rdma_cm_server_connection()); a client whose test QP's REQ comes before
+# that second listen is rejected (reason 8, no listener: perftest's own
+# race, on rdma_rxe as on Kite), and the server, left waiting for the
+# test QPs, takes the next client's control connection for one: that
+# client has died in librdmacm (a user-space GPF in rdma_resolve_addr2()
+# on a bad cm_id) or been rejected again.
 socat -u UDP-RECV:7778 OPEN:/tmp/kite-ready,creat,append &
 listening() {
 	ss -Hltn "sport = :$1" | grep -q . ||
@@ -137,8 +139,7 @@ pt_pair() {
 	local id=$1 name=$2 port=$3 ok=1 i try pid st watcher
 	shift 3
 	: >"/tmp/$id.log"
-	# Two tries: a server that never listens or fails is started again.
-	for try in 1 2; do
+	for try in 1 2 3 4; do
 		if [ "$KITE_ROLE" = receive ]; then
 			echo "== server $try" >>"/tmp/$id.log"
 			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 60 stdbuf -oL "$@" >>"/tmp/$id.log" 2>&1 &
@@ -154,10 +155,10 @@ pt_pair() {
 			for i in 1 2 3; do
 				echo "ready $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
 			done
-			# A watcher stops the server if its client gives up on it.
+			# A watcher stops the server if its client failed.
 			{
 				wait_for 60 grep -qx "retry $id $try" /tmp/kite-ready || exit 0
-				echo "== server $try stopped: the client gave up" >>"/tmp/$id.log"
+				echo "== server $try stopped: the client failed" >>"/tmp/$id.log"
 				kill "$pid" 2>/dev/null
 			} &
 			watcher=$!
@@ -167,17 +168,15 @@ pt_pair() {
 			wait "$watcher" 2>/dev/null
 			[ "$st" = 0 ] && { ok=0; break; }
 		else
-			wait_for 90 grep -qx "ready $id $try" /tmp/kite-ready
-			for i in 1 2 3; do
-				echo "== client $try.$i" >>"/tmp/$id.log"
-				LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 50 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
-					{ ok=0; break 2; }
-				sleep 1
-			done
-			# The server's second try, at once.
+			wait_for 90 grep -qx "ready $id $try" /tmp/kite-ready || break
+			echo "== client $try" >>"/tmp/$id.log"
+			LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout 50 "$@" "$KITE_PEER_IP" >>"/tmp/$id.log" 2>&1 &&
+				{ ok=0; break; }
+			# A new server for the next attempt, at once.
 			for i in 1 2 3; do
 				echo "retry $id $try" >"/dev/udp/$KITE_PEER_IP/7778" 2>/dev/null
 			done
+			sleep 1
 		fi
 	done
 	cp "/tmp/$id.log" /kite-out/ 2>/dev/null
