@@ -12,13 +12,51 @@
 /* Groups: shared receive queues                                       */
 /* ------------------------------------------------------------------ */
 
-static int srq_modify(uint32_t srqn, uint32_t mask, uint32_t limit, uint32_t rsvd,
+static int srq_modify(uint32_t srqn, uint32_t mask, uint32_t limit, uint32_t cfg,
 		      struct res *r)
 {
 	struct kite_cmd_modify_srq in = { .srqn = srqn, .mask = mask, .limit = limit,
-					  .rsvd = rsvd };
+					  .cfg = cfg };
 
 	return run(KITE_CMD_MODIFY_SRQ, &in, sizeof(in), 0, 0, r);
+}
+
+/*
+ * Move @q to a new ring of 2^@log WQEs as software does (prm_srq.rst,
+ * "Resize"): the last min(old, new depth) WQEs posted are copied to the
+ * new ring first. On success @q describes the new ring.
+ */
+static int srq_resize(struct tsrq *q, unsigned log, uint32_t mask, uint32_t limit,
+		      struct res *r)
+{
+	struct kite_cmd_create_srq ring;
+	struct kite_cmd_modify_srq in;
+	uint32_t stride = 1u << q->shift, n, i, idx;
+	uint8_t w[1024];
+	struct tsrq t;
+	int c;
+
+	ring = srq_in(&t, fx_pd, log, q->shift, 0);
+	n = q->log < log ? 1u << q->log : 1u << log;
+	for (i = 0; i < n; i++) {
+		idx = q->pi - n + i;
+		memread(q->q.data + ((uint64_t)(idx & ((1u << q->log) - 1)) << q->shift), w,
+			stride);
+		memwrite(t.q.data + ((uint64_t)(idx & ((1u << log) - 1)) << q->shift), w,
+			 stride);
+	}
+	memset(&in, 0, sizeof(in));
+	in.srqn = q->srqn;
+	in.mask = KITE_MODIFY_SRQ_RESIZE | mask;
+	in.limit = limit;
+	in.cfg = ring.cfg;
+	in.pbl = ring.pbl;
+	c = run(KITE_CMD_MODIFY_SRQ, &in, sizeof(in), 0, 0, r);
+	if (c == KITE_CMD_OK) {
+		q->q = t.q;
+		q->log = log;
+	}
+	return c;
 }
 
 static int srq_query(uint32_t srqn, struct kite_cmd_query_srq_out *o, struct res *r)
@@ -33,6 +71,7 @@ static int srq_query(uint32_t srqn, struct kite_cmd_query_srq_out *o, struct res
 }
 
 #define SRQ_OFF(f)	offsetof(struct kite_cmd_create_srq, f)
+#define MSRQ_OFF(f)	offsetof(struct kite_cmd_modify_srq, f)
 #define CQP_OFF(f)	offsetof(struct kite_cmd_create_qp, f)
 
 void g_srq(void)
@@ -130,17 +169,107 @@ void g_srq(void)
 	expect(&r, KITE_CMD_E_OBJECT, 0, "MODIFY_SRQ of a free SRQN -> E_OBJECT");
 	srq_modify(0xffffff, KITE_MODIFY_SRQ_LIMIT, 1, 0, &r);
 	expect(&r, KITE_CMD_E_OBJECT, 0, "MODIFY_SRQ of SRQN 0xffffff -> E_OBJECT");
-	srq_modify(a.srqn, BIT(1), 1, 0, &r);
-	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_modify_srq, mask),
+	srq_modify(a.srqn, BIT(2), 1, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(mask),
 	       "MODIFY_SRQ with an undefined mask bit -> E_PARAM");
 	srq_modify(a.srqn, KITE_MODIFY_SRQ_LIMIT, 65, 0, &r);
-	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_modify_srq, limit),
+	expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(limit),
 	       "MODIFY_SRQ limit 65 > depth 64 -> E_PARAM");
 	srq_modify(a.srqn, KITE_MODIFY_SRQ_LIMIT, 1, 1, &r);
-	expect(&r, KITE_CMD_E_PARAM, offsetof(struct kite_cmd_modify_srq, rsvd),
-	       "MODIFY_SRQ with reserved bits -> E_PARAM");
+	expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(cfg),
+	       "MODIFY_SRQ with cfg but no RESIZE -> E_PARAM");
+	{
+		struct kite_cmd_modify_srq m = { .srqn = a.srqn, .mask = KITE_MODIFY_SRQ_LIMIT,
+						 .limit = 1 };
+
+		m.pbl.npages = 1;
+		run(KITE_CMD_MODIFY_SRQ, &m, sizeof(m), 0, 0, &r);
+		expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(pbl),
+		       "MODIFY_SRQ with a PBL but no RESIZE -> E_PARAM");
+		m.pbl.npages = 0;
+		run(KITE_CMD_MODIFY_SRQ, &m, KITE_CMD_MODIFY_SRQ_V0_LEN, 0, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "MODIFY_SRQ LIMIT with in_len 16 (no PBL) -> OK");
+		srq_query(a.srqn, &o, &r);
+		tap(o.flags == KITE_SRQ_F_ARMED && o.limit == 1, "16-byte MODIFY_SRQ: armed, limit 1");
+		srq_modify(a.srqn, KITE_MODIFY_SRQ_LIMIT, 0, 0, &r);
+		m.mask = KITE_MODIFY_SRQ_RESIZE;
+		m.cfg = (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 7) |
+				   FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6));
+		run(KITE_CMD_MODIFY_SRQ, &m, KITE_CMD_MODIFY_SRQ_V0_LEN, 0, 0, &r);
+		expect(&r, KITE_CMD_E_LENGTH, -1, "MODIFY_SRQ RESIZE with in_len 16 -> E_LENGTH");
+	}
 	run(KITE_CMD_MODIFY_SRQ, NULL, 8, 0, 0, &r);
 	expect(&r, KITE_CMD_E_LENGTH, -1, "MODIFY_SRQ with in_len 8 -> E_LENGTH");
+
+	/* Resize (prm_srq.rst, "Resize"): the input checked, nothing changed on failure. */
+	{
+		struct kite_cmd_create_srq ring = srq_in(&t, fx_pd, 7, 6, 0);
+		struct kite_cmd_modify_srq m = { .srqn = a.srqn, .mask = KITE_MODIFY_SRQ_RESIZE,
+						 .cfg = ring.cfg, .pbl = ring.pbl };
+		static const struct {
+			uint32_t cfg;
+			const char *what;
+		} bad[] = {
+			{ FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 0) | FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6),
+			  "depth 2^0" },
+			{ FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 13) | FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6),
+			  "depth 2^13" },
+			{ FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 7) | FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 7),
+			  "another WQE stride" },
+			{ FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 7) | FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6) |
+			  BIT(20), "a reserved cfg bit" },
+		};
+
+		for (n = 0; n < ARRAY_SIZE(bad); n++) {
+			m.cfg = bad[n].cfg;
+			run(KITE_CMD_MODIFY_SRQ, &m, sizeof(m), 0, 0, &r);
+			expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(cfg), "MODIFY_SRQ RESIZE to %s -> E_PARAM",
+			       bad[n].what);
+		}
+		m.cfg = ring.cfg;
+		m.mask = KITE_MODIFY_SRQ_RESIZE | KITE_MODIFY_SRQ_LIMIT;
+		m.limit = 129;
+		run(KITE_CMD_MODIFY_SRQ, &m, sizeof(m), 0, 0, &r);
+		expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(limit),
+		       "MODIFY_SRQ RESIZE to 128 with limit 129 -> E_PARAM");
+		m.limit = 0;
+		m.pbl.cfg = pbl_cfg(0, 25);
+		run(KITE_CMD_MODIFY_SRQ, &m, sizeof(m), 0, 0, &r);
+		expect(&r, KITE_CMD_E_PBL, MSRQ_OFF(pbl), "MODIFY_SRQ RESIZE with a malformed PBL -> E_PBL");
+		m.pbl = ring.pbl;
+		m.pbl.npages = 1;
+		run(KITE_CMD_MODIFY_SRQ, &m, sizeof(m), 0, 0, &r);
+		expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(pbl),
+		       "MODIFY_SRQ RESIZE whose PBL is smaller than the ring -> E_PARAM");
+		srq_query(a.srqn, &o, &r);
+		tap(o.cfg == (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 6) |
+					FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6)) && !o.flags,
+		    "after the failed resizes: still 64 WQEs, limit unchanged");
+		/* 40 WQEs not taken (no QP attached): a ring of 32 cannot hold them. */
+		wr64(db_addr(0), db_srq(a.srqn, 40));
+		clock_step(POLL_STEP_NS);
+		a.pi = 40;
+		srq_resize(&a, 5, 0, 0, &r);
+		expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(cfg),
+		       "MODIFY_SRQ RESIZE to 32 with 40 WQEs not taken -> E_PARAM");
+		srq_modify(a.srqn, KITE_MODIFY_SRQ_LIMIT, 50, 0, &r);
+		srq_resize(&a, 7, 0, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "MODIFY_SRQ RESIZE 64 -> 128 with 40 WQEs not taken -> OK");
+		srq_query(a.srqn, &o, &r);
+		tap(o.cfg == (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 7) |
+					FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 6)) &&
+		    o.pi == 40 && o.ci == 0 && o.flags == KITE_SRQ_F_ARMED && o.limit == 50,
+		    "QUERY_SRQ after the resize: 128 WQEs, pi 40, ci 0, limit 50 still armed");
+		wr64(db_addr(0), db_srq(a.srqn, 100));
+		clock_step(POLL_STEP_NS);
+		srq_query(a.srqn, &o, &r);
+		tap(o.pi == 100, "a doorbell 100 ahead is checked against the new depth: accepted");
+		a.pi = 100;
+		srq_resize(&a, 6, 0, 0, &r);
+		expect(&r, KITE_CMD_E_PARAM, MSRQ_OFF(cfg),
+		       "MODIFY_SRQ RESIZE to 64 with 100 WQEs not taken -> E_PARAM");
+		srq_modify(a.srqn, KITE_MODIFY_SRQ_LIMIT, 0, 0, &r);
+	}
 	{
 		struct kite_cmd_obj oin = { .obj = a.srqn };
 
@@ -406,6 +535,53 @@ void g_srq_engine(void)
 		 "after the RNR back-off the retried SEND takes the new SRQ WQE (tag 0x33)"))
 		cqe_diag("recv", &c);
 	tap(req_ok(&S.scq, S.ra.qpn, idx, KITE_WQE_OP_SEND, 0), "and the requester completes");
+
+	/*
+	 * Resize with WQEs not taken: 16 -> 32 -> 16. The device takes them,
+	 * and those posted after, from the new ring only (the old one is
+	 * overwritten with WQEs that would fail).
+	 */
+	for (i = 0; i < 3; i++) {
+		g[0] = sge(100, E.lkey, RBUF + 256 * i);
+		srq_post(&S.s, (uint16_t)(0x61 + i), g, 1);
+	}
+	{
+		struct tsrq old = S.s;
+
+		srq_resize(&S.s, 5, 0, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "MODIFY_SRQ RESIZE 16 -> 32 with 3 WQEs not taken");
+		for (i = 0; i < 16; i++)
+			srq_post_raw(&old, 0xdead, 9, 0, g, 1, false);
+	}
+	g[0] = sge(100, E.lkey, RBUF + 256 * 3);
+	srq_post(&S.s, 0x64, g, 1);
+	ok = true;
+	for (i = 0; i < 4; i++) {
+		fill_pattern(SRC, 50 + i, (uint8_t)(0x70 + i), want);
+		ud_send(&S.ua, S.ub.qpn, SRC, 50 + i);
+		tcq_next(&S.scq, &c);
+		if (!tcq_next(&S.rcq, &c) || !cqe_is(&c, KITE_CQE_OP_RESP_SEND, S.ub.qpn, 0) ||
+		    c.wqe_idx != 0x61 + i || c.byte_len != 90 + i ||
+		    !mem_eq(RBUF + 256 * i + 40, want, 50 + i)) {
+			cqe_diag("recv", &c);
+			ok = false;
+		}
+	}
+	tap(ok, "after the resize: the 3 WQEs copied and 1 posted to the new ring receive in order, "
+	    "data byte for byte");
+	srq_query(S.s.srqn, &o, &r);
+	tap(o.cfg == (uint32_t)(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH, 5) |
+				FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, 7)) && o.pi == o.ci,
+	    "QUERY_SRQ: 32 WQEs, all taken");
+	g[0] = sge(100, E.lkey, RBUF);
+	srq_post(&S.s, 0x65, g, 1);
+	srq_resize(&S.s, 4, 0, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "MODIFY_SRQ RESIZE 32 -> 16 with 1 WQE not taken");
+	ud_send(&S.ua, S.ub.qpn, SRC, 10);
+	tcq_next(&S.scq, &c);
+	ok = tcq_next(&S.rcq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, S.ub.qpn, 0) && c.wqe_idx == 0x65,
+	    "after shrinking: the WQE copied to the 16-slot ring receives (tag 0x65)");
 
 	/* The limit event. */
 	srq_modify(S.s.srqn, KITE_MODIFY_SRQ_LIMIT, 3, 0, &r);

@@ -396,6 +396,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_MW			BIT(10)	/* memory windows, types 1 and 2B */
 #define KITE_FEAT_REREG_MR		BIT(11)	/* REREG_MR */
 #define KITE_FEAT_EQ_MODERATION		BIT(12)	/* kite_cmd_create_eq.moderation */
+#define KITE_FEAT_SRQ_RESIZE		BIT(13)	/* KITE_MODIFY_SRQ_RESIZE */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -737,15 +738,19 @@ struct kite_cmd_create_srq {
 	struct kite_pbl pbl;
 };
 
-/* MODIFY_SRQ */
+/* MODIFY_SRQ; commands without KITE_MODIFY_SRQ_RESIZE may end at cfg */
 struct kite_cmd_modify_srq {
 	__le32 srqn;
 	__le32 mask;		/* KITE_MODIFY_SRQ_* */
 	__le32 limit;		/* KITE_MODIFY_SRQ_LIMIT: arm at this many */
-	__le32 rsvd;
+	__le32 cfg;		/* RESIZE: the new ring's KITE_WQ_CFG_* */
+	struct kite_pbl pbl;	/* RESIZE: the new ring */
 };
 
 #define KITE_MODIFY_SRQ_LIMIT		BIT(0)
+#define KITE_MODIFY_SRQ_RESIZE		BIT(1)
+/* MODIFY_SRQ input up to cfg (no KITE_MODIFY_SRQ_RESIZE) */
+#define KITE_CMD_MODIFY_SRQ_V0_LEN	16
 
 /* QUERY_SRQ output */
 struct kite_cmd_query_srq_out {
@@ -1040,7 +1045,7 @@ static_assert(sizeof(struct kite_cmd_rereg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mw) == 16);
 static_assert(sizeof(struct kite_cmd_add_gid) == 32);
 static_assert(sizeof(struct kite_cmd_create_srq) == 32);
-static_assert(sizeof(struct kite_cmd_modify_srq) == 16);
+static_assert(sizeof(struct kite_cmd_modify_srq) == 32);
 static_assert(sizeof(struct kite_cmd_query_srq_out) == 32);
 static_assert(sizeof(struct kite_cmd_mcast) == 24);
 static_assert(sizeof(struct kite_eqe) == KITE_EQE_SIZE);

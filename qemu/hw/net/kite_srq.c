@@ -17,6 +17,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
+#include "qemu/cutils.h"
 
 #include "kite_int.h"
 
@@ -144,17 +145,55 @@ static KiteSRQ *kite_cmd_srq(KiteState *s, KiteCmdCtx *c)
     return srq;
 }
 
+#define KITE_MODIFY_SRQ_ALL (KITE_MODIFY_SRQ_LIMIT | KITE_MODIFY_SRQ_RESIZE)
+
+/*
+ * The new ring of a resize (prm_srq.rst, "Resize"): @in checked against
+ * the SRQ, the PBL loaded into @pbl. Nothing of the SRQ changes here.
+ */
+static bool kite_srq_resize_check(KiteState *s, KiteCmdCtx *c, KiteSRQ *srq,
+                                  const struct kite_cmd_modify_srq *in,
+                                  KitePbl *pbl)
+{
+    uint32_t cfg = le32_to_cpu(in->cfg);
+    uint32_t log = FIELD_GET(KITE_WQ_CFG_LOG_DEPTH, cfg);
+    uint32_t shift = FIELD_GET(KITE_WQ_CFG_WQE_SHIFT, cfg);
+    bool set_limit = le32_to_cpu(in->mask) & KITE_MODIFY_SRQ_LIMIT;
+
+    if (c->in_len < sizeof(*in)) {
+        return kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
+    }
+    if ((cfg & ~KITE_WQ_CFG_ALL) || log < 1 || log > KITE_WQ_MAX_LOG_DEPTH ||
+        shift != srq->wq.wqe_shift) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(cfg));
+    }
+    if (le32_to_cpu(in->limit) > (1U << log)) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(limit));
+    }
+    /* The WQEs not taken yet, and the limit kept, must fit. */
+    if ((uint16_t)(srq->wq.pi - srq->wq.ci) > (1U << log) ||
+        (!set_limit && srq->limit > (1U << log))) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(cfg));
+    }
+    if (srq->state != KITE_SRQ_STATE_OK) {
+        return kite_cmd_err(c, KITE_CMD_E_STATE, 0);
+    }
+    return kite_pbl_load(s, c, MSRQ_OFF(pbl), (uint64_t)1 << (log + shift),
+                         KITE_PBL_QUEUE | KITE_PBL_CACHE, pbl);
+}
+
 void kite_cmd_modify_srq(KiteState *s, KiteCmdCtx *c)
 {
-    struct kite_cmd_modify_srq in;
-    uint32_t mask, limit;
+    struct kite_cmd_modify_srq in = {};
+    uint32_t mask, limit, cfg;
+    KitePbl pbl;
     KiteSRQ *srq;
 
-    if (c->in_len < sizeof(in)) {
+    if (c->in_len < KITE_CMD_MODIFY_SRQ_V0_LEN) {
         kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
         return;
     }
-    memcpy(&in, c->in, sizeof(in));
+    memcpy(&in, c->in, MIN(c->in_len, sizeof(in)));  /* zero past in_len */
     srq = kite_srq_lookup(s, le32_to_cpu(in.srqn));
     if (!srq) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, MSRQ_OFF(srqn));
@@ -162,17 +201,32 @@ void kite_cmd_modify_srq(KiteState *s, KiteCmdCtx *c)
     }
     mask = le32_to_cpu(in.mask);
     limit = le32_to_cpu(in.limit);
-    if (mask & ~KITE_MODIFY_SRQ_LIMIT) {
+    cfg = le32_to_cpu(in.cfg);
+    if (mask & ~KITE_MODIFY_SRQ_ALL) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(mask));
         return;
     }
-    if (in.rsvd) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(rsvd));
-        return;
-    }
-    if (limit > kite_srq_depth(srq)) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(limit));
-        return;
+    if (!(mask & KITE_MODIFY_SRQ_RESIZE)) {
+        if (cfg) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(cfg));
+            return;
+        }
+        if (!buffer_is_zero(&in.pbl, sizeof(in.pbl))) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(pbl));
+            return;
+        }
+        if (limit > kite_srq_depth(srq)) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, MSRQ_OFF(limit));
+            return;
+        }
+    } else {
+        if (!kite_srq_resize_check(s, c, srq, &in, &pbl)) {
+            return;
+        }
+        kite_pbl_free(&srq->wq.pbl);
+        srq->wq.pbl = pbl;
+        srq->wq.log_depth = FIELD_GET(KITE_WQ_CFG_LOG_DEPTH, cfg);
+        srq->cfg = cfg;
     }
     if (mask & KITE_MODIFY_SRQ_LIMIT) {
         srq->limit = limit;
