@@ -150,6 +150,22 @@ struct kite_ib_create_srq_resp {
 };
 
 /*
+ * SRQ resize (IB_SRQ_MAX_WR, when the device reports IB_DEVICE_SRQ_RESIZE):
+ * a new ring of 2^log_depth WQEs of the SRQ's WQE size, set up as at
+ * creation. Before the command the library copies its last
+ * min(old, new depth) WQEs posted into the new ring, each at its producer
+ * counter modulo the new depth, and posts nothing until it returns; it
+ * must have no more WQEs outstanding than the new ring holds. When the
+ * command returns the device reads only the new ring. A modify without
+ * IB_SRQ_MAX_WR carries no driver data.
+ */
+struct kite_ib_modify_srq_req {
+	__aligned_u64 buf_addr;
+	__u32 log_depth;
+	__u32 comp_mask;
+};
+
+/*
  * Address handles: the kernel resolves the destination (MAC, VLAN, network
  * type) and returns the address vector in the device's UD WQE format
  * (struct kite_wqe_ud of the Programmer's Reference, prm_wqe.rst); the

@@ -1805,31 +1805,21 @@ static void kvt_srq_bad(struct kvt_run *r, struct kvt_data *d,
 		kvt_expect(r, ib_destroy_srq_user(srq, NULL), 0, "destroy_srq");
 }
 
-static void kvt_srq_cases(struct kvt_run *r, struct kvt_data *d,
-			  struct ib_srq *srq)
+/*
+ * @n SENDs of distinct lengths and contents from the QP to itself, into
+ * the SRQ receives 0 .. @n - 1 posted before: the receives whose wr_id,
+ * byte_len and payload are right.
+ */
+static int kvt_srq_sends(struct kvt_run *r, struct kvt_data *d, int n)
 {
-	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
-	struct ib_sge sge = {};
-	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
-	struct ib_srq_attr sa = {};
-	const struct ib_recv_wr *bad;
+	struct ib_send_wr wr;
 	char name[64];
 	int i, ok = 0;
 
-	kvt_expect(r, ib_post_recv(d->qp, &rwr, &bad), -EINVAL,
-		   "post_recv on a QP with an SRQ");
-	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
-	kvt_result(r, sa.max_wr >= 16 && sa.max_sge >= 1 && !sa.srq_limit,
-		   "query_srq: max_wr %u, max_sge %u, not armed", sa.max_wr,
-		   sa.max_sge);
-
-	/* Messages of distinct contents into distinct receives. */
 	for (i = 0; i < KVT_BUF; i++)
-		d->src[i] = i * 13 + 5;
+		d->src[i] = i * 13 + 5 + n;
 	memset(d->dst, 0, KVT_BUF);
-	for (i = 0; i < KVT_SRQ_MSGS; i++)
-		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
-	for (i = 0; i < KVT_SRQ_MSGS; i++) {
+	for (i = 0; i < n; i++) {
 		wr = (struct ib_send_wr){ .opcode = IB_WR_SEND };
 		kvt_expect(r, kvt_data_send(d, d->qp, &wr,
 					    i * KVT_SRQ_CHUNK, 1000 + i),
@@ -1837,7 +1827,7 @@ static void kvt_srq_cases(struct kvt_run *r, struct kvt_data *d,
 		snprintf(name, sizeof(name), "SEND %d completes", i);
 		kvt_wc(r, &d->wr[KVT_SEND], IB_WC_SUCCESS, name);
 	}
-	for (i = 0; i < KVT_SRQ_MSGS; i++) {
+	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "SRQ receive %d completes", i);
 		if (!kvt_wc(r, &d->wr[KVT_EXTRA + i], IB_WC_SUCCESS, name))
 			continue;
@@ -1847,9 +1837,91 @@ static void kvt_srq_cases(struct kvt_run *r, struct kvt_data *d,
 		      !memcmp(d->dst + i * KVT_SRQ_CHUNK,
 			      d->src + i * KVT_SRQ_CHUNK, 1000 + i);
 	}
+	return ok;
+}
+
+static void kvt_srq_cases(struct kvt_run *r, struct kvt_data *d,
+			  struct ib_srq *srq)
+{
+	struct ib_sge sge = {};
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_srq_attr sa = {};
+	const struct ib_recv_wr *bad;
+	int i, ok;
+
+	kvt_expect(r, ib_post_recv(d->qp, &rwr, &bad), -EINVAL,
+		   "post_recv on a QP with an SRQ");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, sa.max_wr >= 16 && sa.max_sge >= 1 && !sa.srq_limit,
+		   "query_srq: max_wr %u, max_sge %u, not armed", sa.max_wr,
+		   sa.max_sge);
+
+	/* Messages of distinct contents into distinct receives. */
+	for (i = 0; i < KVT_SRQ_MSGS; i++)
+		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
+	ok = kvt_srq_sends(r, d, KVT_SRQ_MSGS);
 	kvt_result(r, ok == KVT_SRQ_MSGS,
 		   "%d SENDs through the SRQ: each wr_id, byte_len and payload right (%d)",
 		   KVT_SRQ_MSGS, ok);
+}
+
+static int kvt_srq_resize(struct ib_srq *srq, u32 max_wr)
+{
+	struct ib_srq_attr sa = { .max_wr = max_wr };
+
+	return ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR);
+}
+
+/*
+ * Resize (IB_SRQ_MAX_WR) with receives posted: they stay and receive, in
+ * a larger and in a smaller ring; fewer WQEs than are outstanding and
+ * sizes beyond the device's are refused. Leaves the SRQ at 16, empty.
+ */
+static void kvt_srq_resize_cases(struct kvt_run *r, struct kvt_data *d,
+				 struct ib_srq *srq,
+				 const struct ib_device_attr *da)
+{
+	struct ib_srq_attr sa = {};
+	int i, ok;
+
+	if (!(da->device_cap_flags & IB_DEVICE_SRQ_RESIZE)) {
+		kvt_expect(r, kvt_srq_resize(srq, 64), -EOPNOTSUPP,
+			   "modify_srq IB_SRQ_MAX_WR without IB_DEVICE_SRQ_RESIZE");
+		return;
+	}
+	kvt_expect(r, kvt_srq_resize(srq, 0), -EINVAL, "resize SRQ to 0 WQEs");
+	kvt_expect(r, kvt_srq_resize(srq, da->max_srq_wr + 1), -EINVAL,
+		   "resize SRQ to max_srq_wr + 1 (%u)", da->max_srq_wr + 1);
+	for (i = 0; i < 3; i++)
+		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
+	kvt_expect(r, kvt_srq_resize(srq, 64), 0,
+		   "resize SRQ 16 -> 64 with 3 receives posted");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, sa.max_wr >= 64, "query_srq after the resize: max_wr %u",
+		   sa.max_wr);
+	kvt_expect(r, kvt_srq_recv(d, srq, 3), 0, "post_srq_recv 3 (new ring)");
+	ok = kvt_srq_sends(r, d, 4);
+	kvt_result(r, ok == 4,
+		   "after growing: 3 receives from the old ring and 1 from the new receive, data right (%d)",
+		   ok);
+
+	kvt_expect(r, kvt_srq_resize(srq, 2), 0, "resize SRQ 64 -> 2");
+	kvt_expect(r, ib_query_srq(srq, &sa), 0, "query_srq");
+	kvt_result(r, sa.max_wr == 2, "query_srq after shrinking: max_wr %u",
+		   sa.max_wr);
+	for (i = 0; i < 2; i++)
+		kvt_expect(r, kvt_srq_recv(d, srq, i), 0, "post_srq_recv %d", i);
+	kvt_expect(r, kvt_srq_recv(d, srq, 2), -ENOMEM,
+		   "post_srq_recv beyond the 2 WQEs");
+	kvt_expect(r, kvt_srq_resize(srq, 4), 0, "resize SRQ 2 -> 4 (2 posted)");
+	kvt_expect(r, kvt_srq_recv(d, srq, 2), 0, "post_srq_recv 2");
+	kvt_expect(r, kvt_srq_resize(srq, 2), -EINVAL,
+		   "resize SRQ to 2 with 3 receives outstanding");
+	ok = kvt_srq_sends(r, d, 3);
+	kvt_result(r, ok == 3,
+		   "after shrinking: 3 receives, 2 copied twice, data right (%d)",
+		   ok);
+	kvt_expect(r, kvt_srq_resize(srq, 16), 0, "resize SRQ back to 16");
 }
 
 /* The limit event: armed at 2 with 3 WQEs, the second SEND fires it. */
@@ -1860,9 +1932,6 @@ static void kvt_srq_limit_cases(struct kvt_run *r, struct kvt_data *d,
 	struct ib_srq_attr sa = {};
 	int i, n0;
 
-	sa.max_wr = 1;
-	kvt_expect(r, ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR), -EOPNOTSUPP,
-		   "modify_srq IB_SRQ_MAX_WR (resize)");
 	sa.srq_limit = 100000;
 	kvt_expect(r, ib_modify_srq(srq, &sa, IB_SRQ_LIMIT), -EINVAL,
 		   "modify_srq with a limit above max_wr");
@@ -1944,6 +2013,7 @@ static void kvt_run_srq(struct kvt_run *r)
 	kvt_expect(r, ib_destroy_srq_user(srq, NULL), -EBUSY, "destroy_srq while a QP uses it");
 
 	kvt_srq_cases(r, d, srq);
+	kvt_srq_resize_cases(r, d, srq, da);
 	kvt_srq_limit_cases(r, d, srq);
 
 	/* One WQE is left; the drain waits for the last-WQE event. */

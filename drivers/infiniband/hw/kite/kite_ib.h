@@ -435,20 +435,28 @@ struct kite_ib_qp {
  * @srqn: the device's number
  * @uctx: owning user context number, 0 for kernel SRQs
  * @max_sge: SGEs a WQE can hold
+ * @resize_mutex: serialises resizes (the swap of @hwq) and the queries
+ *	that read @hwq.depth
+ * @next: kernel SRQs, while a resize's MODIFY_SRQ runs: the new ring,
+ *	which every post also writes (NULL otherwise)
  * @pi: kernel SRQs: WQEs posted (free-running, 16 bits sent to the device)
  * @outstanding: kernel SRQs: WQEs posted and not yet completed
+ * @ntags: kernel SRQs: tags 0 .. @ntags - 1 exist (at least the depth; a
+ *	resize to a smaller ring keeps them, as WQEs may hold any of them)
  * @wr_id: kernel SRQs: per tag, the wr_id of the WQE carrying it
  * @len: kernel SRQs: per tag, the bytes the WQE can take
  * @busy: kernel SRQs: the tags of outstanding WQEs
  * @free: kernel SRQs: a stack of the free tags, @nfree of them
  * @nfree: entries in @free
- * @lock: serialises posting and completing on a kernel SRQ
+ * @lock: serialises posting and completing on a kernel SRQ, and the
+ *	changes of @next, the tag tables and @hwq by a resize
  * @ref: EQ dispatch holds a reference while calling the event handler
  *
  * The device takes WQEs in ring order but they complete on the CQs of
  * different QPs in any order: a WQE carries a tag, an index of @wr_id,
  * which the CQE returns (prm_srq.rst). Keeping at most depth WQEs
- * outstanding keeps the ring slot at @pi free.
+ * outstanding keeps the ring slot at @pi free; during a resize, at most
+ * the smaller of the two depths.
  */
 struct kite_ib_srq {
 	struct ib_srq ibsrq;
@@ -456,8 +464,11 @@ struct kite_ib_srq {
 	u32 srqn;
 	u32 uctx;
 	u32 max_sge;
+	struct mutex resize_mutex;	/* see @resize_mutex above */
+	struct kite_ib_hwq *next;
 	u32 pi;
 	u32 outstanding;
+	u32 ntags;
 	u64 *wr_id;
 	u32 *len;
 	unsigned long *busy;

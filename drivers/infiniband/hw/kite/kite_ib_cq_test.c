@@ -610,6 +610,7 @@ static void kite_ib_test_cq_clean_srq(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, srq);
 	spin_lock_init(&srq->lock);
 	srq->hwq.depth = 4;
+	srq->ntags = 4;
 	srq->wr_id = wr_id;
 	srq->len = len;
 	srq->busy = busy;

@@ -149,6 +149,8 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	attr->max_qp_wr = c->max_qp_wr;
 	if (c->features & KITE_FEAT_FAST_REG)
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	if ((c->features & KITE_FEAT_SRQ) && (c->features & KITE_FEAT_SRQ_RESIZE))
+		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	/* Type 2 windows are bound to one QP: IB's type 2B. */
 	if (c->features & KITE_FEAT_MW) {
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |

@@ -72,12 +72,69 @@ static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,
 	return 0;
 }
 
+/* A kernel SRQ's tag tables (struct kite_ib_srq), for @n tags. */
+struct kite_ib_srq_tags {
+	u64 *wr_id;
+	u32 *len;
+	unsigned long *busy;
+	u16 *free;
+};
+
+static void kite_ib_srq_tags_free(struct kite_ib_srq_tags *t)
+{
+	bitmap_free(t->busy);
+	kfree(t->free);
+	kfree(t->len);
+	kfree(t->wr_id);
+}
+
+static int kite_ib_srq_tags_alloc(struct kite_ib_srq_tags *t, u32 n)
+{
+	t->wr_id = kcalloc(n, sizeof(*t->wr_id), GFP_KERNEL);
+	t->len = kcalloc(n, sizeof(*t->len), GFP_KERNEL);
+	t->free = kcalloc(n, sizeof(*t->free), GFP_KERNEL);
+	t->busy = bitmap_zalloc(n, GFP_KERNEL);
+	if (!t->wr_id || !t->len || !t->free || !t->busy) {
+		kite_ib_srq_tags_free(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Give @srq the tables @t of @n tags, copying the outstanding ones; the
+ * new tags go under the free ones, so tags keep being reused in the same
+ * order. @t receives the old tables. Called with &kite_ib_srq.lock held.
+ */
+static void kite_ib_srq_tags_grow(struct kite_ib_srq *srq,
+				  struct kite_ib_srq_tags *t, u32 n)
+{
+	u32 i, old = srq->ntags;
+
+	memcpy(t->wr_id, srq->wr_id, old * sizeof(*t->wr_id));
+	memcpy(t->len, srq->len, old * sizeof(*t->len));
+	bitmap_copy(t->busy, srq->busy, old);
+	for (i = 0; i < n - old; i++)
+		t->free[i] = n - 1 - i;
+	memcpy(t->free + n - old, srq->free, srq->nfree * sizeof(*t->free));
+	swap(srq->wr_id, t->wr_id);
+	swap(srq->len, t->len);
+	swap(srq->busy, t->busy);
+	swap(srq->free, t->free);
+	srq->nfree += n - old;
+	srq->ntags = n;
+}
+
 static void kite_ib_srq_free(struct kite_ib_dev *dev, struct kite_ib_srq *srq)
 {
-	bitmap_free(srq->busy);
-	kfree(srq->free);
-	kfree(srq->len);
-	kfree(srq->wr_id);
+	struct kite_ib_srq_tags t = {
+		.wr_id = srq->wr_id,
+		.len = srq->len,
+		.busy = srq->busy,
+		.free = srq->free,
+	};
+
+	kite_ib_srq_tags_free(&t);
 	kite_ib_hwq_free(dev, &srq->hwq);
 }
 
@@ -86,24 +143,19 @@ static int kite_ib_srq_alloc_kernel(struct kite_ib_dev *dev,
 				    struct kite_ib_srq *srq, u32 depth,
 				    int stride)
 {
-	u32 i;
+	struct kite_ib_srq_tags t;
 	int err;
 
 	err = kite_ib_hwq_alloc(dev, &srq->hwq, depth, ilog2(stride));
 	if (err)
 		return err;
-	srq->wr_id = kcalloc(depth, sizeof(*srq->wr_id), GFP_KERNEL);
-	srq->len = kcalloc(depth, sizeof(*srq->len), GFP_KERNEL);
-	srq->free = kcalloc(depth, sizeof(*srq->free), GFP_KERNEL);
-	srq->busy = bitmap_zalloc(depth, GFP_KERNEL);
-	if (!srq->wr_id || !srq->len || !srq->free || !srq->busy) {
-		kite_ib_srq_free(dev, srq);
-		return -ENOMEM;
+	err = kite_ib_srq_tags_alloc(&t, depth);
+	if (err) {
+		kite_ib_hwq_free(dev, &srq->hwq);
+		return err;
 	}
-	/* Tag 0 on top. */
-	for (i = 0; i < depth; i++)
-		srq->free[i] = depth - 1 - i;
-	srq->nfree = depth;
+	/* All depth tags free, tag 0 on top. */
+	kite_ib_srq_tags_grow(srq, &t, depth);
 	return 0;
 }
 
@@ -238,6 +290,7 @@ int kite_ib_create_srq(struct ib_srq *ibsrq,
 		if (err)
 			goto err_unpublish;
 	}
+	mutex_init(&srq->resize_mutex);
 	attr->max_wr = srq->hwq.depth;
 	attr->max_sge = srq->max_sge;
 	return 0;
@@ -251,59 +304,228 @@ err_free:
 	return err;
 }
 
+/* The new ring of a user SRQ's resize: kite_ib_modify_srq_req. */
+static int kite_ib_srq_resize_user(struct kite_ib_dev *dev,
+				   struct kite_ib_srq *srq, u32 max_wr,
+				   struct ib_udata *udata,
+				   struct kite_ib_hwq *new)
+{
+	struct kite_ib_modify_srq_req req;
+	int err;
+
+	if (!udata || !udata->inlen) {
+		ibdev_dbg(&dev->ibdev,
+			  "resize SRQ %u: no new ring from the library\n",
+			  srq->srqn);
+		return -EOPNOTSUPP;
+	}
+	err = ib_copy_validate_udata_in(udata, req, comp_mask);
+	if (err)
+		return err;
+	if (req.comp_mask) {
+		ibdev_dbg(&dev->ibdev,
+			  "resize SRQ %u: unknown comp_mask %#x\n", srq->srqn,
+			  req.comp_mask);
+		return -EOPNOTSUPP;
+	}
+	if (!req.log_depth || req.log_depth > KITE_WQ_MAX_LOG_DEPTH ||
+	    BIT(req.log_depth) < max_wr) {
+		ibdev_dbg(&dev->ibdev,
+			  "resize SRQ %u: 2^%u WQEs cannot hold %u\n", srq->srqn,
+			  req.log_depth, max_wr);
+		return -EINVAL;
+	}
+	err = kite_ib_hwq_alloc_user(dev, new, req.buf_addr,
+				     (u64)BIT(srq->hwq.entry_shift) <<
+					     req.log_depth,
+				     BIT(req.log_depth), srq->hwq.entry_shift);
+	if (err)
+		ibdev_dbg(&dev->ibdev,
+			  "resize SRQ %u: ring at %#llx unusable (%d)\n",
+			  srq->srqn, req.buf_addr, err);
+	return err;
+}
+
+/*
+ * A kernel SRQ's resize, up to the command: the new ring @new gets the
+ * last WQEs posted (every one not yet taken) and, until
+ * kite_ib_srq_resize_end(), every new one; the tag tables grow to the new
+ * depth. -EINVAL if more WQEs are outstanding than @new holds.
+ */
+static int kite_ib_srq_resize_begin(struct kite_ib_dev *dev,
+				    struct kite_ib_srq *srq,
+				    struct kite_ib_hwq *new, u32 max_wr)
+{
+	u32 depth = max_t(u32, roundup_pow_of_two(max_wr), 2);
+	struct kite_ib_srq_tags t = {};
+	unsigned long flags;
+	u32 i, n, idx;
+	int err;
+
+	if (depth > BIT(KITE_WQ_MAX_LOG_DEPTH))
+		return -EINVAL;
+	err = kite_ib_hwq_alloc(dev, new, depth, srq->hwq.entry_shift);
+	if (err)
+		return err;
+	/* Under the lock the tables may only grow: allocate them before. */
+	if (depth > srq->ntags) {
+		err = kite_ib_srq_tags_alloc(&t, depth);
+		if (err)
+			goto err_free_ring;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->outstanding > depth) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		ibdev_dbg(&dev->ibdev,
+			  "resize SRQ %u: %u WQEs outstanding, %u asked\n",
+			  srq->srqn, srq->outstanding, max_wr);
+		err = -EINVAL;
+		goto err_free_tags;
+	}
+	if (t.wr_id)
+		kite_ib_srq_tags_grow(srq, &t, depth);
+	n = min(srq->hwq.depth, depth);
+	for (i = 0; i < n; i++) {
+		idx = srq->pi - n + i;
+		memcpy(kite_ib_hwq_entry(new, idx),
+		       kite_ib_hwq_entry(&srq->hwq, idx),
+		       BIT(srq->hwq.entry_shift));
+	}
+	srq->next = new;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	/* The old tables, if replaced. */
+	kite_ib_srq_tags_free(&t);
+	return 0;
+
+err_free_tags:
+	kite_ib_srq_tags_free(&t);
+err_free_ring:
+	kite_ib_hwq_free(dev, new);
+	return err;
+}
+
+/* The command done: @new becomes the ring (@ok) or is dropped. */
+static void kite_ib_srq_resize_end(struct kite_ib_srq *srq,
+				   struct kite_ib_hwq *new, bool ok)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->next = NULL;
+	if (ok)
+		swap(srq->hwq, *new);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
 /**
- * kite_ib_modify_srq() - arm an SRQ's limit event
+ * kite_ib_modify_srq() - arm an SRQ's limit event or resize it
  * @ibsrq: the SRQ
- * @attr: IB_SRQ_LIMIT: the new limit (0 disarms)
- * @attr_mask: IB_SRQ_LIMIT only; IB_SRQ_MAX_WR (resize) is not supported
- * @udata: user SRQs: must carry no driver data
+ * @attr: IB_SRQ_LIMIT: the new limit (0 disarms); IB_SRQ_MAX_WR: the
+ *	WQEs the SRQ must hold
+ * @attr_mask: IB_SRQ_LIMIT and IB_SRQ_MAX_WR
+ * @udata: user SRQs: struct kite_ib_modify_srq_req with IB_SRQ_MAX_WR (the
+ *	library's new ring, holding the WQEs not yet taken), else no driver
+ *	data
+ *
+ * A resize moves the SRQ to a new ring (MODIFY_SRQ with
+ * KITE_MODIFY_SRQ_RESIZE, prm_srq.rst "Resize"), larger or smaller; WQEs
+ * posted and not yet completed stay valid. A kernel SRQ copies its WQEs
+ * to the new ring and, while the command runs, posts to both.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a resize or driver data; -EINVAL for a limit
- * above the SRQ's depth or unknown mask bits; or the errno of MODIFY_SRQ.
+ * Return: 0; -EOPNOTSUPP for a resize on a device without it, a user
+ * resize without a new ring, unknown request bits or driver data; -EINVAL
+ * for unknown mask bits, a size of 0 or beyond the device's, fewer WQEs
+ * than are outstanding, or a limit above the (new) depth; -ENOMEM;
+ * -EFAULT; or the errno of MODIFY_SRQ.
  */
 int kite_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		       enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
 {
 	struct kite_ib_dev *dev = to_kdev(ibsrq->device);
 	struct kite_ib_srq *srq = to_ksrq(ibsrq);
+	bool resize = attr_mask & IB_SRQ_MAX_WR;
 	struct kite_cmd_modify_srq in = {};
 	struct kite_ib_cmd cmd = {
 		.opcode = KITE_CMD_MODIFY_SRQ,
 		.in = &in,
 		.in_len = sizeof(in),
 	};
+	struct kite_ib_hwq new = {};
+	u32 depth;
 	int err;
 
-	err = ib_is_udata_in_empty(udata);
-	if (err) {
-		ibdev_dbg(&dev->ibdev,
-			  "modify SRQ %u: driver data: %d\n", srq->srqn, err);
-		return err;
-	}
-	if (attr_mask & IB_SRQ_MAX_WR) {
-		ibdev_dbg(&dev->ibdev,
-			  "modify SRQ %u: resize not supported\n", srq->srqn);
-		return -EOPNOTSUPP;
-	}
-	if (attr_mask & ~IB_SRQ_LIMIT) {
+	if (attr_mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR)) {
 		ibdev_dbg(&dev->ibdev,
 			  "modify SRQ %u: unknown attributes %#x\n", srq->srqn,
 			  attr_mask);
 		return -EINVAL;
 	}
-	if (!(attr_mask & IB_SRQ_LIMIT))
-		return 0;
-	if (attr->srq_limit > srq->hwq.depth) {
+	if (!resize) {
+		err = ib_is_udata_in_empty(udata);
+		if (err) {
+			ibdev_dbg(&dev->ibdev,
+				  "modify SRQ %u: driver data: %d\n", srq->srqn,
+				  err);
+			return err;
+		}
+		if (!(attr_mask & IB_SRQ_LIMIT))
+			return 0;
+	} else if (!(dev->caps.features & KITE_FEAT_SRQ_RESIZE)) {
 		ibdev_dbg(&dev->ibdev,
-			  "modify SRQ %u: limit %u above depth %u\n", srq->srqn,
-			  attr->srq_limit, srq->hwq.depth);
+			  "modify SRQ %u: the device cannot resize\n",
+			  srq->srqn);
+		return -EOPNOTSUPP;
+	} else if (!attr->max_wr || attr->max_wr > dev->caps.max_srq_wr) {
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: %u WQEs, the device has 1 .. %u\n",
+			  srq->srqn, attr->max_wr, dev->caps.max_srq_wr);
 		return -EINVAL;
 	}
+
+	mutex_lock(&srq->resize_mutex);
+	if (resize) {
+		if (srq->uctx)
+			err = kite_ib_srq_resize_user(dev, srq, attr->max_wr,
+						      udata, &new);
+		else
+			err = kite_ib_srq_resize_begin(dev, srq, &new,
+						       attr->max_wr);
+		if (err)
+			goto out_unlock;
+		in.mask |= cpu_to_le32(KITE_MODIFY_SRQ_RESIZE);
+		in.cfg = cpu_to_le32(FIELD_PREP(KITE_WQ_CFG_LOG_DEPTH,
+						ilog2(new.depth)) |
+				     FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT,
+						new.entry_shift));
+		in.pbl = new.pbl.desc;
+	}
+	depth = resize ? new.depth : srq->hwq.depth;
+	if ((attr_mask & IB_SRQ_LIMIT) && attr->srq_limit > depth) {
+		ibdev_dbg(&dev->ibdev,
+			  "modify SRQ %u: limit %u above depth %u\n", srq->srqn,
+			  attr->srq_limit, depth);
+		err = -EINVAL;
+		goto out_end;
+	}
 	in.srqn = cpu_to_le32(srq->srqn);
-	in.mask = cpu_to_le32(KITE_MODIFY_SRQ_LIMIT);
-	in.limit = cpu_to_le32(attr->srq_limit);
-	return kite_ib_cmd_exec(dev, &cmd);
+	if (attr_mask & IB_SRQ_LIMIT) {
+		in.mask |= cpu_to_le32(KITE_MODIFY_SRQ_LIMIT);
+		in.limit = cpu_to_le32(attr->srq_limit);
+	}
+	err = kite_ib_cmd_exec(dev, &cmd);
+out_end:
+	if (resize) {
+		if (!srq->uctx)
+			kite_ib_srq_resize_end(srq, &new, !err);
+		else if (!err)
+			swap(srq->hwq, new);
+		/* The old ring after a resize, else the unused new one. */
+		kite_ib_hwq_free(dev, &new);
+	}
+out_unlock:
+	mutex_unlock(&srq->resize_mutex);
+	return err;
 }
 
 /**
@@ -331,21 +553,25 @@ int kite_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	u32 limit;
 	int err;
 
+	mutex_lock(&srq->resize_mutex);
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
-		return err;
+		goto out_unlock;
 	limit = le32_to_cpu(out.limit);
 	if (limit > srq->hwq.depth) {
 		ibdev_err_ratelimited(&dev->ibdev,
 				      "QUERY_SRQ of SRQ %u: bad limit %u from the device\n",
 				      srq->srqn, limit);
-		return -EIO;
+		err = -EIO;
+		goto out_unlock;
 	}
 	attr->max_wr = srq->hwq.depth;
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = (le32_to_cpu(out.flags) & KITE_SRQ_F_ARMED) ? limit :
 									 0;
-	return 0;
+out_unlock:
+	mutex_unlock(&srq->resize_mutex);
+	return err;
 }
 
 /**
@@ -368,6 +594,7 @@ int kite_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (err)
 		return err;
 	kite_ib_srq_free(dev, srq);
+	mutex_destroy(&srq->resize_mutex);
 	return 0;
 }
 
@@ -389,7 +616,7 @@ int kite_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	size_t stride = BIT(srq->hwq.entry_shift);
 	struct kite_wqe_srq_recv *hdr;
 	unsigned long flags;
-	u32 posted = 0;
+	u32 posted = 0, room;
 	int err = 0;
 	u16 tag;
 
@@ -398,8 +625,11 @@ int kite_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
+	/* A resize in progress: the slot at pi must be free in both rings. */
+	room = srq->next ? min(srq->hwq.depth, srq->next->depth) :
+			   srq->hwq.depth;
 	for (; wr; wr = wr->next) {
-		if (srq->outstanding >= srq->hwq.depth || !srq->nfree) {
+		if (srq->outstanding >= room || !srq->nfree) {
 			err = -ENOMEM;
 			break;
 		}
@@ -410,6 +640,9 @@ int kite_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			break;
 		tag = srq->free[--srq->nfree];
 		hdr->tag = cpu_to_le16(tag);
+		if (srq->next)
+			memcpy(kite_ib_hwq_entry(srq->next, srq->pi), hdr,
+			       stride);
 		srq->wr_id[tag] = wr->wr_id;
 		srq->len[tag] = kite_ib_recv_wr_len(wr);
 		__set_bit(tag, srq->busy);
@@ -447,7 +680,7 @@ bool kite_ib_srq_complete(struct kite_ib_srq *srq, u16 tag, u64 *wr_id,
 	bool ok = false;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	if (srq->busy && tag < srq->hwq.depth && test_bit(tag, srq->busy)) {
+	if (srq->busy && tag < srq->ntags && test_bit(tag, srq->busy)) {
 		__clear_bit(tag, srq->busy);
 		*wr_id = srq->wr_id[tag];
 		*len = srq->len[tag];
