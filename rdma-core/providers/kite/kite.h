@@ -36,6 +36,8 @@ DECLARE_DRV_CMD(ukite_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, kite_ib_create_ah_resp);
 DECLARE_DRV_CMD(ukite_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		kite_ib_create_srq_req, kite_ib_create_srq_resp);
+DECLARE_DRV_CMD(ukite_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		kite_ib_modify_srq_req, empty);
 
 static_assert(KITE_IB_AV_SIZE == sizeof(struct kite_wqe_ud),
 	      "the AH response carries a UD address vector");
@@ -274,6 +276,11 @@ struct kite_srq {
 	uint32_t pi;
 	/* WQEs posted and not yet completed. */
 	uint32_t outstanding;
+	/*
+	 * Tags 0 .. ntags - 1 exist: at least the depth (a resize to a
+	 * smaller ring keeps them, outstanding WQEs may carry any).
+	 */
+	uint32_t ntags;
 	/* Per tag: the wr_id, and whether a WQE with the tag is outstanding. */
 	uint64_t *wr_id;
 	uint8_t *busy;

@@ -25,6 +25,18 @@
 
 #include "kite.h"
 
+/* The log2 of the ring for @max_wr WQEs (at least 2); EINVAL if too many. */
+static int kite_srq_log_depth(uint32_t max_wr, uint32_t *log_depth)
+{
+	uint32_t log = 1;
+
+	while ((1U << log) < max_wr)
+		if (++log > KITE_WQ_MAX_LOG_DEPTH)
+			return EINVAL;
+	*log_depth = log;
+	return 0;
+}
+
 static void kite_srq_free(struct kite_srq *srq)
 {
 	free(srq->busy);
@@ -41,20 +53,15 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 	struct ukite_create_srq_resp resp = {};
 	struct ukite_create_srq cmd = {};
 	struct kite_srq *srq;
-	uint32_t log_depth = 1, shift = KITE_WQE_MIN_SHIFT, depth, i;
+	uint32_t log_depth, shift = KITE_WQE_MIN_SHIFT, depth, i;
 	uint64_t size;
 	int ret;
 
 	if (!attr->attr.max_wr || attr->attr.max_sge > KITE_MAX_SGE ||
-	    attr->attr.srq_limit > attr->attr.max_wr) {
+	    attr->attr.srq_limit > attr->attr.max_wr ||
+	    kite_srq_log_depth(attr->attr.max_wr, &log_depth)) {
 		errno = EINVAL;
 		return NULL;
-	}
-	while ((1U << log_depth) < attr->attr.max_wr) {
-		if (++log_depth > KITE_WQ_MAX_LOG_DEPTH) {
-			errno = EINVAL;
-			return NULL;
-		}
 	}
 	size = sizeof(struct kite_wqe_srq_recv) +
 	       (uint64_t)attr->attr.max_sge * sizeof(struct kite_wqe_sge);
@@ -85,6 +92,7 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 	for (i = 0; i < depth; i++)
 		srq->free[i] = depth - 1 - i;
 	srq->nfree = depth;
+	srq->ntags = depth;
 
 	cmd.buf_addr = (uintptr_t)srq->ring.buf;
 	cmd.log_depth = log_depth;
@@ -116,11 +124,109 @@ err_free:
 	return NULL;
 }
 
+/*
+ * Tag tables of @n tags for @srq, with its outstanding tags; the new tags
+ * go under the free ones. Called with the SRQ's lock held; frees the old
+ * tables. ENOMEM leaves the SRQ as it was.
+ */
+static int kite_srq_grow_tags(struct kite_srq *srq, uint32_t n)
+{
+	uint64_t *wr_id = calloc(n, sizeof(*wr_id));
+	uint16_t *free_tags = calloc(n, sizeof(*free_tags));
+	uint8_t *busy = calloc(n, sizeof(*busy));
+	uint32_t i, added = n - srq->ntags;
+
+	if (!wr_id || !free_tags || !busy) {
+		free(wr_id);
+		free(free_tags);
+		free(busy);
+		return ENOMEM;
+	}
+	memcpy(wr_id, srq->wr_id, srq->ntags * sizeof(*wr_id));
+	memcpy(busy, srq->busy, srq->ntags * sizeof(*busy));
+	for (i = 0; i < added; i++)
+		free_tags[i] = n - 1 - i;
+	memcpy(free_tags + added, srq->free, srq->nfree * sizeof(*free_tags));
+	free(srq->wr_id);
+	free(srq->free);
+	free(srq->busy);
+	srq->wr_id = wr_id;
+	srq->free = free_tags;
+	srq->busy = busy;
+	srq->nfree += added;
+	srq->ntags = n;
+	return 0;
+}
+
+/*
+ * Move @srq to a new ring for attr->max_wr WQEs (kite_ib_modify_srq_req):
+ * the last WQEs posted, which include every one the device has not taken,
+ * are copied into it first, and nothing is posted until the kernel has
+ * switched the device to it.
+ */
+static int kite_resize_srq(struct kite_srq *srq, struct ibv_srq_attr *attr,
+			   int attr_mask)
+{
+	struct verbs_context *vctx = verbs_get_ctx(srq->ibv_srq.context);
+	struct ukite_modify_srq cmd = {};
+	struct kite_ring ring, old;
+	uint32_t log_depth, depth, n, i, idx;
+	int ret;
+
+	if (!attr->max_wr || kite_srq_log_depth(attr->max_wr, &log_depth)) {
+		verbs_err(vctx, "resize SRQ %u: %u WQEs out of range\n",
+			  srq->srqn, attr->max_wr);
+		return EINVAL;
+	}
+	depth = 1U << log_depth;
+	ret = kite_ring_alloc(&ring, log_depth, srq->ring.entry_shift,
+			      srq->ring.pdom, KITE_RES_SRQ);
+	if (ret)
+		return ret;
+
+	kite_lock(&srq->lock);
+	if (srq->outstanding > depth) {
+		verbs_err(vctx, "resize SRQ %u: %u WQEs outstanding, %u asked\n",
+			  srq->srqn, srq->outstanding, attr->max_wr);
+		ret = EINVAL;
+		goto out_unlock;
+	}
+	/* Tags for the new depth first: their failure changes nothing. */
+	if (depth > srq->ntags) {
+		ret = kite_srq_grow_tags(srq, depth);
+		if (ret)
+			goto out_unlock;
+	}
+	n = depth < srq->ring.mask + 1 ? depth : srq->ring.mask + 1;
+	for (i = 0; i < n; i++) {
+		idx = srq->pi - n + i;
+		memcpy(kite_ring_entry(&ring, idx),
+		       kite_ring_entry(&srq->ring, idx),
+		       1U << srq->ring.entry_shift);
+	}
+	cmd.buf_addr = (uintptr_t)ring.buf;
+	cmd.log_depth = log_depth;
+	ret = ibv_cmd_modify_srq(&srq->ibv_srq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (ret)
+		goto out_unlock;
+	old = srq->ring;
+	srq->ring = ring;
+	ring = old;
+out_unlock:
+	kite_unlock(&srq->lock);
+	/* The old ring after a resize, else the unused new one. */
+	kite_ring_free(&ring);
+	return ret;
+}
+
 int kite_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask)
 {
 	struct ibv_modify_srq cmd;
 
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return kite_resize_srq(to_kite_srq(ibsrq), attr, attr_mask);
 	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
@@ -148,10 +254,12 @@ int kite_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct kite_context *ctx = to_kite_ctx(ibsrq->context);
 	struct kite_srq *srq = to_kite_srq(ibsrq);
 	size_t wqe_size = 1U << srq->ring.entry_shift;
-	uint32_t start, depth = 1U << srq->ring.log_depth;
+	uint32_t start, depth;
 	int ret = 0;
 
 	kite_lock(&srq->lock);
+	/* Under the lock: a resize replaces the ring. */
+	depth = srq->ring.mask + 1;
 	start = srq->pi;
 	for (; wr; wr = wr->next) {
 		uint8_t *wqe = kite_ring_entry(&srq->ring, srq->pi);
@@ -201,7 +309,7 @@ bool kite_srq_complete(struct kite_srq *srq, uint16_t tag, uint64_t *wr_id)
 	bool ok = false;
 
 	kite_lock(&srq->lock);
-	if (tag < 1U << srq->ring.log_depth && srq->busy[tag]) {
+	if (tag < srq->ntags && srq->busy[tag]) {
 		srq->busy[tag] = 0;
 		*wr_id = srq->wr_id[tag];
 		srq->free[srq->nfree++] = tag;

@@ -109,6 +109,11 @@ struct srq_resp {
 	struct kite_ib_create_srq_resp drv;
 };
 
+struct srq_resize_cmd {
+	struct ibv_modify_srq ibv_cmd;
+	struct kite_ib_modify_srq_req drv;
+};
+
 /* A ring of @size bytes, 4 KiB aligned, every CQE slot marked INVALID. */
 static void *ring_alloc(size_t size)
 {
@@ -587,6 +592,61 @@ static int srq_create(struct ibv_pd *pd, struct ibv_srq *srq, void **buf,
 	return -ret;
 }
 
+/*
+ * Resize requests the kernel must refuse (struct kite_ib_modify_srq_req),
+ * each leaving the SRQ (16 WQEs of 64 bytes) as it was.
+ */
+static void srq_resize_bad(struct ibv_srq *srq, const struct ibv_device_attr *da)
+{
+	static const struct {
+		const char *what;
+		uint32_t max_wr, log_depth, comp_mask;
+		bool null_buf;
+		int want;
+	} bad[] = {
+		{ "unknown comp_mask", 32, 5, 1, false, EOPNOTSUPP },
+		{ "log_depth 0", 32, 0, 0, false, EINVAL },
+		{ "log_depth 13", 32, 13, 0, false, EINVAL },
+		{ "2^5 WQEs for 33", 33, 5, 0, false, EINVAL },
+		{ "max_wr 0", 0, 5, 0, false, EINVAL },
+		{ "no ring buffer", 32, 5, 0, true, EINVAL },
+	};
+	struct ibv_srq_attr sa;
+	struct srq_resize_cmd cmd;
+	unsigned int i;
+	void *buf;
+	int ret;
+
+	if (!(da->device_cap_flags & IBV_DEVICE_SRQ_RESIZE)) {
+		report(false, "the device reports IBV_DEVICE_SRQ_RESIZE");
+		return;
+	}
+	if (posix_memalign(&buf, RING_ALIGN, (size_t)64 << 13))
+		return;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&cmd, 0, sizeof(cmd));
+		memset(&sa, 0, sizeof(sa));
+		sa.max_wr = bad[i].max_wr;
+		cmd.drv.buf_addr = bad[i].null_buf ? 0 : (uintptr_t)buf;
+		cmd.drv.log_depth = bad[i].log_depth;
+		cmd.drv.comp_mask = bad[i].comp_mask;
+		ret = ibv_cmd_modify_srq(srq, &sa, IBV_SRQ_MAX_WR, &cmd.ibv_cmd,
+					 sizeof(cmd));
+		report(ret == bad[i].want, "resize SRQ with %s: %s (want %s)",
+		       bad[i].what, strerror(ret), strerror(bad[i].want));
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&sa, 0, sizeof(sa));
+	sa.max_wr = da->max_srq_wr + 1;
+	cmd.drv.buf_addr = (uintptr_t)buf;
+	cmd.drv.log_depth = 13;
+	ret = ibv_cmd_modify_srq(srq, &sa, IBV_SRQ_MAX_WR, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	report(ret == EINVAL, "resize SRQ to max_srq_wr + 1 (%d): %s (want EINVAL)",
+	       da->max_srq_wr + 1, strerror(ret));
+	free(buf);
+}
+
 static void srq_bad(struct ibv_pd *pd, const char *what, int want,
 		    uint32_t wr, uint32_t sge, uint32_t limit,
 		    const struct srq_geom *g)
@@ -651,8 +711,10 @@ static void test_srqs(struct ibv_context *ctx, const struct ibv_device_attr *da)
 		sa.max_wr = 32;
 		ret = ibv_cmd_modify_srq(&srq, &sa, IBV_SRQ_MAX_WR, &mcmd,
 					 sizeof(mcmd));
-		report(ret == EOPNOTSUPP, "modify SRQ max_wr (resize): %s (want EOPNOTSUPP)",
+		report(ret == EOPNOTSUPP,
+		       "resize SRQ without a new ring (no driver data): %s (want EOPNOTSUPP)",
 		       strerror(ret));
+		srq_resize_bad(&srq, da);
 		memset(&sa, 0, sizeof(sa));
 		ret = ibv_cmd_query_srq(&srq, &sa, &qcmd, sizeof(qcmd));
 		report(!ret && sa.srq_limit == 4 && sa.max_wr == 16 &&
@@ -2847,30 +2909,35 @@ out:
 #define TD_SLOT		128	/* a receive: the GRH and TD_LEN bytes */
 
 /*
- * What a thread domain's objects do: a CQ created with the parent domain
- * @pdom, an SRQ and a UD QP of the extended API on it send TD_MSGS
- * messages of TD_LEN bytes to the QP itself in one ibv_wr_* batch, all
- * posted and polled from this thread as the thread domain promises; each
- * message (its first byte its number, then i ^ number) arrives once and
- * whole.
+ * What an SRQ's receivers see: a CQ, an SRQ and a UD QP of the extended
+ * API on @pd send TD_MSGS messages of TD_LEN bytes to the QP itself in one
+ * ibv_wr_* batch, all posted and polled from this thread; each message
+ * (its first byte its number, then i ^ number) arrives once and whole.
+ * @what names the case: "thread domain" (@pd a parent domain with a
+ * thread domain, the CQ created with it as the thread domain promises) or
+ * "SRQ resize" (@pd a PD; the SRQ is made for half the receives and
+ * resized with them posted, then shrunk once they completed).
  */
-static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
+static void srq_ud_data(struct ibv_context *ctx, struct ibv_pd *pd,
+			const char *what)
 {
+	bool resize = !strcmp(what, "SRQ resize");
 	static char buf[TD_MSGS * TD_LEN + TD_MSGS * TD_SLOT];
 	char *rcv = buf + TD_MSGS * TD_LEN;
 	struct ibv_cq_init_attr_ex cqa = {
 		.cqe = 4 * TD_MSGS,
-		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
-		.parent_domain = pdom,
+		.comp_mask = resize ? 0 : IBV_CQ_INIT_ATTR_MASK_PD,
+		.parent_domain = resize ? NULL : pd,
 	};
 	struct ibv_srq_init_attr srqia = {
-		.attr = { .max_wr = TD_MSGS, .max_sge = 1 },
+		.attr = { .max_wr = resize ? TD_MSGS / 2 : TD_MSGS, .max_sge = 1 },
 	};
+	struct ibv_srq_attr sa = { .max_wr = 2 * TD_MSGS };
 	struct ibv_qp_init_attr_ex qpa = {
 		.qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = TD_MSGS, .max_send_sge = 1 },
 		.comp_mask = QPX_MASK,
-		.pd = pdom,
+		.pd = pd,
 		.send_ops_flags = QPX_UD_OPS,
 	};
 	unsigned int seen = 0, sends = 0, recvs = 0, bad = 0, i, j, m;
@@ -2887,17 +2954,17 @@ static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
 
 	cq = ibv_create_cq_ex(ctx, &cqa);
 	if (cq) {
-		srq = ibv_create_srq(pdom, &srqia);
+		srq = ibv_create_srq(pd, &srqia);
 		qpa.send_cq = ibv_cq_ex_to_cq(cq);
 		qpa.recv_cq = ibv_cq_ex_to_cq(cq);
 		qpa.srq = srq;
 	}
 	qp = srq ? ibv_create_qp_ex(ctx, &qpa) : NULL;
-	mr = qp ? ibv_reg_mr(pdom, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
+	mr = qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
 		  NULL;
-	ret = mr ? ud_up(qp, pdom, &ah) : (errno ? errno : EIO);
-	report(!ret, "thread domain: a CQ, an SRQ and a UD QP on its parent domain, in RTS (%s)",
-	       strerror(ret));
+	ret = mr ? ud_up(qp, pd, &ah) : (errno ? errno : EIO);
+	report(!ret, "%s: a CQ, an SRQ and a UD QP on its PD, in RTS (%s)",
+	       what, strerror(ret));
 	if (ret)
 		goto out;
 
@@ -2910,6 +2977,12 @@ static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
 		rwr.wr_id = 100 + i;
 		rwr.sg_list = &rsge;
 		ret = ibv_post_srq_recv(srq, &rwr, &bad_rwr);
+		if (resize && !ret && i == TD_MSGS / 2 - 1) {
+			/* Full: the rest go to the new ring. */
+			ret = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
+			report(!ret, "%s: %d receives posted, resized to %d (%s)",
+			       what, TD_MSGS / 2, sa.max_wr, strerror(ret));
+		}
 	}
 	qpx = ibv_qp_to_qp_ex(qp);
 	ibv_wr_start(qpx);
@@ -2922,8 +2995,8 @@ static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
 			       TD_LEN);
 	}
 	ret = ret ?: ibv_wr_complete(qpx);
-	report(!ret, "thread domain: %d receives on the SRQ, %d sends in one ibv_wr_* batch (%s)",
-	       TD_MSGS, TD_MSGS, strerror(ret));
+	report(!ret, "%s: %d receives on the SRQ, %d sends in one ibv_wr_* batch (%s)",
+	       what, TD_MSGS, TD_MSGS, strerror(ret));
 	if (ret)
 		goto out;
 	while (sends + recvs < 2 * TD_MSGS &&
@@ -2951,8 +3024,30 @@ static void td_data(struct ibv_context *ctx, struct ibv_pd *pdom)
 	}
 	report(sends == TD_MSGS && recvs == TD_MSGS && !bad &&
 	       seen == (1U << TD_MSGS) - 1,
-	       "thread domain: %u sends and %u receives completed, every message once and whole (%u bad)",
-	       sends, recvs, bad);
+	       "%s: %u sends and %u receives completed, every message once and whole (%u bad)",
+	       what, sends, recvs, bad);
+	if (resize) {
+		memset(&sa, 0, sizeof(sa));
+		ret = ibv_query_srq(srq, &sa);
+		report(!ret && sa.max_wr == 2 * TD_MSGS,
+		       "%s: query SRQ: max_wr %u (%s)", what, sa.max_wr,
+		       strerror(ret));
+		sa.max_wr = 2;
+		ret = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
+		report(!ret, "%s: shrunk to 2 once empty (%s)", what,
+		       strerror(ret));
+		for (i = 0; i < 3 && !ret; i++) {
+			rwr.wr_id = 200 + i;
+			ret = ibv_post_srq_recv(srq, &rwr, &bad_rwr);
+		}
+		report(ret == ENOMEM && i == 3,
+		       "%s: the third receive on 2 WQEs refused (ENOMEM: %s)",
+		       what, strerror(ret));
+		sa.max_wr = 1;
+		ret = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
+		report(!ret, "%s: resized to 1 (a ring of 2) with 2 outstanding (%s)",
+		       what, strerror(ret));
+	}
 out:
 	if (ah)
 		ibv_destroy_ah(ah);
@@ -2966,10 +3061,23 @@ out:
 		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 }
 
+/* SRQ resize through libkite, with data (srq_ud_data()). */
+static void test_srq_resize(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+
+	report(!!pd, "SRQ resize: allocate a PD (%s)",
+	       pd ? "ok" : strerror(errno));
+	if (!pd)
+		return;
+	srq_ud_data(ctx, pd, "SRQ resize");
+	ibv_dealloc_pd(pd);
+}
+
 /*
  * Thread domains through libkite: ibv_alloc_td() and what it refuses, a
  * parent domain that carries one (not another context's), and neither
- * going while the other depends on it; with @data, td_data().
+ * going while the other depends on it; with @data, srq_ud_data().
  */
 static void test_thread_domain(struct ibv_context *ctx, int data)
 {
@@ -3021,7 +3129,7 @@ static void test_thread_domain(struct ibv_context *ctx, int data)
 	       "thread domain: cannot go while a parent domain carries it (EBUSY: %s)",
 	       strerror(ret));
 	if (data)
-		td_data(ctx, pdom);
+		srq_ud_data(ctx, pdom, "thread domain");
 	ret = ibv_dealloc_pd(pdom);
 	report(!ret, "thread domain: its parent domain deallocated (%s)",
 	       strerror(ret));
@@ -4498,6 +4606,8 @@ int main(int argc, char **argv)
 	test_qp_ex_create(ctx);
 	test_parent_domain(ctx);
 	test_thread_domain(ctx, data);
+	if (data)
+		test_srq_resize(ctx);
 	test_uc(ctx, data);
 	if (data) {
 		test_cq_overflow(ctx);
