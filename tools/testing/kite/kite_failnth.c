@@ -89,6 +89,7 @@ struct env {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	struct ibv_srq *srq;
 	void *buf;
 	int gid_index;
 	union ibv_gid gid;
@@ -187,6 +188,35 @@ static int resize_cq(struct env *e, void **obj)
 
 static void undo_nothing(struct env *e, void *obj)
 {
+}
+
+static int make_srq(struct env *e, void **obj)
+{
+	struct ibv_srq_init_attr attr = {
+		.attr = { .max_wr = 64, .max_sge = 2 },
+	};
+
+	*obj = ibv_create_srq(e->pd, &attr);
+	return *obj ? 0 : errno;
+}
+
+static void undo_srq(struct env *e, void *obj)
+{
+	ibv_destroy_srq(obj);
+}
+
+static int resize_srq(struct env *e, void **obj)
+{
+	static uint32_t max_wr = 512;
+	struct ibv_srq_attr attr = { .max_wr = max_wr };
+	int err;
+
+	/* Alternate sizes, so that every call really resizes. */
+	err = ibv_modify_srq(e->srq, &attr, IBV_SRQ_MAX_WR);
+	if (!err)
+		max_wr = max_wr == 512 ? 64 : 512;
+	*obj = NULL;
+	return err;
 }
 
 static struct ibv_qp *qp_create(struct env *e, enum ibv_qp_type type)
@@ -315,6 +345,8 @@ static const struct verb verbs[] = {
 	{ "create_cq", make_cq, undo_cq },
 	{ "create_cq_ex", make_cq_ex, undo_cq },
 	{ "resize_cq", resize_cq, undo_nothing },
+	{ "create_srq", make_srq, undo_srq },
+	{ "resize_srq (modify_srq IBV_SRQ_MAX_WR)", resize_srq, undo_nothing },
 	{ "create_qp RC", make_qp_rc, undo_qp },
 	{ "create_qp UD", make_qp_ud, undo_qp },
 	{ "modify_qp RC to RTS", modify_rc, undo_nothing },
@@ -381,6 +413,7 @@ int main(int argc, char **argv)
 	struct ibv_device **list;
 	struct env e = { .gid_index = argc > 2 ? atoi(argv[2]) : 0 };
 	unsigned int i;
+	void *obj;
 
 	if (argc > 1 && !strcmp(argv[1], "--list")) {
 		for (i = 0; i < ARRAY_SIZE(verbs); i++)
@@ -417,8 +450,10 @@ int main(int argc, char **argv)
 		return 100;
 	}
 	e.qp = qp_create(&e, IBV_QPT_RC);
-	if (!e.qp) {
-		fprintf(stderr, "kite_failnth: set-up QP failed\n");
+	if (!make_srq(&e, &obj))
+		e.srq = obj;
+	if (!e.qp || !e.srq) {
+		fprintf(stderr, "kite_failnth: set-up QP or SRQ failed\n");
 		return 100;
 	}
 	for (i = 0; i < ARRAY_SIZE(verbs); i++) {
@@ -429,6 +464,7 @@ int main(int argc, char **argv)
 		else
 			sweep(&e, &verbs[i]);
 	}
+	ibv_destroy_srq(e.srq);
 	ibv_destroy_qp(e.qp);
 	ibv_destroy_cq(e.cq);
 	ibv_dealloc_pd(e.pd);

@@ -49,6 +49,8 @@
 #include <rdma/kite-abi.h>
 #include <util/mmio.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CQE_SIZE	64	/* prm_cq.rst: 64-byte CQEs */
 #define CQE_OP_INVALID	0xf	/* prm_cq.rst: opcode INVALID, op_own 7:4 */
 #define RING_ALIGN	4096
@@ -623,7 +625,7 @@ static void srq_resize_bad(struct ibv_srq *srq, const struct ibv_device_attr *da
 	}
 	if (posix_memalign(&buf, RING_ALIGN, (size_t)64 << 13))
 		return;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		memset(&cmd, 0, sizeof(cmd));
 		memset(&sa, 0, sizeof(sa));
 		sa.max_wr = bad[i].max_wr;

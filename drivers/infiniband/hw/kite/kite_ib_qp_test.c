@@ -201,6 +201,7 @@ static void kite_qp_test_srq_complete(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, srq);
 	spin_lock_init(&srq->lock);
 	srq->hwq.depth = 4;
+	srq->ntags = 4;
 	srq->wr_id = wr_id;
 	srq->len = len;
 	srq->busy = busy;
