@@ -287,7 +287,10 @@ struct kite_srq {
 	/* A stack of the free tags. */
 	uint16_t *free;
 	uint32_t nfree;
-	/* Serializes posting and completing (struct kite_lock). */
+	/*
+	 * Serializes posting, completing and resizing (struct kite_lock):
+	 * a resize replaces the ring and the tag tables.
+	 */
 	struct kite_lock lock;
 };
 
