@@ -47,13 +47,51 @@ static void kite_srq_free(struct kite_srq *srq)
 	free(srq);
 }
 
+/*
+ * Tag tables of @n tags for @srq, with its outstanding tags; the new tags
+ * go under the free ones (at creation, all @n of them, tag 0 on top).
+ * Called with the SRQ's lock held; frees the old tables. ENOMEM leaves the
+ * SRQ as it was.
+ */
+static int kite_srq_grow_tags(struct kite_srq *srq, uint32_t n)
+{
+	uint64_t *wr_id = calloc(n, sizeof(*wr_id));
+	uint16_t *free_tags = calloc(n, sizeof(*free_tags));
+	uint8_t *busy = calloc(n, sizeof(*busy));
+	uint32_t i, added = n - srq->ntags;
+
+	if (!wr_id || !free_tags || !busy) {
+		free(wr_id);
+		free(free_tags);
+		free(busy);
+		return ENOMEM;
+	}
+	if (srq->ntags) {
+		memcpy(wr_id, srq->wr_id, srq->ntags * sizeof(*wr_id));
+		memcpy(busy, srq->busy, srq->ntags * sizeof(*busy));
+		memcpy(free_tags + added, srq->free,
+		       srq->nfree * sizeof(*free_tags));
+	}
+	for (i = 0; i < added; i++)
+		free_tags[i] = n - 1 - i;
+	free(srq->wr_id);
+	free(srq->free);
+	free(srq->busy);
+	srq->wr_id = wr_id;
+	srq->free = free_tags;
+	srq->busy = busy;
+	srq->nfree += added;
+	srq->ntags = n;
+	return 0;
+}
+
 struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
 	struct ukite_create_srq_resp resp = {};
 	struct ukite_create_srq cmd = {};
 	struct kite_srq *srq;
-	uint32_t log_depth, shift = KITE_WQE_MIN_SHIFT, depth, i;
+	uint32_t log_depth, shift = KITE_WQE_MIN_SHIFT, depth;
 	uint64_t size;
 	int ret;
 
@@ -82,17 +120,9 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 			      kite_parent_domain(pd), KITE_RES_SRQ);
 	if (ret)
 		goto err_free;
-	srq->wr_id = calloc(depth, sizeof(*srq->wr_id));
-	srq->free = calloc(depth, sizeof(*srq->free));
-	srq->busy = calloc(depth, sizeof(*srq->busy));
-	if (!srq->wr_id || !srq->free || !srq->busy) {
-		ret = ENOMEM;
+	ret = kite_srq_grow_tags(srq, depth);
+	if (ret)
 		goto err_free;
-	}
-	for (i = 0; i < depth; i++)
-		srq->free[i] = depth - 1 - i;
-	srq->nfree = depth;
-	srq->ntags = depth;
 
 	cmd.buf_addr = (uintptr_t)srq->ring.buf;
 	cmd.log_depth = log_depth;
@@ -122,40 +152,6 @@ err_free:
 	kite_srq_free(srq);
 	errno = ret;
 	return NULL;
-}
-
-/*
- * Tag tables of @n tags for @srq, with its outstanding tags; the new tags
- * go under the free ones. Called with the SRQ's lock held; frees the old
- * tables. ENOMEM leaves the SRQ as it was.
- */
-static int kite_srq_grow_tags(struct kite_srq *srq, uint32_t n)
-{
-	uint64_t *wr_id = calloc(n, sizeof(*wr_id));
-	uint16_t *free_tags = calloc(n, sizeof(*free_tags));
-	uint8_t *busy = calloc(n, sizeof(*busy));
-	uint32_t i, added = n - srq->ntags;
-
-	if (!wr_id || !free_tags || !busy) {
-		free(wr_id);
-		free(free_tags);
-		free(busy);
-		return ENOMEM;
-	}
-	memcpy(wr_id, srq->wr_id, srq->ntags * sizeof(*wr_id));
-	memcpy(busy, srq->busy, srq->ntags * sizeof(*busy));
-	for (i = 0; i < added; i++)
-		free_tags[i] = n - 1 - i;
-	memcpy(free_tags + added, srq->free, srq->nfree * sizeof(*free_tags));
-	free(srq->wr_id);
-	free(srq->free);
-	free(srq->busy);
-	srq->wr_id = wr_id;
-	srq->free = free_tags;
-	srq->busy = busy;
-	srq->nfree += added;
-	srq->ntags = n;
-	return 0;
 }
 
 /*
