@@ -157,9 +157,16 @@ kite_alloc_parent_domain(struct ibv_context *ibctx,
 		return NULL;
 	}
 	pd = to_kite_pd(attr->pd);
-	if (pd->protection_domain ||
-	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
-	     (!attr->alloc || !attr->free))) {
+	if (pd->protection_domain) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "parent domain: its pd is itself a parent domain\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free)) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "parent domain: allocators need both alloc and free\n");
 		errno = EINVAL;
 		return NULL;
 	}
