@@ -1981,6 +1981,34 @@ uint16_t write_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32
 	return idx;
 }
 
+/*
+ * An ATOMIC WRITE WQE of @val (raw @opw: flags, or a malformed variant
+ * through @ilen and @inl) to @va/@rkey; rings the doorbell when @ring.
+ */
+uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
+		      uint64_t val, bool inl, unsigned ilen, bool ring)
+{
+	struct kite_wqe_raddr ra = { .remote_addr = va, .rkey = rkey };
+	uint16_t idx = (uint16_t)q->spi;
+	struct kite_wqe_ctrl c;
+	uint8_t w[256];
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_ATOMIC_WRITE | opw | (inl ? KITE_WQE_F_INLINE : 0);
+	c.wqe_idx = idx;
+	c.inline_len = (uint16_t)ilen;
+	memcpy(w, &c, 16);
+	memcpy(w + 16, &ra, 16);
+	memcpy(w + 32, &val, 8);
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	if (ring)
+		ring_sq(q);
+	return idx;
+}
+
 void ring_sq(struct tqp *q)
 {
 	wr64(db_addr(0), db_wq(KITE_DB_TYPE_SQ, q->qpn, q->spi));

@@ -426,6 +426,8 @@ void rc_pair(struct rcpair *p, const uint8_t *dmac, uint8_t timeout, uint8_t ret
 uint16_t write_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
 		  uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n);
 void ring_sq(struct tqp *q);
+uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
+		      uint64_t val, bool inl, unsigned ilen, bool ring);
 uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
 		 uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n);
 void run_for(uint64_t ns);

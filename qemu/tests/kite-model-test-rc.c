@@ -191,6 +191,19 @@ void g_rc(void)
 	    mem64(DST + 8) == 0x2222222222222227ULL && mem64(RBUF) == 0x2222222222222222ULL,
 	    "FETCH_ADD 5: added, original returned");
 
+	/* ATOMIC WRITE: the 8 bytes at once; needs REMOTE_WRITE, not ATOMIC. */
+	idx = write_awrite(&P.a, SIG, DST + 16, R.rkey, 0x0123456789abcdefULL, true, 8, true);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_ATOMIC_WRITE, 8) &&
+	    mem64(DST + 16) == 0x0123456789abcdefULL,
+	    "ATOMIC WRITE: REQ CQE, byte_len 8, the 8 bytes at the remote address");
+	g[0] = sge(2000, E.lkey, SRC);
+	fill_pattern(SRC, 2000, 0x3c, want);
+	post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE, 0, DST + 4096, R.rkey, 0, 0, g, 1);
+	idx = write_awrite(&P.a, SIG, DST + 24, R.rkey, 1, true, 8, true);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_ATOMIC_WRITE, 8) && mem64(DST + 24) == 1 &&
+	    mem_eq(DST + 4096, want, 2000) && tcq_drain(&P.scq) == 0,
+	    "WRITE then ATOMIC WRITE of a flag: one CQE, the data and the flag in place");
+
 	/* RNR: no RQ WQE, then one posted; min_rnr_timer 12 = 0.64 ms. */
 	fill_pattern(SRC, 64, 0x77, want);
 	g[0] = sge(64, E.lkey, SRC);
@@ -221,7 +234,10 @@ static void rc_access_err(const char *what, uint64_t va, uint32_t rkey, unsigned
 
 	rc_pair(&P, MAC, 14, 7, 6);
 	g[0] = sge(op == KITE_WQE_OP_ATOMIC_FA ? 8 : 2000, E.lkey, SRC);
-	idx = post_rc(&P.a, op | KITE_WQE_F_SIGNALED, 0, va, rkey, 1, 0, g, 1);
+	if (op == KITE_WQE_OP_ATOMIC_WRITE)
+		idx = write_awrite(&P.a, SIG, va, rkey, 1, true, 8, true);
+	else
+		idx = post_rc(&P.a, op | KITE_WQE_F_SIGNALED, 0, va, rkey, 1, 0, g, 1);
 	idx2 = post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
 	ok = tcq_next(&P.scq, &c);
 	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, P.a.qpn, KITE_SYND_REMOTE_ACCESS) &&
@@ -253,6 +269,40 @@ void g_rc_err(void)
 		      KITE_WQE_OP_RDMA_WRITE);
 	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ);
 	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA);
+	rc_access_err("ATOMIC WRITE without REMOTE_WRITE", DST, R.rkey_nw,
+		      KITE_WQE_OP_ATOMIC_WRITE);
+	rc_access_err("ATOMIC WRITE past the MR's end", T_IOVA + T_MR_LEN, R.rkey,
+		      KITE_WQE_OP_ATOMIC_WRITE);
+
+	/* ATOMIC WRITE WQEs the requester refuses: nothing goes out. */
+	{
+		static const struct {
+			uint64_t off;
+			bool inl;
+			unsigned ilen;
+			const char *what;
+		} bad[] = {
+			{ 4, true, 8, "to an address not 8-byte aligned" },
+			{ 0, false, 0, "without inline data" },
+			{ 0, true, 4, "with 4 bytes inline" },
+			{ 0, true, 16, "with 16 bytes inline" },
+		};
+		unsigned i;
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			rc_pair(&P, MAC, 14, 7, 6);
+			set64(DST + 32, 5);
+			g[0] = sge(8, E.lkey, SRC);
+			idx = write_awrite(&P.a, SIG, DST + 32 + bad[i].off, R.rkey, 9,
+					   bad[i].inl, bad[i].ilen, false);
+			post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+			tap(req_err(&P.scq, P.a.qpn, idx, KITE_SYND_LOCAL_QP_OP) &&
+			    req_err(&P.scq, P.a.qpn, (uint16_t)(idx + 1), KITE_SYND_WR_FLUSH) &&
+			    mem64(DST + 32) == 5 && qp_state(P.b.qpn) == KITE_QPS_RTS,
+			    "ATOMIC WRITE %s: REQ_ERR LOCAL_QP_OP, the next flushed, memory "
+			    "untouched", bad[i].what);
+		}
+	}
 
 	/* A receive WQE too small: invalid request for the requester. */
 	rc_pair(&P, MAC, 14, 7, 6);
@@ -304,6 +354,130 @@ void g_rc_err(void)
 	qmp("{\"execute\":\"set_link\",\"arguments\":{\"name\":\"k\",\"up\":true}}", NULL);
 }
 
+/* An ATOMIC WRITE from the peer to a new QP in RTS, expected to fail. */
+static void rc_wire_awrite_bad(uint64_t va, uint32_t rkey, size_t len, uint8_t aeth,
+			       const char *what)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[256], inj[256];
+	uint8_t ext[16], val[16];
+	struct tcq scq, rcq;
+	struct tqp q;
+	ssize_t n;
+
+	rc_wire_qp(&q, &scq, &rcq, peer);
+	set64(DST + 40, 3);
+	memset(val, 0x5a, sizeof(val));
+	put32(ext, (uint32_t)(va >> 32));
+	put32(ext + 4, (uint32_t)va);
+	put32(ext + 8, rkey);
+	put32(ext + 12, 8);
+	wire_send(inj, w_frame(inj, 0x1d, q.qpn, T_RC_PSN, true, ext, 16, val, len));
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == aeth && mem64(DST + 40) == 3 &&
+	    qp_state(q.qpn) == KITE_QPS_ERR,
+	    "ATOMIC WRITE %s: NAK (AETH 0x%02x), nothing written, QP in ERR", what, aeth);
+}
+
+/*
+ * ATOMIC WRITE on the wire: what the requester sends and which answer
+ * completes it, its place among the READ/atomic requests in flight and its
+ * retransmission; the responder's write, answer, duplicate and refusals.
+ */
+static void rc_wire_awrite(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static const uint8_t two[2][3] = { { 0x1d, 0, 1 }, { 0x1d, 1, 1 } };
+	static uint8_t f[2048], inj[256];
+	const uint64_t v = 0x1122334455667788ULL, v2 = 0x0102030405060708ULL;
+	uint32_t psn = T_RC_PSN;
+	uint16_t i1, i2, i3;
+	struct tcq scq, rcq;
+	uint8_t ext[16];
+	struct tqp q, q2;
+	struct res r;
+	unsigned n, k;
+	bool ok;
+	ssize_t len;
+	size_t m;
+
+	rc_wire_qp(&q, &scq, &rcq, peer);
+	i1 = write_awrite(&q, SIG, 0x123456789ab8ULL, 0xabcd01, v, true, 8, true);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 16 + 8 + 4 && f[42] == 0x1d && be24(f + 51) == psn && (f[50] & 0x80) &&
+	    be32(f + 54) == 0x1234 && be32(f + 58) == 0x56789ab8 && be32(f + 62) == 0xabcd01 &&
+	    be32(f + 66) == 8 && !memcmp(f + 70, &v, 8),
+	    "ATOMIC WRITE on the wire: opcode 0x1d, AckReq, RETH (va, rkey, 8), the 8 bytes");
+	clock_step(POLL_STEP_NS);
+	tap(tcq_drain(&scq) == 0, "ATOMIC WRITE: not complete before its answer");
+	w_resp(q.qpn, 0x10, psn, (const uint8_t *)&v, 8);
+	tap(tcq_drain(&scq) == 0 && qp_state(q.qpn) == KITE_QPS_RTS,
+	    "a READ response with 8 bytes of data: dropped, still not complete");
+	w_resp(q.qpn, 0x10, psn, (const uint8_t *)&v, 0);
+	tap(req_ok(&scq, q.qpn, i1, KITE_WQE_OP_ATOMIC_WRITE, 8),
+	    "READ_RESP_ONLY without data: the ATOMIC WRITE completes, byte_len 8");
+	psn++;
+
+	/* max_rd_atomic 2: it takes a READ/atomic slot; timeout 8 (1 ms). */
+	need(tqp_create(&q2, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
+	     "CREATE_QP RC (max_rd_atomic 2)");
+	rc_rts_rd(&q2, W_PEER_QPN, peer, 8, 7, 6, 2);
+	i1 = write_awrite(&q2, SIG, 0x1000, 0xabcd01, 1, true, 8, false);
+	i2 = write_awrite(&q2, SIG, 0x1008, 0xabcd01, 2, true, 8, false);
+	i3 = write_awrite(&q2, SIG, 0x1010, 0xabcd01, 3, true, 8, false);
+	ring_sq(&q2);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(wlog_is(0, n, T_RC_PSN, two, 2),
+		 "max_rd_atomic 2: two ATOMIC WRITEs sent, the third waits"))
+		wlog_diag(n);
+	w_resp(q2.qpn, 0x10, T_RC_PSN, (const uint8_t *)&v, 0);
+	ok = req_ok(&scq, q2.qpn, i1, KITE_WQE_OP_ATOMIC_WRITE, 8);
+	/* The probe timer may send the second again before the third. */
+	n = w_collect(false, 0, W_NONE);
+	for (k = 0; k < n && !(wlog[k].op == 0x1d && wlog[k].psn == ((T_RC_PSN + 2) & 0xffffff));
+	     k++)
+		;
+	if (!tap(ok && k < n, "the first answered: it completes, the third is sent"))
+		wlog_diag(n);
+	/* The second's answer lost: after the timeout both go again. */
+	w_resp(q2.qpn, 0x10, T_RC_PSN + 2, (const uint8_t *)&v, 0);
+	tap(tcq_drain(&scq) == 0, "the third answered before the second: nothing completes");
+	run_for(3000000);
+	n = w_collect(false, 0, W_NONE);
+	if (!tap(n >= 1 && wlog[0].op == 0x1d && wlog[0].psn == T_RC_PSN + 1,
+		 "its answer lost: the second ATOMIC WRITE is sent again (probe or timeout), same PSN"))
+		wlog_diag(n);
+	w_resp(q2.qpn, 0x10, T_RC_PSN + 1, (const uint8_t *)&v, 0);
+	w_resp(q2.qpn, 0x10, T_RC_PSN + 2, (const uint8_t *)&v, 0);
+	tap(req_ok(&scq, q2.qpn, i2, KITE_WQE_OP_ATOMIC_WRITE, 8) &&
+	    req_ok(&scq, q2.qpn, i3, KITE_WQE_OP_ATOMIC_WRITE, 8),
+	    "answered again: the second and third complete, in order");
+
+	/* Responder: written, answered by READ_RESP_ONLY without data. */
+	set64(DST + 24, 0);
+	put32(ext, (uint32_t)(DST >> 32));
+	put32(ext + 4, (uint32_t)DST + 24);
+	put32(ext + 8, R.rkey);
+	put32(ext + 12, 8);
+	m = w_frame(inj, 0x1d, q.qpn, T_RC_PSN, true, ext, 16, (const uint8_t *)&v2, 8);
+	wire_send(inj, m);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 4 && f[42] == 0x10 && be24(f + 51) == T_RC_PSN && f[54] == 0x1f &&
+	    mem64(DST + 24) == v2,
+	    "ATOMIC WRITE from the wire: written, READ_RESP_ONLY (AETH ACK, no data) at its PSN");
+	set64(DST + 24, 7);
+	wire_send(inj, m);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 4 && f[42] == 0x10 && be24(f + 51) == T_RC_PSN &&
+	    mem64(DST + 24) == 7 && qp_state(q.qpn) == KITE_QPS_RTS,
+	    "its duplicate: answered again, not written again");
+
+	rc_wire_awrite_bad(DST + 40, R.rkey_nw, 8, 0x62, "without REMOTE_WRITE");
+	rc_wire_awrite_bad(DST + 44, R.rkey, 8, 0x61, "to an unaligned address");
+	rc_wire_awrite_bad(DST + 40, R.rkey, 4, 0x61, "with 4 bytes of payload");
+	rc_wire_awrite_bad(T_IOVA + T_MR_LEN, R.rkey, 8, 0x62, "past the MR's end");
+}
+
 /*
  * Random RC packets with valid ICRCs at QP @q (requests and responses,
  * PSNs around the expected one, RETHs and AtomicETHs that sometimes name
@@ -339,6 +513,8 @@ static void rc_wire_fuzz(struct tqp *q)
 			post_recv(q, g, 1);
 		}
 		op = (uint8_t)(x % 0x18);
+		if (op == 0x17 && (x & (1ULL << 60)))
+			op = 0x1d;                      /* ATOMIC WRITE */
 		psn = T_RC_PSN + (uint32_t)((x >> 8) % 8);
 		len = (uint32_t)((x >> 16) % 1100);
 		for (j = 0; j < sizeof(ext); j++)
@@ -657,6 +833,7 @@ void g_rc_wire(void)
 	tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, b.qpn, 0) && c.byte_len == 3,
 	    "RTR QP: RESP_SEND byte_len 3");
 
+	rc_wire_awrite();
 	rc_wire_fuzz(&b);
 }
 
@@ -1288,12 +1465,16 @@ void g_uc(void)
 			{ KITE_WQE_OP_ATOMIC_CS, "CMP_SWAP" },
 			{ KITE_WQE_OP_ATOMIC_FA, "FETCH_ADD" },
 			{ KITE_WQE_OP_SEND_INV, "SEND_INV" },
+			{ KITE_WQE_OP_ATOMIC_WRITE, "ATOMIC WRITE" },
 		};
 		unsigned i;
 
 		for (i = 0; i < ARRAY_SIZE(bad); i++) {
 			g[0] = sge(8, E.lkey, RBUF);
-			idx = post_rc(&P.a, bad[i].op, 0, DST, R.rkey, 0, 0, g, 1);
+			if (bad[i].op == KITE_WQE_OP_ATOMIC_WRITE)
+				idx = write_awrite(&P.a, 0, DST, R.rkey, 1, true, 8, true);
+			else
+				idx = post_rc(&P.a, bad[i].op, 0, DST, R.rkey, 0, 0, g, 1);
 			post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);
 			ok = req_err(&P.scq, P.a.qpn, idx, KITE_SYND_LOCAL_QP_OP) &&
 			     req_err(&P.scq, P.a.qpn, (uint16_t)(idx + 1), KITE_SYND_WR_FLUSH) &&

@@ -397,6 +397,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_REREG_MR		BIT(11)	/* REREG_MR */
 #define KITE_FEAT_EQ_MODERATION		BIT(12)	/* kite_cmd_create_eq.moderation */
 #define KITE_FEAT_SRQ_RESIZE		BIT(13)	/* KITE_MODIFY_SRQ_RESIZE */
+#define KITE_FEAT_ATOMIC_WRITE		BIT(14)	/* KITE_WQE_OP_ATOMIC_WRITE */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -941,6 +942,10 @@ struct kite_wqe_ctrl {
 #define KITE_WQE_OP_LOCAL_INV		0x08
 #define KITE_WQE_OP_REG_MR		0x09
 #define KITE_WQE_OP_BIND_MW		0x0a
+#define KITE_WQE_OP_ATOMIC_WRITE	0x0b	/* RC; 8 bytes inline */
+
+/* ATOMIC WRITE: the bytes written, inline, naturally aligned remotely. */
+#define KITE_ATOMIC_WRITE_LEN		8
 
 /* RDMA and atomic WQEs: after the control segment. */
 struct kite_wqe_raddr {

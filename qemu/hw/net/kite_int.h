@@ -262,11 +262,13 @@ typedef struct KiteRcResp {
 } KiteRcResp;
 
 /*
- * A READ or atomic request the responder accepted, kept to answer its
- * duplicates (the last KITE_RC_RDQ of them, at least max_dest_rd_atomic).
+ * A READ, atomic or ATOMIC WRITE request the responder accepted, kept to
+ * answer its duplicates (the last KITE_RC_RDQ of them, at least
+ * max_dest_rd_atomic).
  */
 #define KITE_RC_HIST_READ       1
 #define KITE_RC_HIST_ATOMIC     2
+#define KITE_RC_HIST_AWRITE     3       /* ATOMIC WRITE */
 
 typedef struct KiteRcHist {
     uint8_t kind;               /* KITE_RC_HIST_*, 0: unused */

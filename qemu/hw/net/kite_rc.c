@@ -89,6 +89,7 @@
 #define RC_FETCH_ADD            0x14
 #define RC_SEND_LAST_INV        0x16
 #define RC_SEND_ONLY_INV        0x17
+#define RC_ATOMIC_WRITE         0x1d    /* IBA 1.5 */
 
 #define RC_RETH_LEN             16
 #define RC_AETH_LEN             4
@@ -157,6 +158,7 @@ int kite_rc_ext_len(uint8_t opcode)
     case RC_WRITE_FIRST:
     case RC_WRITE_ONLY:
     case RC_READ_REQ:
+    case RC_ATOMIC_WRITE:
         return RC_RETH_LEN;
     case RC_WRITE_ONLY_IMM:
         return RC_RETH_LEN + 4;
@@ -502,6 +504,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     case KITE_WQE_OP_RDMA_WRITE:
     case KITE_WQE_OP_RDMA_WRITE_IMM:
     case KITE_WQE_OP_RDMA_READ:
+    case KITE_WQE_OP_ATOMIC_WRITE:
         w->data_off = KITE_WQE_RDMA_DATA_OFF;
         break;
     case KITE_WQE_OP_ATOMIC_CS:
@@ -520,7 +523,8 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     if (qp->type == KITE_QPT_UC &&
         (w->op == KITE_WQE_OP_SEND_INV ||
          w->data_off == KITE_WQE_ATOMIC_DATA_OFF ||
-         w->op == KITE_WQE_OP_RDMA_READ)) {
+         w->op == KITE_WQE_OP_RDMA_READ ||
+         w->op == KITE_WQE_OP_ATOMIC_WRITE)) {
         return bad;
     }
     if (w->data_off > stride) {
@@ -532,6 +536,12 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
         if (ldl_le_p(w->wqe + KITE_WQE_RADDR_OFF(rsvd))) {
             return bad;
         }
+    }
+    /* ATOMIC WRITE: its 8 bytes inline, to a naturally aligned address. */
+    if (w->op == KITE_WQE_OP_ATOMIC_WRITE &&
+        (!w->inl || w->ilen != KITE_ATOMIC_WRITE_LEN ||
+         (w->va & (KITE_ATOMIC_WRITE_LEN - 1)))) {
+        return bad;
     }
     if (w->data_off == KITE_WQE_ATOMIC_DATA_OFF) {
         KiteSge sge;
@@ -608,10 +618,14 @@ static uint32_t kite_rc_sge_rw(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     return 0;
 }
 
+/*
+ * Requests that take one of the responder's READ/atomic resources and are
+ * answered by a response of their own (IBA 1.5 puts ATOMIC WRITE there).
+ */
 static bool kite_rc_is_rd(uint8_t op)
 {
     return op == KITE_WQE_OP_RDMA_READ || op == KITE_WQE_OP_ATOMIC_CS ||
-           op == KITE_WQE_OP_ATOMIC_FA;
+           op == KITE_WQE_OP_ATOMIC_FA || op == KITE_WQE_OP_ATOMIC_WRITE;
 }
 
 /* Outstanding WQE @i (0: the oldest, at the SQ's consumer counter). */
@@ -1005,6 +1019,17 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         stl_be_p(t.ext + 8, w->rkey);
         stl_be_p(t.ext + 12, w->total - MIN(off, w->total));
         t.ext_len = RC_RETH_LEN;
+        t.ackreq = true;
+        last = true;
+        break;
+    case KITE_WQE_OP_ATOMIC_WRITE:
+        t.opcode = RC_ATOMIC_WRITE;
+        stq_be_p(t.ext, w->va);
+        stl_be_p(t.ext + 8, w->rkey);
+        stl_be_p(t.ext + 12, KITE_ATOMIC_WRITE_LEN);
+        t.ext_len = RC_RETH_LEN;
+        len = KITE_ATOMIC_WRITE_LEN;
+        memcpy(payload, w->wqe + w->data_off, len);
         t.ackreq = true;
         last = true;
         break;
@@ -1518,6 +1543,11 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
         return;
     }
+    if (e->op == KITE_WQE_OP_ATOMIC_WRITE) {
+        /* Answered by a READ response without data (IBA 1.5). */
+        kite_rc_req_done(s, qpn, qp, KITE_ATOMIC_WRITE_LEN);
+        return;
+    }
     last = off + 1 == e->npsn;
     if ((last && p->opcode != RC_READ_RESP_LAST &&
          p->opcode != RC_READ_RESP_ONLY) ||
@@ -1577,8 +1607,8 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rc_req_ack(s, qpn, qp, i, off);
         return;
     case RC_ATOMIC_ACK:
-        if (!kite_rc_is_rd(e->op) || e->op == KITE_WQE_OP_RDMA_READ ||
-            p->len) {
+        if ((e->op != KITE_WQE_OP_ATOMIC_CS &&
+             e->op != KITE_WQE_OP_ATOMIC_FA) || p->len) {
             kite_rx_drop(s, "unexpected atomic ACK");
             return;
         }
@@ -1587,7 +1617,13 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_READ_RESP_MIDDLE:
     case RC_READ_RESP_LAST:
     case RC_READ_RESP_ONLY:
-        if (e->op != KITE_WQE_OP_RDMA_READ) {
+        if (e->op == KITE_WQE_OP_ATOMIC_WRITE) {
+            if (p->opcode != RC_READ_RESP_ONLY || p->len) {
+                kite_rx_drop(s, "ATOMIC WRITE answered by a READ response "
+                             "with data");
+                return;
+            }
+        } else if (e->op != KITE_WQE_OP_RDMA_READ) {
             kite_rx_drop(s, "READ response for a WQE that is no READ");
             return;
         }
@@ -2069,6 +2105,50 @@ static void kite_rc_atomic(KiteState *s, uint32_t qpn, KiteQP *qp,
     kite_rc_queue_atomic(s, qpn, qp, p->psn, orig);
 }
 
+/*
+ * ATOMIC WRITE (IBA 1.5): 8 bytes written in one access to a naturally
+ * aligned address the R_Key opens to remote writes; it takes a READ/atomic
+ * resource like a READ and is answered by a READ response without data.
+ */
+static void kite_rc_atomic_write(KiteState *s, uint32_t qpn, KiteQP *qp,
+                                 const KiteRoceRx *p)
+{
+    KiteRcState *rc = &qp->rc;
+    uint64_t va = ldq_be_p(p->ext);
+    uint32_t key = ldl_be_p(p->ext + 8), len = ldl_be_p(p->ext + 12);
+    uint8_t b[KITE_ATOMIC_WRITE_LEN];
+    KiteMR *mr;
+
+    if (p->len != KITE_ATOMIC_WRITE_LEN || len != KITE_ATOMIC_WRITE_LEN ||
+        (va & (KITE_ATOMIC_WRITE_LEN - 1))) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
+                           "malformed or unaligned ATOMIC WRITE");
+        return;
+    }
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        /* The requester exceeded max_dest_rd_atomic: it retries. */
+        kite_rx_drop(s, "ATOMIC WRITE with the READ queue full");
+        return;
+    }
+    mr = kite_rc_rkey(s, qp, key, va, len, KITE_ACCESS_REMOTE_WRITE);
+    if (!mr) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_ACCESS, 0,
+                           "ATOMIC WRITE: R_Key, PD, access or bounds");
+        return;
+    }
+    /* One access under the BQL: never seen half written by the device. */
+    memcpy(b, p->payload, sizeof(b));
+    if (!kite_mr_rw(s, mr, va, b, sizeof(b), true)) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_OP, 0,
+                           "ATOMIC WRITE: DMA");
+        return;
+    }
+    kite_rc_hist_add(qp, KITE_RC_HIST_AWRITE, p->psn, 1);
+    kite_rc_epsn_add(rc, 1);
+    rc->msn++;
+    kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, false);
+}
+
 /* A duplicate request (PSN before the expected one). */
 static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
                               const KiteRoceRx *p)
@@ -2081,6 +2161,7 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_READ_REQ:
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
+    case RC_ATOMIC_WRITE:
         /*
          * The requester lost what answered this request and went back:
          * once it matches what was accepted, the responses queued for it
@@ -2102,6 +2183,23 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     if (p->opcode == RC_READ_REQ) {
         kite_rc_dup_read(s, qpn, qp, p);
+        return;
+    }
+    if (p->opcode == RC_ATOMIC_WRITE) {
+        /* Not written again (a later write may have followed): answered. */
+        h = kite_rc_hist_find(qp, KITE_RC_HIST_AWRITE, p->psn);
+        if (!h || p->len != KITE_ATOMIC_WRITE_LEN) {
+            s->rc_counts.dup_dropped++;
+            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+            return;
+        }
+        kite_rc_rsp_rewind(s, qp, p->psn);
+        if (rc->rsp_rd == KITE_RC_RDQ) {
+            kite_rx_drop(s, "duplicate ATOMIC WRITE with the READ queue full");
+        } else {
+            s->rc_counts.dup_replays++;
+            kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, true);
+        }
         return;
     }
     /* An atomic is never executed twice: its result, or nothing. */
@@ -2438,6 +2536,8 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
     if (p->opcode == RC_READ_REQ) {
         kite_rc_read_req(s, qpn, qp, p);
+    } else if (p->opcode == RC_ATOMIC_WRITE) {
+        kite_rc_atomic_write(s, qpn, qp, p);
     } else {
         kite_rc_atomic(s, qpn, qp, p);
     }
