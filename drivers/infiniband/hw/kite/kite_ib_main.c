@@ -151,6 +151,9 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	if ((c->features & KITE_FEAT_SRQ) && (c->features & KITE_FEAT_SRQ_RESIZE))
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	/* Posted by libkite only: the kernel has no ULP that writes one. */
+	if (c->features & KITE_FEAT_ATOMIC_WRITE)
+		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	/* Type 2 windows are bound to one QP: IB's type 2B. */
 	if (c->features & KITE_FEAT_MW) {
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |

@@ -511,6 +511,9 @@ static void kite_wqe_test_opcode_tables(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_BIND_MW, KITE_QPT_RC),
 			-EINVAL);
+	/* libkite's only (its 8 bytes have no field in struct ib_send_wr). */
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_ATOMIC_WRITE,
+						      KITE_QPT_RC), -EINVAL);
 	KUNIT_EXPECT_EQ(test,
 			kite_ib_send_wqe_opcode(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD,
 						KITE_QPT_RC), -EINVAL);
@@ -521,6 +524,7 @@ static void kite_wqe_test_opcode_tables(struct kunit *test)
 			-EINVAL);
 	/* Posted by no kernel QP, or no opcode at all. */
 	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_BIND_MW), -1);
+	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_ATOMIC_WRITE), -1);
 	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(0xff), -1);
 }
 
