@@ -518,7 +518,8 @@ int kite_destroy_ah(struct ibv_ah *ibah);
 /* send.c */
 int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
-int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags);
+int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
+			uint64_t send_ops_flags);
 int kite_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags);

@@ -175,7 +175,8 @@ static int kite_check_qp_init_attr(struct kite_context *ctx,
 			EINVAL : EOPNOTSUPP;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		ret = kite_check_send_ops(attr->qp_type, attr->send_ops_flags);
+		ret = kite_check_send_ops(&ctx->ibv_ctx.context,
+					  attr->qp_type, attr->send_ops_flags);
 		if (ret) {
 			verbs_debug(&ctx->ibv_ctx,
 				    "create QP: send_ops_flags 0x%llx: %d\n",

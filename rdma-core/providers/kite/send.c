@@ -43,13 +43,15 @@
 #define KITE_SOP_AV		BIT(0)	/* a send: on UD, an address vector first */
 #define KITE_SOP_NO_INLINE	BIT(1)	/* the data cannot be inline */
 #define KITE_SOP_ATOMIC		BIT(2)	/* one SGE of 8 bytes, checked at the end */
+/* ibv_wr_*() only: struct ibv_send_wr has no field for its operand. */
+#define KITE_SOP_WR_ONLY	BIT(3)
 
 /*
  * What a send work request is to the device, by ibv_wr_opcode: its WQE
  * opcode, the opcode of its work completion, the QP types that have it, and
  * where its data goes (0: it has none; on UD, sends have the address vector
  * before it). An entry with no QP type: Kite does not have the operation
- * (TSO, FLUSH, ATOMIC_WRITE).
+ * (TSO, FLUSH). ATOMIC_WRITE's 8 bytes are its own segment (no data).
  */
 struct kite_send_op {
 	uint8_t wqe_op;		/* KITE_WQE_OP_* */
@@ -90,6 +92,9 @@ static const struct kite_send_op kite_send_ops[] = {
 			       KITE_SQPT_CONN, 0, 0 },
 	[IBV_WR_BIND_MW] = { KITE_WQE_OP_BIND_MW, IBV_WC_BIND_MW,
 			     KITE_SQPT_CONN, 0, 0 },
+	[IBV_WR_ATOMIC_WRITE] = { KITE_WQE_OP_ATOMIC_WRITE,
+				  IBV_WC_ATOMIC_WRITE, KITE_SQPT_RC,
+				  KITE_SOP_WR_ONLY, 0 },
 };
 
 static uint8_t kite_sqpt(enum ibv_qp_type type)
@@ -136,12 +141,17 @@ static const enum ibv_wr_opcode kite_qpx_ops[] = {
 /*
  * ibv_qp_init_attr_ex.send_ops_flags for a QP of @type: 0; EINVAL for a
  * bit verbs does not define; EOPNOTSUPP for an operation the QP type or
- * Kite does not have (the same table as ibv_post_send()). The ibv_wr_*()
- * calls rely on it: they do not check the QP type again.
+ * Kite does not have (the same table as ibv_post_send()), or ATOMIC WRITE
+ * on a device without it (IB_UVERBS_DEVICE_ATOMIC_WRITE in the device's
+ * capabilities, asked of @ibctx only then). The ibv_wr_*() calls rely on
+ * it: they do not check the QP type again.
  */
-int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
+int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
+			uint64_t send_ops_flags)
 {
+	struct ibv_device_attr_ex attr = {};
 	unsigned int bit;
+	int ret;
 
 	if (send_ops_flags >> ARRAY_SIZE(kite_qpx_ops))
 		return EINVAL;
@@ -149,6 +159,13 @@ int kite_check_send_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 		if ((send_ops_flags & (1ULL << bit)) &&
 		    !kite_send_op(kite_qpx_ops[bit], type))
 			return EOPNOTSUPP;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE) {
+		ret = ibv_query_device_ex(ibctx, NULL, &attr);
+		if (ret)
+			return ret;
+		if (!(attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE))
+			return EOPNOTSUPP;
+	}
 	return 0;
 }
 
@@ -244,7 +261,7 @@ static int kite_send_begin(struct kite_qp *qp, struct kite_send_wqe *b,
 	if (kite_wq_full(&qp->sq))
 		return ENOMEM;
 	sop = kite_send_op(wr_op, ibqp->qp_type);
-	if (!sop)
+	if (!sop || (sop->flags & KITE_SOP_WR_ONLY))
 		return EINVAL;
 	kite_send_open(qp, b, sop, send_flags, wr_id, qp->ud);
 	return 0;
@@ -307,6 +324,24 @@ static int kite_send_atomic(struct kite_send_wqe *b, uint64_t remote_addr,
 	kite_send_raddr(b, remote_addr, rkey);
 	aseg->swap_add = htole64(swap_add);
 	aseg->compare = htole64(compare);
+	return 0;
+}
+
+/*
+ * ATOMIC WRITE: the 8 bytes at @val, inline after the remote address
+ * (prm_wqe.rst), for the 8-byte aligned @remote_addr (EINVAL).
+ */
+static int kite_send_atomic_write(struct kite_send_wqe *b,
+				  uint64_t remote_addr, uint32_t rkey,
+				  const void *val)
+{
+	if (!val || (remote_addr & (KITE_ATOMIC_WRITE_LEN - 1)))
+		return EINVAL;
+	kite_send_raddr(b, remote_addr, rkey);
+	kite_send_set_data(b, 0, true);
+	memcpy(b->wqe + KITE_CTRL_SZ + KITE_RADDR_SZ, val,
+	       KITE_ATOMIC_WRITE_LEN);
+	kite_send_ctrl(b)->inline_len = htole16(KITE_ATOMIC_WRITE_LEN);
 	return 0;
 }
 
@@ -740,6 +775,17 @@ static void kite_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      kite_send_atomic(b, remote_addr, rkey, add, 0));
 }
 
+static void kite_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_ATOMIC_WRITE);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_atomic_write(b, remote_addr, rkey,
+						     atomic_wr));
+}
+
 static void kite_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_LOCAL_INV);
@@ -939,6 +985,8 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_atomic_cmp_swp = kite_wr_atomic_cmp_swp;
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = kite_wr_atomic_fetch_add;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = kite_wr_atomic_write;
 	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = kite_wr_local_inv;
 	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)

@@ -2230,6 +2230,7 @@ static void test_modify_cq(struct ibv_context *ctx)
 			 IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			 IBV_QP_EX_WITH_ATOMIC_WRITE | \
 			 IBV_QP_EX_WITH_LOCAL_INV)
 #define QPX_UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define QPX_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
@@ -2311,8 +2312,10 @@ static void test_qp_ex_create(struct ibv_context *ctx)
 		IBV_QP_EX_WITH_TSO, EOPNOTSUPP);
 	qpx_bad(pd, cq, "RC with flush", IBV_QPT_RC, QPX_MASK, 0,
 		IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP);
-	qpx_bad(pd, cq, "RC with atomic write", IBV_QPT_RC, QPX_MASK, 0,
+	qpx_bad(pd, cq, "UC with atomic write", IBV_QPT_UC, QPX_MASK, 0,
 		IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UD with atomic write", IBV_QPT_UD, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP);
 	qpx_bad(pd, cq, "UD with RDMA write", IBV_QPT_UD, QPX_MASK, 0,
 		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, EOPNOTSUPP);
 	qpx_bad(pd, cq, "UD with local invalidate", IBV_QPT_UD, QPX_MASK, 0,
@@ -2629,6 +2632,17 @@ static void qpx_rc_ops(struct qpx_loop *l)
 	       "qp_ex RC: wr_atomic_fetch_add: 9 + 3, the old value returned (%s, %d, %llu, %llu)",
 	       strerror(ret), n, (unsigned long long)*res,
 	       (unsigned long long)*word);
+	{
+		const uint64_t v = 0x0123456789abcdefULL;
+
+		qpx_start(qpx, 9);
+		ibv_wr_atomic_write(qpx, l->rkey, (uintptr_t)word, &v);
+		n = qpx_go(l, 9, false, wc, &ret);
+		report(n == 1 && wc_is(&wc[0], IBV_WC_ATOMIC_WRITE) &&
+		       wc[0].byte_len == 8 && *word == v,
+		       "qp_ex RC: wr_atomic_write: the 8 bytes written, byte_len 8 (%s, %d, %#llx)",
+		       strerror(ret), n, (unsigned long long)*word);
+	}
 
 	/* Three work requests in one batch, completed in order. */
 	memset(dst, 0, 4096);
@@ -2667,6 +2681,14 @@ static void qpx_rc_ops(struct qpx_loop *l)
 	       !memcmp(dst, src, 48),
 	       "qp_ex RC: ibv_post_send() on the QP still works (%s, %d)",
 	       strerror(ret), n);
+	/* struct ibv_send_wr has no field for an ATOMIC WRITE's 8 bytes. */
+	swr.wr_id = 24;
+	swr.opcode = IBV_WR_ATOMIC_WRITE;
+	bad_swr = NULL;
+	ret = ibv_post_send(l->qp, &swr, &bad_swr);
+	report(ret == EINVAL && bad_swr == &swr,
+	       "qp_ex RC: ibv_post_send() with IBV_WR_ATOMIC_WRITE: %s (want EINVAL: wr API only)",
+	       strerror(ret));
 }
 
 /* Batches that must fail, or are aborted: nothing of them is posted. */
@@ -2716,6 +2738,19 @@ static void qpx_rc_bad(struct qpx_loop *l)
 	qpx_start(qpx, 37);
 	ibv_wr_atomic_fetch_add(qpx, l->rkey, word, 1);
 	qpx_fails(l, EINVAL, "an atomic without its SGE");
+
+	qpx_start(qpx, 47);
+	ibv_wr_atomic_write(qpx, l->rkey, word + 4, &word);
+	qpx_fails(l, EINVAL, "an atomic write to a misaligned word");
+
+	qpx_start(qpx, 48);
+	ibv_wr_atomic_write(qpx, l->rkey, word, NULL);
+	qpx_fails(l, EINVAL, "an atomic write without its value");
+
+	qpx_start(qpx, 49);
+	ibv_wr_atomic_write(qpx, l->rkey, word, &word);
+	ibv_wr_set_sge(qpx, l->lkey, word + 8, 8);
+	qpx_fails(l, EINVAL, "an atomic write with an SGE");
 
 	qpx_start(qpx, 38);
 	ibv_wr_set_sge(qpx, l->lkey, (uintptr_t)l->buf, 32);
