@@ -22,7 +22,12 @@
  * with new PSNs. The SQ has fewer entries than a round posts, so the
  * rings wrap in every round.
  *
- * usage: kite_qp_recover [-d DEV] [-g GID_INDEX] [-p PORT] [-s SIZE]
+ * With -a (on both sides) the QP comes from ibv_create_qp_ex() and every
+ * round also publishes an 8-byte flag after the writes with
+ * ibv_wr_atomic_write() (IBA 1.5 ATOMIC WRITE), which the peer checks
+ * with the data.
+ *
+ * usage: kite_qp_recover [-a] [-d DEV] [-g GID_INDEX] [-p PORT] [-s SIZE]
  *                        [-r ROUNDS] [SERVER]
  * Exit status 0 when every round's data was right and every error ended
  * as above; 1 otherwise; 2 on a time-out (-T, default 60 s).
@@ -79,6 +84,7 @@ static struct {
 	unsigned int size;
 	unsigned int rounds;
 	unsigned int timeout;
+	int awrite;		/* -a: an ATOMIC WRITE after the writes */
 } opt = {
 	.port = "18515",
 	.gidx = 0,
@@ -93,7 +99,8 @@ static struct {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;	/* buf, for the peer's writes */
+	struct ibv_qp_ex *qpx;	/* -a */
+	struct ibv_mr *mr;	/* buf, for the peer's writes (and flag) */
 	struct ibv_mr *smr;	/* src */
 	uint32_t *buf;		/* the peer writes here */
 	uint32_t *src;		/* this side writes from here */
@@ -213,7 +220,8 @@ static int open_device(void)
 {
 	struct ibv_device **list, **d;
 	struct ibv_port_attr port;
-	size_t len = (size_t)MSGS * opt.size;
+	/* The writes' bytes, then the flag (256-byte aligned: MSGS * 4n). */
+	size_t len = (size_t)MSGS * opt.size + sizeof(uint64_t);
 
 	list = ibv_get_device_list(NULL);
 	if (!list)
@@ -259,8 +267,29 @@ static int create_qp(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	k.qp = ibv_create_qp(k.pd, &init);
-	return k.qp ? 0 : fail("ibv_create_qp");
+	struct ibv_qp_init_attr_ex ex = {
+		.send_cq = k.cq,
+		.recv_cq = k.cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = init.cap,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = k.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+
+	if (!opt.awrite) {
+		k.qp = ibv_create_qp(k.pd, &init);
+		return k.qp ? 0 : fail("ibv_create_qp");
+	}
+	k.qp = ibv_create_qp_ex(k.ctx, &ex);
+	if (!k.qp)
+		return fail("ibv_create_qp_ex(IBV_QP_EX_WITH_ATOMIC_WRITE)");
+	k.qpx = ibv_qp_to_qp_ex(k.qp);
+	return k.qpx ? 0 : fail("ibv_qp_to_qp_ex");
 }
 
 static enum ibv_qp_state qp_state(void)
@@ -392,6 +421,35 @@ static uint32_t word(unsigned int round, unsigned int msg, unsigned int w,
 	       (msg * 0x9e3779b1u + w);
 }
 
+/* -a: the round's flag from the client (@from_client) or the server. */
+static uint64_t flag(unsigned int round, int from_client)
+{
+	return (uint64_t)word(round, MSGS, 0, from_client) << 32 |
+	       word(round, MSGS, 1, from_client);
+}
+
+/* The peer's flag, after its writes' bytes (read once its SEND is in). */
+static uint64_t peer_flag(void)
+{
+	uint64_t v;
+
+	memcpy(&v, k.buf + (size_t)MSGS * (opt.size / 4), sizeof(v));
+	return v;
+}
+
+/* -a: the round's flag to the peer's, with ibv_wr_atomic_write(). */
+static int post_flag(unsigned int round)
+{
+	uint64_t val = flag(round, !!opt.server);
+
+	ibv_wr_start(k.qpx);
+	k.qpx->wr_id = MSGS;
+	k.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(k.qpx, k.peer_rkey,
+			    k.peer_addr + (uint64_t)MSGS * opt.size, &val);
+	return ibv_wr_complete(k.qpx) ? fail("ibv_wr_atomic_write") : 0;
+}
+
 /*
  * A receive's completion. Only wr_id, status, qp_num and vendor_err are
  * valid in a completion with an error (ibv_poll_cq(3)): not the opcode.
@@ -436,10 +494,14 @@ static int next_send_wc(struct ibv_wc *wc)
 	return 0;
 }
 
-/* MSGS RDMA WRITEs into the peer's buffer, then a SEND with the round. */
+/*
+ * MSGS RDMA WRITEs into the peer's buffer (with -a then the ATOMIC WRITE
+ * of the flag), then a SEND with the round.
+ */
 static int send_stream(unsigned int round)
 {
 	unsigned int words = opt.size / 4, i, w, posted = 0, done = 0;
+	unsigned int last = MSGS + !!opt.awrite;	/* the SEND's wr_id */
 	struct ibv_sge sge = { .lkey = k.smr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_wc wc;
@@ -447,9 +509,16 @@ static int send_stream(unsigned int round)
 	for (i = 0; i < MSGS; i++)
 		for (w = 0; w < words; w++)
 			k.src[i * words + w] = word(round, i, w, !!opt.server);
-	while (done <= MSGS) {
-		while (posted <= MSGS && k.sends < SQ_DEPTH) {
+	while (done <= last) {
+		while (posted <= last && k.sends < SQ_DEPTH) {
 			wr.wr_id = posted;
+			if (posted < last && posted == MSGS) {
+				if (post_flag(round))
+					return 1;
+				k.sends++;
+				posted++;
+				continue;
+			}
 			if (posted < MSGS) {
 				wr.opcode = IBV_WR_RDMA_WRITE;
 				sge.addr = (uintptr_t)(k.src + posted * words);
@@ -499,6 +568,9 @@ static int recv_stream(unsigned int round)
 	if (bad)
 		return wrong("%s: round %ld: %ld words differ", "recv_stream",
 			     round, bad);
+	if (opt.awrite && peer_flag() != flag(round, !opt.server))
+		return wrong("%s: round %ld: the ATOMIC WRITE's flag is %#lx",
+			     "recv_stream", round, (long)peer_flag());
 	return 0;
 }
 
@@ -593,7 +665,7 @@ static int recover(unsigned int round)
 
 static int print_usage(void)
 {
-	fprintf(stderr, "usage: kite_qp_recover [-d DEV] [-g GID_INDEX] [-p PORT] [-s SIZE]\n"
+	fprintf(stderr, "usage: kite_qp_recover [-a] [-d DEV] [-g GID_INDEX] [-p PORT] [-s SIZE]\n"
 		"                       [-r ROUNDS] [-T SECONDS] [SERVER]\n");
 	return 1;
 }
@@ -603,8 +675,11 @@ int main(int argc, char **argv)
 	unsigned int round, recovered = 0;
 	int c, kind;
 
-	while ((c = getopt(argc, argv, "d:g:p:s:r:T:")) != -1) {
+	while ((c = getopt(argc, argv, "ad:g:p:s:r:T:")) != -1) {
 		switch (c) {
+		case 'a':
+			opt.awrite = 1;
+			break;
 		case 'd':
 			opt.dev = optarg;
 			break;
@@ -645,8 +720,9 @@ int main(int argc, char **argv)
 		if (opt.server ? send_stream(round) || recv_stream(round) :
 				 recv_stream(round) || send_stream(round))
 			return 1;
-		printf("%s: round %u: %u writes of %u bytes each way, data compared\n",
-		       role(), round, MSGS, opt.size);
+		printf("%s: round %u: %u writes of %u bytes each way%s, data compared\n",
+		       role(), round, MSGS, opt.size,
+		       opt.awrite ? " and an ATOMIC WRITE" : "");
 		/* Every write of both sides acknowledged before any error. */
 		if (sync_peer(0x180 + round))
 			return 1;
