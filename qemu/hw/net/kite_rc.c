@@ -2155,6 +2155,7 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
 {
     KiteRcState *rc = &qp->rc;
     KiteRcHist *h;
+    bool awrite;
 
     s->rc_counts.dup_requests++;
     switch (p->opcode) {
@@ -2185,26 +2186,14 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rc_dup_read(s, qpn, qp, p);
         return;
     }
-    if (p->opcode == RC_ATOMIC_WRITE) {
-        /* Not written again (a later write may have followed): answered. */
-        h = kite_rc_hist_find(qp, KITE_RC_HIST_AWRITE, p->psn);
-        if (!h || p->len != KITE_ATOMIC_WRITE_LEN) {
-            s->rc_counts.dup_dropped++;
-            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
-            return;
-        }
-        kite_rc_rsp_rewind(s, qp, p->psn);
-        if (rc->rsp_rd == KITE_RC_RDQ) {
-            kite_rx_drop(s, "duplicate ATOMIC WRITE with the READ queue full");
-        } else {
-            s->rc_counts.dup_replays++;
-            kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, true);
-        }
-        return;
-    }
-    /* An atomic is never executed twice: its result, or nothing. */
-    h = kite_rc_hist_find(qp, KITE_RC_HIST_ATOMIC, p->psn);
-    if (!h || p->len) {
+    /*
+     * An atomic or ATOMIC WRITE is never executed twice (a later write may
+     * have followed): answered again from what was kept, or not at all.
+     */
+    awrite = p->opcode == RC_ATOMIC_WRITE;
+    h = kite_rc_hist_find(qp, awrite ? KITE_RC_HIST_AWRITE :
+                                       KITE_RC_HIST_ATOMIC, p->psn);
+    if (!h || p->len != (awrite ? KITE_ATOMIC_WRITE_LEN : 0)) {
         s->rc_counts.dup_dropped++;
         s->stats[KITE_STAT_ROCE_RX_DROPS]++;
         return;
@@ -2212,8 +2201,12 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     kite_rc_rsp_rewind(s, qp, p->psn);
     if (rc->rsp_rd == KITE_RC_RDQ) {
         kite_rx_drop(s, "duplicate atomic with the READ queue full");
+        return;
+    }
+    s->rc_counts.dup_replays++;
+    if (awrite) {
+        kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, true);
     } else {
-        s->rc_counts.dup_replays++;
         kite_rc_queue_atomic(s, qpn, qp, p->psn, h->orig);
     }
 }
