@@ -53,6 +53,12 @@ tap_finish() {
 	[ "$TAP_SKIP" -gt 0 ] && summary="$summary, $TAP_SKIP skipped"
 	[ "$TAP_TODO" -gt 0 ] && summary="$summary, $TAP_TODO todo (known gaps, # TODO)"
 	echo "1..$TAP_N" >>"$TAP_FILE"
+	# The failures again at the end, where a reader of only the output's
+	# tail (a CI log cut short) still finds them.
+	if [ "$TAP_FAIL" -gt 0 ]; then
+		echo "# the $TAP_FAIL failed:"
+		grep '^not ok' "$TAP_FILE" | grep -v ' # TODO' | sed 's/^/#   /'
+	fi
 	echo "# results (TAP): $TAP_FILE"
 	echo "$summary"
 	[ "$TAP_FAIL" = 0 ]
