@@ -266,7 +266,7 @@ static int create_qp(void)
 		.cap = { .max_send_wr = SQ_DEPTH, .max_recv_wr = RECVS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-
+	/* -a: the same QP, with the extended API's ATOMIC WRITE. */
 	struct ibv_qp_init_attr_ex ex = {
 		.send_cq = k.cq,
 		.recv_cq = k.cq,
