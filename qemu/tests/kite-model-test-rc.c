@@ -416,7 +416,6 @@ static void rc_wire_awrite(void)
 	w_resp(q.qpn, 0x10, psn, (const uint8_t *)&v, 0);
 	tap(req_ok(&scq, q.qpn, i1, KITE_WQE_OP_ATOMIC_WRITE, 8),
 	    "READ_RESP_ONLY without data: the ATOMIC WRITE completes, byte_len 8");
-	psn++;
 
 	/* max_rd_atomic 2: it takes a READ/atomic slot; timeout 8 (1 ms). */
 	need(tqp_create(&q2, KITE_QPT_RC, fx_pd, scq.c.cqn, rcq.c.cqn, 0, &r), &r,
