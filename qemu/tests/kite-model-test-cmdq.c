@@ -290,7 +290,7 @@ void g_query(void)
 			   KITE_FEAT_CQE_128 | KITE_FEAT_CQ_RESIZE | KITE_FEAT_CQ_MODERATION |
 			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW |
 			   KITE_FEAT_REREG_MR | KITE_FEAT_EQ_MODERATION |
-			   KITE_FEAT_SRQ_RESIZE | KITE_FEAT_ATOMIC_WRITE),
+			   KITE_FEAT_SRQ_RESIZE | KITE_FEAT_ATOMIC_WRITE | KITE_FEAT_FLUSH),
 	    "features 0x%x", d.features);
 	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_mcast_grp == 64, "max_mcast_grp %u", d.max_mcast_grp);

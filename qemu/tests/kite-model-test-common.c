@@ -1898,7 +1898,8 @@ void rc_keys(void)
 	struct res r;
 
 	R.rkey = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE |
-			     KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC, 0x44, 0,
+			     KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC |
+			     KITE_ACCESS_FLUSH_GLOBAL, 0x44, 0,
 			     T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r, "REG_MR (remote access)");
 	R.rkey_nw = need(reg_mr(fx_pd, KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_READ, 0x45,
 				0, T_IOVA, T_MR_LEN, &E.mr.pbl, &r), &r,
@@ -1913,7 +1914,7 @@ void rc_rts_rd(struct tqp *q, uint32_t dqpn, const uint8_t *dmac, uint8_t timeou
 	struct res r;
 
 	a.max_rd_atomic = rd;
-	a.access |= KITE_ACCESS_REMOTE_ATOMIC;
+	a.access |= KITE_ACCESS_REMOTE_ATOMIC | KITE_ACCESS_FLUSH_GLOBAL;
 	a.dest_qpn = dqpn;
 	memcpy(a.dmac, dmac, 6);
 	a.dgid[15] = 1;
@@ -2001,6 +2002,35 @@ uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
 	memcpy(w, &c, 16);
 	memcpy(w + 16, &ra, 16);
 	memcpy(w + 32, &val, 8);
+	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
+		 w, 1u << q->sshift);
+	q->spi++;
+	if (ring)
+		ring_sq(q);
+	return idx;
+}
+
+/*
+ * A FLUSH WQE (raw @opw: flags, or a malformed NUM_SGE or INLINE) for
+ * @len bytes at @va/@rkey with the FETH @feth and the reserved word @rsvd;
+ * rings the doorbell when @ring.
+ */
+uint16_t write_flush(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey, uint32_t len,
+		     uint32_t feth, uint64_t rsvd, bool ring)
+{
+	struct kite_wqe_raddr ra = { .remote_addr = va, .rkey = rkey };
+	struct kite_wqe_flush fl = { .length = len, .feth = feth, .rsvd = rsvd };
+	uint16_t idx = (uint16_t)q->spi;
+	struct kite_wqe_ctrl c;
+	uint8_t w[256];
+
+	memset(w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_FLUSH | opw;
+	c.wqe_idx = idx;
+	memcpy(w, &c, 16);
+	memcpy(w + 16, &ra, 16);
+	memcpy(w + 32, &fl, 16);
 	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
 		 w, 1u << q->sshift);
 	q->spi++;

@@ -186,7 +186,7 @@ struct eng_fixture {
 #define T_RC_PSN	0xfffffeu	/* both directions: PSNs wrap at once */
 
 struct rc_fixture {
-	uint32_t rkey, rkey_nw;		/* all remote access; no REMOTE_WRITE */
+	uint32_t rkey, rkey_nw;		/* all remote access; no REMOTE_WRITE or FLUSH */
 };
 
 struct rcpair {
@@ -219,6 +219,11 @@ struct wpkt {
 
 #define WR	(KITE_WQE_OP_RDMA_WRITE)
 #define SIG	(KITE_WQE_F_SIGNALED)
+/* FLUSH FETHs: global visibility, of a range or of the whole MR. */
+#define FETH_GLOBAL_RANGE	(KITE_FLUSH_PLT_GLOBAL | \
+				 FIELD_PREP(KITE_FLUSH_SEL, KITE_FLUSH_SEL_RANGE))
+#define FETH_GLOBAL_MR		(KITE_FLUSH_PLT_GLOBAL | \
+				 FIELD_PREP(KITE_FLUSH_SEL, KITE_FLUSH_SEL_MR))
 
 /* ------------------------------------------------------------------ */
 /* Shared receive queues                                               */
@@ -428,6 +433,8 @@ uint16_t write_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32
 void ring_sq(struct tqp *q);
 uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
 		      uint64_t val, bool inl, unsigned ilen, bool ring);
+uint16_t write_flush(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey, uint32_t len,
+		     uint32_t feth, uint64_t rsvd, bool ring);
 uint16_t post_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32_t rkey,
 		 uint64_t swap, uint64_t cmp, const struct kite_wqe_sge *g, unsigned n);
 void run_for(uint64_t ns);

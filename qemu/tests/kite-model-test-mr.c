@@ -44,7 +44,9 @@ void g_mr(void)
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-write without local-write -> E_PARAM");
 	reg_mr(fx_pd, RA | RR, 0, 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR remote-atomic without local-write -> E_PARAM");
-	reg_mr(fx_pd, LW | BIT(5), 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	reg_mr(fx_pd, KITE_ACCESS_FLUSH_GLOBAL, 0, 0, 0x10000, 4096, &b0.pbl, &r);
+	expect(&r, KITE_CMD_OK, -1, "REG_MR with FLUSH_GLOBAL only (no local write needed)");
+	reg_mr(fx_pd, LW | BIT(6), 0, 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown access bit -> E_PARAM");
 	reg_mr(fx_pd, LW, BIT(9), 0, 0x10000, 4096, &b0.pbl, &r);
 	expect(&r, KITE_CMD_E_PARAM, -1, "REG_MR with an unknown flag -> E_PARAM");

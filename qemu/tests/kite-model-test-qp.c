@@ -279,6 +279,9 @@ void g_qp_modify(void)
 	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(pkey_index), "pkey_index 1");
 	a = attrs_valid(rc);
 	a.access = BIT(4);
+	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(access), "access with MW_BIND (MRs only)");
+	a = attrs_valid(rc);
+	a.access = BIT(6);
 	bad_value(rc, a, S | RC_INIT_R, KITE_QPS_INIT, OFF(access), "access with an unknown bit");
 	a = attrs_valid(rc);
 	a.rsvd[0] = 1;

@@ -204,6 +204,18 @@ void g_rc(void)
 	    mem_eq(DST + 4096, want, 2000) && tcq_drain(&P.scq) == 0,
 	    "WRITE then ATOMIC WRITE of a flag: one CQE, the data and the flag in place");
 
+	/* FLUSH: after a WRITE, of its range and then of the whole MR; no data. */
+	g[0] = sge(2000, E.lkey, SRC);
+	fill_pattern(SRC, 2000, 0x4d, want);
+	post_rc(&P.a, KITE_WQE_OP_RDMA_WRITE, 0, DST + 8192, R.rkey, 0, 0, g, 1);
+	idx = write_flush(&P.a, SIG, DST + 8192, R.rkey, 2000, FETH_GLOBAL_RANGE, 0, true);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_FLUSH, 0) && mem_eq(DST + 8192, want, 2000) &&
+	    tcq_drain(&P.scq) == 0,
+	    "WRITE then FLUSH (global, range): one CQE, byte_len 0, the data in place");
+	idx = write_flush(&P.a, SIG, 0, R.rkey, 0, FETH_GLOBAL_MR, 0, true);
+	tap(req_ok(&P.scq, P.a.qpn, idx, KITE_WQE_OP_FLUSH, 0),
+	    "FLUSH (global, the whole MR; no address or length): REQ CQE");
+
 	/* RNR: no RQ WQE, then one posted; min_rnr_timer 12 = 0.64 ms. */
 	fill_pattern(SRC, 64, 0x77, want);
 	g[0] = sge(64, E.lkey, SRC);
@@ -224,7 +236,8 @@ void g_rc(void)
 }
 
 /* Requester errors: a fresh pair each, A and B to ERR, flushes. */
-static void rc_access_err(const char *what, uint64_t va, uint32_t rkey, unsigned op)
+static void rc_access_err(const char *what, uint64_t va, uint32_t rkey, unsigned op,
+			  uint32_t feth)
 {
 	struct kite_wqe_sge g[1];
 	struct kite_cqe c;
@@ -236,6 +249,8 @@ static void rc_access_err(const char *what, uint64_t va, uint32_t rkey, unsigned
 	g[0] = sge(op == KITE_WQE_OP_ATOMIC_FA ? 8 : 2000, E.lkey, SRC);
 	if (op == KITE_WQE_OP_ATOMIC_WRITE)
 		idx = write_awrite(&P.a, SIG, va, rkey, 1, true, 8, true);
+	else if (op == KITE_WQE_OP_FLUSH)
+		idx = write_flush(&P.a, SIG, va, rkey, 64, feth, 0, true);
 	else
 		idx = post_rc(&P.a, op | KITE_WQE_F_SIGNALED, 0, va, rkey, 1, 0, g, 1);
 	idx2 = post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
@@ -262,17 +277,24 @@ void g_rc_err(void)
 
 	eng_setup();
 	rc_keys();
-	rc_access_err("WRITE with a bad R_Key", DST, R.rkey ^ 0x80, KITE_WQE_OP_RDMA_WRITE);
+	rc_access_err("WRITE with a bad R_Key", DST, R.rkey ^ 0x80, KITE_WQE_OP_RDMA_WRITE, 0);
 	rc_access_err("WRITE past the MR's end", T_IOVA + T_MR_LEN - 1000, R.rkey,
-		      KITE_WQE_OP_RDMA_WRITE);
+		      KITE_WQE_OP_RDMA_WRITE, 0);
 	rc_access_err("WRITE to an MR without REMOTE_WRITE", DST, R.rkey_nw,
-		      KITE_WQE_OP_RDMA_WRITE);
-	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ);
-	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA);
+		      KITE_WQE_OP_RDMA_WRITE, 0);
+	rc_access_err("READ with a bad R_Key", DST, R.rkey ^ 0x100, KITE_WQE_OP_RDMA_READ, 0);
+	rc_access_err("FETCH_ADD without REMOTE_ATOMIC", DST, R.rkey_nw, KITE_WQE_OP_ATOMIC_FA, 0);
 	rc_access_err("ATOMIC WRITE without REMOTE_WRITE", DST, R.rkey_nw,
-		      KITE_WQE_OP_ATOMIC_WRITE);
+		      KITE_WQE_OP_ATOMIC_WRITE, 0);
 	rc_access_err("ATOMIC WRITE past the MR's end", T_IOVA + T_MR_LEN, R.rkey,
-		      KITE_WQE_OP_ATOMIC_WRITE);
+		      KITE_WQE_OP_ATOMIC_WRITE, 0);
+
+	rc_access_err("FLUSH without FLUSH_GLOBAL", DST, R.rkey_nw, KITE_WQE_OP_FLUSH,
+		      FETH_GLOBAL_RANGE);
+	rc_access_err("FLUSH past the MR's end", T_IOVA + T_MR_LEN - 32, R.rkey,
+		      KITE_WQE_OP_FLUSH, FETH_GLOBAL_RANGE);
+	rc_access_err("FLUSH to persistence (Kite has none)", DST, R.rkey, KITE_WQE_OP_FLUSH,
+		      KITE_FLUSH_PLT_PERSISTENT);
 
 	/* ATOMIC WRITE WQEs the requester refuses: nothing goes out. */
 	{
@@ -301,6 +323,39 @@ void g_rc_err(void)
 			    mem64(DST + 32) == 5 && qp_state(P.b.qpn) == KITE_QPS_RTS,
 			    "ATOMIC WRITE %s: REQ_ERR LOCAL_QP_OP, the next flushed, memory "
 			    "untouched", bad[i].what);
+		}
+	}
+
+	/* FLUSH WQEs the requester refuses. */
+	{
+		static const struct {
+			uint32_t opw, feth;
+			uint64_t rsvd;
+			const char *what;
+		} bad[] = {
+			{ 0, 0, 0, "without a placement type" },
+			{ 0, 4 | KITE_FLUSH_PLT_GLOBAL, 0, "with an undefined placement type bit" },
+			{ 0, FIELD_PREP(KITE_FLUSH_SEL, 2) | KITE_FLUSH_PLT_GLOBAL, 0,
+			  "with selectivity level 2" },
+			{ 0, BIT(6) | KITE_FLUSH_PLT_GLOBAL, 0, "with a reserved FETH bit" },
+			{ 0, KITE_FLUSH_PLT_GLOBAL, 1, "with its reserved word set" },
+			{ FIELD_PREP(KITE_WQE_NUM_SGE, 1), KITE_FLUSH_PLT_GLOBAL, 0,
+			  "with a data segment" },
+			{ KITE_WQE_F_INLINE, KITE_FLUSH_PLT_GLOBAL, 0, "with the inline flag" },
+		};
+		unsigned i;
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			rc_pair(&P, MAC, 14, 7, 6);
+			g[0] = sge(8, E.lkey, SRC);
+			idx = write_flush(&P.a, SIG | bad[i].opw, DST, R.rkey, 64, bad[i].feth,
+					  bad[i].rsvd, false);
+			post_rc(&P.a, KITE_WQE_OP_SEND, 0, 0, 0, 0, 0, g, 1);
+			tap(req_err(&P.scq, P.a.qpn, idx, KITE_SYND_LOCAL_QP_OP) &&
+			    req_err(&P.scq, P.a.qpn, (uint16_t)(idx + 1), KITE_SYND_WR_FLUSH) &&
+			    qp_state(P.b.qpn) == KITE_QPS_RTS,
+			    "FLUSH %s: REQ_ERR LOCAL_QP_OP, the next flushed, the responder untouched",
+			    bad[i].what);
 		}
 	}
 
@@ -478,6 +533,124 @@ static void rc_wire_awrite(void)
 }
 
 /*
+ * A FLUSH (FETH @feth, range @va/@len, @rkey, @pl payload bytes) from the
+ * peer to a new QP in RTS (with FLUSH_GLOBAL unless @no_qp_access),
+ * expected to fail with the NAK @aeth.
+ */
+static void rc_wire_flush_bad(uint32_t feth, uint64_t va, uint32_t rkey, uint32_t len,
+			      size_t pl, bool no_qp_access, uint8_t aeth, const char *what)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[256], inj[256];
+	struct kite_cmd_modify_qp a;
+	uint8_t ext[20], val[8] = { 0 };
+	struct tcq scq, rcq;
+	struct tqp q;
+	struct res r;
+	ssize_t n;
+
+	rc_wire_qp(&q, &scq, &rcq, peer);
+	if (no_qp_access) {
+		a = attrs_valid(q.qpn);
+		need(modify_qp(&a, KITE_QP_ATTR_ACCESS, 0, &r), &r,
+		     "RC RTS: access without FLUSH_GLOBAL");
+	}
+	put32(ext, feth);
+	put32(ext + 4, (uint32_t)(va >> 32));
+	put32(ext + 8, (uint32_t)va);
+	put32(ext + 12, rkey);
+	put32(ext + 16, len);
+	wire_send(inj, w_frame(inj, 0x1c, q.qpn, T_RC_PSN, true, ext, 20, val, pl));
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0x11 && f[54] == aeth && qp_state(q.qpn) == KITE_QPS_ERR,
+	    "FLUSH %s: NAK (AETH 0x%02x), QP in ERR", what, aeth);
+}
+
+/*
+ * FLUSH on the wire: what the requester sends and which answer completes
+ * it; the responder's answer, duplicate and refusals.
+ */
+static void rc_wire_flush(void)
+{
+	static const uint8_t peer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static uint8_t f[2048], inj[256];
+	const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint32_t psn = T_RC_PSN;
+	struct tcq scq, rcq;
+	uint8_t ext[20];
+	struct tqp q;
+	uint16_t i1;
+	ssize_t len;
+	size_t m;
+
+	rc_wire_qp(&q, &scq, &rcq, peer);
+	i1 = write_flush(&q, SIG, 0x123456789ab8ULL, 0xabcd01, 4096, FETH_GLOBAL_RANGE, 0, true);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 16 + 4 && f[42] == 0x1c && be24(f + 51) == psn && (f[50] & 0x80) &&
+	    be32(f + 54) == FETH_GLOBAL_RANGE && be32(f + 58) == 0x1234 &&
+	    be32(f + 62) == 0x56789ab8 && be32(f + 66) == 0xabcd01 && be32(f + 70) == 4096,
+	    "FLUSH on the wire: opcode 0x1c, AckReq, FETH (global, range), RETH (va, rkey, 4096)");
+	clock_step(POLL_STEP_NS);
+	tap(tcq_drain(&scq) == 0, "FLUSH: not complete before its answer");
+	w_resp(q.qpn, 0x10, psn, data, 8);
+	tap(tcq_drain(&scq) == 0 && qp_state(q.qpn) == KITE_QPS_RTS,
+	    "a READ response with 8 bytes of data: dropped, still not complete");
+	w_resp(q.qpn, 0x10, psn, data, 0);
+	tap(req_ok(&scq, q.qpn, i1, KITE_WQE_OP_FLUSH, 0),
+	    "READ_RESP_ONLY without data: the FLUSH completes, byte_len 0");
+	psn = (psn + 1) & KITE_PSN_MASK;
+	i1 = write_flush(&q, SIG, 0, 0xabcd01, 0,
+			 KITE_FLUSH_PLT_GLOBAL | KITE_FLUSH_PLT_PERSISTENT |
+			 FIELD_PREP(KITE_FLUSH_SEL, KITE_FLUSH_SEL_MR), 0, true);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 16 + 4 && f[42] == 0x1c && be24(f + 51) == psn &&
+	    be32(f + 54) == 0x13 && be32(f + 70) == 0,
+	    "FLUSH of the whole MR, global and persistent: FETH 0x13 as asked (the responder decides)");
+	w_resp(q.qpn, 0x10, psn, data, 0);
+	tap(req_ok(&scq, q.qpn, i1, KITE_WQE_OP_FLUSH, 0), "answered: it completes");
+
+	/* Responder: answered by READ_RESP_ONLY without data at its PSN. */
+	put32(ext, FETH_GLOBAL_RANGE);
+	put32(ext + 4, (uint32_t)(DST >> 32));
+	put32(ext + 8, (uint32_t)DST + 64);
+	put32(ext + 12, R.rkey);
+	put32(ext + 16, 512);
+	m = w_frame(inj, 0x1c, q.qpn, T_RC_PSN, true, ext, 20, NULL, 0);
+	wire_send(inj, m);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 4 && f[42] == 0x10 && be24(f + 51) == T_RC_PSN && f[54] == 0x1f &&
+	    qp_state(q.qpn) == KITE_QPS_RTS,
+	    "FLUSH from the wire: READ_RESP_ONLY (AETH ACK, no data) at its PSN");
+	wire_send(inj, m);
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 4 && f[42] == 0x10 && be24(f + 51) == T_RC_PSN &&
+	    qp_state(q.qpn) == KITE_QPS_RTS, "its duplicate: answered again");
+	put32(ext, FETH_GLOBAL_MR | BIT(31));
+	put32(ext + 4, 0);
+	put32(ext + 8, 0);
+	put32(ext + 16, 0);
+	wire_send(inj, w_frame(inj, 0x1c, q.qpn, T_RC_PSN + 1, true, ext, 20, NULL, 0));
+	len = w_next(f, sizeof(f));
+	tap(len == 54 + 4 + 4 && f[42] == 0x10 && be24(f + 51) == ((T_RC_PSN + 1) & KITE_PSN_MASK) &&
+	    qp_state(q.qpn) == KITE_QPS_RTS,
+	    "FLUSH of the whole MR (no address; a reserved FETH bit, ignored): answered");
+
+	rc_wire_flush_bad(FETH_GLOBAL_RANGE, DST, R.rkey_nw, 64, 0, false, 0x62,
+			  "with an R_Key without FLUSH_GLOBAL");
+	rc_wire_flush_bad(FETH_GLOBAL_RANGE, DST, R.rkey, 64, 0, true, 0x62,
+			  "to a QP without FLUSH_GLOBAL");
+	rc_wire_flush_bad(KITE_FLUSH_PLT_PERSISTENT, DST, R.rkey, 64, 0, false, 0x62,
+			  "to persistence (Kite has none)");
+	rc_wire_flush_bad(FETH_GLOBAL_RANGE, T_IOVA + T_MR_LEN - 32, R.rkey, 64, 0, false, 0x62,
+			  "past the MR's end");
+	rc_wire_flush_bad(0, DST, R.rkey, 64, 0, false, 0x61, "without a placement type");
+	rc_wire_flush_bad(FIELD_PREP(KITE_FLUSH_SEL, 3) | KITE_FLUSH_PLT_GLOBAL, DST, R.rkey, 64,
+			  0, false, 0x61, "with selectivity level 3");
+	rc_wire_flush_bad(FETH_GLOBAL_RANGE, DST, R.rkey, 64, 8, false, 0x61,
+			  "with 8 bytes of payload");
+}
+
+/*
  * Random RC packets with valid ICRCs at QP @q (requests and responses,
  * PSNs around the expected one, RETHs and AtomicETHs that sometimes name
  * real memory), with the QP brought back to RTS whenever it fails: the
@@ -514,6 +687,8 @@ static void rc_wire_fuzz(struct tqp *q)
 		op = (uint8_t)(x % 0x18);
 		if (op == 0x17 && (x & (1ULL << 60)))
 			op = 0x1d;                      /* ATOMIC WRITE */
+		if (op == 0x15 && (x & (1ULL << 61)))
+			op = 0x1c;                      /* FLUSH */
 		psn = T_RC_PSN + (uint32_t)((x >> 8) % 8);
 		len = (uint32_t)((x >> 16) % 1100);
 		for (j = 0; j < sizeof(ext); j++)
@@ -833,6 +1008,7 @@ void g_rc_wire(void)
 	    "RTR QP: RESP_SEND byte_len 3");
 
 	rc_wire_awrite();
+	rc_wire_flush();
 	rc_wire_fuzz(&b);
 }
 
@@ -1465,6 +1641,7 @@ void g_uc(void)
 			{ KITE_WQE_OP_ATOMIC_FA, "FETCH_ADD" },
 			{ KITE_WQE_OP_SEND_INV, "SEND_INV" },
 			{ KITE_WQE_OP_ATOMIC_WRITE, "ATOMIC WRITE" },
+			{ KITE_WQE_OP_FLUSH, "FLUSH" },
 		};
 		unsigned i;
 
@@ -1472,6 +1649,8 @@ void g_uc(void)
 			g[0] = sge(8, E.lkey, RBUF);
 			if (bad[i].op == KITE_WQE_OP_ATOMIC_WRITE)
 				idx = write_awrite(&P.a, 0, DST, R.rkey, 1, true, 8, true);
+			else if (bad[i].op == KITE_WQE_OP_FLUSH)
+				idx = write_flush(&P.a, 0, DST, R.rkey, 64, FETH_GLOBAL_RANGE, 0, true);
 			else
 				idx = post_rc(&P.a, bad[i].op, 0, DST, R.rkey, 0, 0, g, 1);
 			post_rc(&P.a, KITE_WQE_OP_SEND | SIG, 0, 0, 0, 0, 0, g, 1);

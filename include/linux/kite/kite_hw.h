@@ -398,6 +398,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_EQ_MODERATION		BIT(12)	/* kite_cmd_create_eq.moderation */
 #define KITE_FEAT_SRQ_RESIZE		BIT(13)	/* KITE_MODIFY_SRQ_RESIZE */
 #define KITE_FEAT_ATOMIC_WRITE		BIT(14)	/* KITE_WQE_OP_ATOMIC_WRITE */
+#define KITE_FEAT_FLUSH			BIT(15)	/* KITE_WQE_OP_FLUSH, KITE_ACCESS_FLUSH_GLOBAL */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -651,6 +652,7 @@ struct kite_cmd_modify_qp {
 #define KITE_ACCESS_REMOTE_READ		BIT(2)
 #define KITE_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define KITE_ACCESS_MW_BIND		BIT(4)	/* MRs: windows may be bound */
+#define KITE_ACCESS_FLUSH_GLOBAL	BIT(5)	/* QPs, MRs: FLUSH, global visibility */
 
 #define KITE_NET_ROCE_V2_IPV4		1
 #define KITE_NET_ROCE_V2_IPV6		2
@@ -943,6 +945,7 @@ struct kite_wqe_ctrl {
 #define KITE_WQE_OP_REG_MR		0x09
 #define KITE_WQE_OP_BIND_MW		0x0a
 #define KITE_WQE_OP_ATOMIC_WRITE	0x0b	/* RC; 8 bytes inline */
+#define KITE_WQE_OP_FLUSH		0x0c	/* RC; no data */
 
 /* ATOMIC WRITE: the bytes written, inline, naturally aligned remotely. */
 #define KITE_ATOMIC_WRITE_LEN		8
@@ -959,6 +962,21 @@ struct kite_wqe_atomic {
 	__le64 swap_add;
 	__le64 compare;
 };
+
+/* FLUSH WQEs: after the remote address segment; no data segments. */
+struct kite_wqe_flush {
+	__le32 length;		/* KITE_FLUSH_SEL_RANGE: bytes from remote_addr */
+	__le32 feth;		/* KITE_FLUSH_PLT, KITE_FLUSH_SEL: the wire's FETH */
+	__le64 rsvd;
+};
+
+/* The FLUSH extended transport header (FETH, IBA 1.5), as the WQE holds it. */
+#define KITE_FLUSH_PLT			GENMASK(3, 0)	/* placement type */
+#define KITE_FLUSH_PLT_GLOBAL		BIT(0)
+#define KITE_FLUSH_PLT_PERSISTENT	BIT(1)
+#define KITE_FLUSH_SEL			GENMASK(5, 4)	/* selectivity level */
+#define KITE_FLUSH_SEL_RANGE		0	/* [remote_addr, + length) */
+#define KITE_FLUSH_SEL_MR		1	/* the whole MR of the R_Key */
 
 /* UD and GSI send WQEs: the address vector, after the control segment. */
 struct kite_wqe_ud {

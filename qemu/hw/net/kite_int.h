@@ -78,8 +78,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_ROCE_SPORT_MIN     0xc000
 
 /* KITE_CQE_VENDOR_SYNDROME values (diagnostics only). */
+/* The access bits of a QP (MODIFY_QP). */
 #define KITE_ACCESS_ALL (KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
-                         KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
+                         KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC | \
+                         KITE_ACCESS_FLUSH_GLOBAL)
 /* The access bits of an MR (REG_MR command and work request). */
 #define KITE_ACCESS_MR_ALL (KITE_ACCESS_ALL | KITE_ACCESS_MW_BIND)
 /* The access bits of a memory window. */
@@ -262,13 +264,14 @@ typedef struct KiteRcResp {
 } KiteRcResp;
 
 /*
- * A READ, atomic or ATOMIC WRITE request the responder accepted, kept to
- * answer its duplicates (the last KITE_RC_RDQ of them, at least
+ * A READ, atomic, ATOMIC WRITE or FLUSH request the responder accepted,
+ * kept to answer its duplicates (the last KITE_RC_RDQ of them, at least
  * max_dest_rd_atomic).
  */
 #define KITE_RC_HIST_READ       1
 #define KITE_RC_HIST_ATOMIC     2
 #define KITE_RC_HIST_AWRITE     3       /* ATOMIC WRITE */
+#define KITE_RC_HIST_FLUSH      4
 
 typedef struct KiteRcHist {
     uint8_t kind;               /* KITE_RC_HIST_*, 0: unused */

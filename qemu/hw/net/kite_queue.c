@@ -1265,10 +1265,7 @@ static bool kite_qp_check_values(KiteState *s, KiteCmdCtx *c,
     KiteGid gid;
 
     if ((attrs & KITE_QP_ATTR_ACCESS) &&
-        (le32_to_cpu(in->access) & ~(KITE_ACCESS_LOCAL_WRITE |
-                                     KITE_ACCESS_REMOTE_WRITE |
-                                     KITE_ACCESS_REMOTE_READ |
-                                     KITE_ACCESS_REMOTE_ATOMIC))) {
+        (le32_to_cpu(in->access) & ~KITE_ACCESS_ALL)) {
         return kite_cmd_err(c, KITE_CMD_E_PARAM, MQ_OFF(access));
     }
     if ((attrs & KITE_QP_ATTR_PKEY_INDEX) && in->pkey_index) {

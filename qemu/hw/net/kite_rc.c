@@ -7,7 +7,8 @@
  * oldest unacknowledged PSN (at most KITE_RC_PSN_WINDOW, halved at each
  * go-back-N, grown again by acknowledgements), at most max_rd_atomic (0
  * counts as 1) READ and
- * atomic WQEs. A fenced WQE starts when no READ or atomic is
+ * atomic WQEs (ATOMIC WRITE and FLUSH count as such: IBA 1.5 answers
+ * them with a READ response). A fenced WQE starts when no READ or atomic is
  * outstanding; a local operation (LOCAL_INV, REG_MR, BIND_MW) when
  * nothing is. A message is segmented by the path MTU into FIRST/MIDDLE/LAST/ONLY
  * packets, one packet per unit of the engine's budget, AckReq set on
@@ -55,6 +56,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
+#include "qemu/atomic.h"
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
@@ -89,11 +91,13 @@
 #define RC_FETCH_ADD            0x14
 #define RC_SEND_LAST_INV        0x16
 #define RC_SEND_ONLY_INV        0x17
+#define RC_FLUSH                0x1c    /* IBA 1.5 */
 #define RC_ATOMIC_WRITE         0x1d    /* IBA 1.5 */
 
 #define RC_RETH_LEN             16
 #define RC_AETH_LEN             4
 #define RC_ATOMICETH_LEN        28
+#define RC_FETH_LEN             4
 
 /* AETH syndromes. */
 #define RC_AETH_ACK             0x1f    /* ACK, no credit information */
@@ -116,6 +120,9 @@
 #define KITE_WQE_ATOMIC_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
                                  sizeof(struct kite_wqe_raddr) + \
                                  offsetof(struct kite_wqe_atomic, f))
+#define KITE_WQE_FLUSH_OFF(f)   (sizeof(struct kite_wqe_ctrl) + \
+                                 sizeof(struct kite_wqe_raddr) + \
+                                 offsetof(struct kite_wqe_flush, f))
 #define KITE_WQE_REG_MR_OFF(f)  (sizeof(struct kite_wqe_ctrl) + \
                                  offsetof(struct kite_wqe_reg_mr, f))
 /* Where the data segments start: sends, RDMA, atomics. */
@@ -124,6 +131,9 @@
                                  sizeof(struct kite_wqe_raddr))
 #define KITE_WQE_ATOMIC_DATA_OFF (KITE_WQE_RDMA_DATA_OFF + \
                                   sizeof(struct kite_wqe_atomic))
+/* FLUSH: where data would start (it has none). */
+#define KITE_WQE_FLUSH_END      (KITE_WQE_RDMA_DATA_OFF + \
+                                 sizeof(struct kite_wqe_flush))
 
 /* RNR timer codes (IBA table 45) in microseconds. */
 static const uint32_t kite_rnr_us[32] = {
@@ -165,6 +175,8 @@ int kite_rc_ext_len(uint8_t opcode)
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
         return RC_ATOMICETH_LEN;
+    case RC_FLUSH:
+        return RC_FETH_LEN + RC_RETH_LEN;
     default:
         return -1;
     }
@@ -465,6 +477,8 @@ typedef struct KiteRcWqe {
     uint32_t rkey;
     uint64_t swap;
     uint64_t cmp;
+    uint32_t feth;              /* FLUSH: KITE_FLUSH_PLT, KITE_FLUSH_SEL */
+    uint32_t flen;              /* FLUSH: the range's length */
 } KiteRcWqe;
 
 /* Fetch and check the WQE at SQ counter @pos. */
@@ -491,6 +505,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     w->ilen = lduw_le_p(w->wqe + KITE_WQE_CTRL_OFF(inline_len));
     w->total = 0;
     w->va = w->rkey = w->swap = w->cmp = 0;
+    w->feth = w->flen = 0;
     if ((w->opw & KITE_WQE_CTRL_RSVD) ||
         ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(rsvd))) {
         return bad;
@@ -507,6 +522,9 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     case KITE_WQE_OP_ATOMIC_WRITE:
         w->data_off = KITE_WQE_RDMA_DATA_OFF;
         break;
+    case KITE_WQE_OP_FLUSH:
+        w->data_off = KITE_WQE_FLUSH_END;
+        break;
     case KITE_WQE_OP_ATOMIC_CS:
     case KITE_WQE_OP_ATOMIC_FA:
         w->data_off = KITE_WQE_ATOMIC_DATA_OFF;
@@ -521,10 +539,9 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     }
     /* UC: SEND (with immediate) and RDMA WRITE (with immediate) only. */
     if (qp->type == KITE_QPT_UC &&
-        (w->op == KITE_WQE_OP_SEND_INV ||
-         w->data_off == KITE_WQE_ATOMIC_DATA_OFF ||
-         w->op == KITE_WQE_OP_RDMA_READ ||
-         w->op == KITE_WQE_OP_ATOMIC_WRITE)) {
+        (w->op == KITE_WQE_OP_SEND_INV || w->op == KITE_WQE_OP_RDMA_READ ||
+         w->op == KITE_WQE_OP_ATOMIC_CS || w->op == KITE_WQE_OP_ATOMIC_FA ||
+         w->op == KITE_WQE_OP_ATOMIC_WRITE || w->op == KITE_WQE_OP_FLUSH)) {
         return bad;
     }
     if (w->data_off > stride) {
@@ -543,7 +560,26 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
          (w->va & (KITE_ATOMIC_WRITE_LEN - 1)))) {
         return bad;
     }
-    if (w->data_off == KITE_WQE_ATOMIC_DATA_OFF) {
+    /*
+     * FLUSH: no data; a placement type (global, persistent or both: the
+     * responder decides what it has) and a selectivity level.
+     */
+    if (w->op == KITE_WQE_OP_FLUSH) {
+        uint32_t plt;
+
+        w->flen = ldl_le_p(w->wqe + KITE_WQE_FLUSH_OFF(length));
+        w->feth = ldl_le_p(w->wqe + KITE_WQE_FLUSH_OFF(feth));
+        plt = FIELD_GET(KITE_FLUSH_PLT, w->feth);
+        if (w->inl || w->nsge || w->ilen ||
+            ldq_le_p(w->wqe + KITE_WQE_FLUSH_OFF(rsvd)) ||
+            (w->feth & ~(KITE_FLUSH_PLT | KITE_FLUSH_SEL)) || !plt ||
+            (plt & ~(KITE_FLUSH_PLT_GLOBAL | KITE_FLUSH_PLT_PERSISTENT)) ||
+            FIELD_GET(KITE_FLUSH_SEL, w->feth) > KITE_FLUSH_SEL_MR) {
+            return bad;
+        }
+        return 0;
+    }
+    if (w->op == KITE_WQE_OP_ATOMIC_CS || w->op == KITE_WQE_OP_ATOMIC_FA) {
         KiteSge sge;
 
         w->swap = ldq_le_p(w->wqe + KITE_WQE_ATOMIC_OFF(swap_add));
@@ -625,7 +661,14 @@ static uint32_t kite_rc_sge_rw(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
 static bool kite_rc_is_rd(uint8_t op)
 {
     return op == KITE_WQE_OP_RDMA_READ || op == KITE_WQE_OP_ATOMIC_CS ||
-           op == KITE_WQE_OP_ATOMIC_FA || op == KITE_WQE_OP_ATOMIC_WRITE;
+           op == KITE_WQE_OP_ATOMIC_FA || op == KITE_WQE_OP_ATOMIC_WRITE ||
+           op == KITE_WQE_OP_FLUSH;
+}
+
+/* Answered by a READ response without data (IBA 1.5). */
+static bool kite_rc_no_data_resp(uint8_t op)
+{
+    return op == KITE_WQE_OP_ATOMIC_WRITE || op == KITE_WQE_OP_FLUSH;
 }
 
 /* Outstanding WQE @i (0: the oldest, at the SQ's consumer counter). */
@@ -1030,6 +1073,16 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         t.ext_len = RC_RETH_LEN;
         len = KITE_ATOMIC_WRITE_LEN;
         memcpy(payload, w->wqe + w->data_off, len);
+        t.ackreq = true;
+        last = true;
+        break;
+    case KITE_WQE_OP_FLUSH:
+        t.opcode = RC_FLUSH;
+        stl_be_p(t.ext, w->feth);
+        stq_be_p(t.ext + RC_FETH_LEN, w->va);
+        stl_be_p(t.ext + RC_FETH_LEN + 8, w->rkey);
+        stl_be_p(t.ext + RC_FETH_LEN + 12, w->flen);
+        t.ext_len = RC_FETH_LEN + RC_RETH_LEN;
         t.ackreq = true;
         last = true;
         break;
@@ -1543,9 +1596,8 @@ static void kite_rc_req_response(KiteState *s, uint32_t qpn, KiteQP *qp,
         }
         return;
     }
-    if (e->op == KITE_WQE_OP_ATOMIC_WRITE) {
-        /* Answered by a READ response without data (IBA 1.5). */
-        kite_rc_req_done(s, qpn, qp, KITE_ATOMIC_WRITE_LEN);
+    if (kite_rc_no_data_resp(e->op)) {
+        kite_rc_req_done(s, qpn, qp, w->total);
         return;
     }
     last = off + 1 == e->npsn;
@@ -1617,10 +1669,10 @@ static void kite_rc_req_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_READ_RESP_MIDDLE:
     case RC_READ_RESP_LAST:
     case RC_READ_RESP_ONLY:
-        if (e->op == KITE_WQE_OP_ATOMIC_WRITE) {
+        if (kite_rc_no_data_resp(e->op)) {
             if (p->opcode != RC_READ_RESP_ONLY || p->len) {
-                kite_rx_drop(s, "ATOMIC WRITE answered by a READ response "
-                             "with data");
+                kite_rx_drop(s, "ATOMIC WRITE or FLUSH answered by a READ "
+                             "response with data");
                 return;
             }
         } else if (e->op != KITE_WQE_OP_RDMA_READ) {
@@ -2149,13 +2201,83 @@ static void kite_rc_atomic_write(KiteState *s, uint32_t qpn, KiteQP *qp,
     kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, false);
 }
 
+/*
+ * FLUSH's R_Key, opened to global flushes: for the range
+ * (KITE_FLUSH_SEL_RANGE), or for the whole of the MR the key names
+ * (KITE_FLUSH_SEL_MR, IBA 1.5: the range is then not used).
+ */
+static bool kite_rc_flush_key(KiteState *s, KiteQP *qp, uint32_t key,
+                              uint64_t va, uint64_t len, uint32_t sel)
+{
+    uint32_t index = FIELD_GET(KITE_KEY_INDEX, key);
+
+    if (sel == KITE_FLUSH_SEL_MR) {
+        if (index == 0 || index >= KITE_MAX_MR) {
+            return false;
+        }
+        va = s->rdma.mr[index].iova;
+        len = s->rdma.mr[index].length;
+    }
+    return kite_rc_rkey(s, qp, key, va, len, KITE_ACCESS_FLUSH_GLOBAL);
+}
+
+/*
+ * FLUSH (IBA 1.5): the data of every request before it, within the range
+ * or MR the R_Key opens to flushes, made visible at the placement type it
+ * names. Kite places each request's data in host memory before it takes
+ * the next packet, so by now that data is globally visible: what is left
+ * is to check the request, order the answer after those stores and answer
+ * it with a READ response without data; it takes a READ/atomic resource
+ * like a READ. Kite has no persistent memory domain: no MR grants
+ * persistent placement, so a FLUSH that asks for it is refused as an
+ * access violation (as for an MR registered without it).
+ */
+static void kite_rc_flush(KiteState *s, uint32_t qpn, KiteQP *qp,
+                          const KiteRoceRx *p)
+{
+    KiteRcState *rc = &qp->rc;
+    uint32_t feth = ldl_be_p(p->ext);
+    uint64_t va = ldq_be_p(p->ext + RC_FETH_LEN);
+    uint32_t key = ldl_be_p(p->ext + RC_FETH_LEN + 8);
+    uint32_t len = ldl_be_p(p->ext + RC_FETH_LEN + 12);
+    uint32_t plt = FIELD_GET(KITE_FLUSH_PLT, feth);
+    uint32_t sel = FIELD_GET(KITE_FLUSH_SEL, feth);
+
+    /* The FETH's reserved bits (31:6) are ignored, as IBA reserves them. */
+    if (p->len || !plt ||
+        (plt & ~(KITE_FLUSH_PLT_GLOBAL | KITE_FLUSH_PLT_PERSISTENT)) ||
+        sel > KITE_FLUSH_SEL_MR) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ, 0,
+                           "malformed FLUSH");
+        return;
+    }
+    if (rc->rsp_rd == KITE_RC_RDQ) {
+        /* The requester exceeded max_dest_rd_atomic: it retries. */
+        kite_rx_drop(s, "FLUSH with the READ queue full");
+        return;
+    }
+    if ((plt & KITE_FLUSH_PLT_PERSISTENT) ||
+        !kite_rc_flush_key(s, qp, key, va, len, sel)) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_REM_ACCESS, 0,
+                           "FLUSH: R_Key, PD, access, bounds or placement");
+        return;
+    }
+    /* The stores of the requests before it, before its answer. */
+    smp_mb();
+    kite_rc_hist_add(qp, KITE_RC_HIST_FLUSH, p->psn, 1);
+    kite_rc_epsn_add(rc, 1);
+    rc->msn++;
+    kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, false);
+}
+
 /* A duplicate request (PSN before the expected one). */
 static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
                               const KiteRoceRx *p)
 {
     KiteRcState *rc = &qp->rc;
+    uint8_t kind = KITE_RC_HIST_ATOMIC;
+    uint32_t len = 0;
     KiteRcHist *h;
-    bool awrite;
 
     s->rc_counts.dup_requests++;
     switch (p->opcode) {
@@ -2163,6 +2285,7 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
     case RC_CMP_SWAP:
     case RC_FETCH_ADD:
     case RC_ATOMIC_WRITE:
+    case RC_FLUSH:
         /*
          * The requester lost what answered this request and went back:
          * once it matches what was accepted, the responses queued for it
@@ -2187,13 +2310,18 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     /*
-     * An atomic or ATOMIC WRITE is never executed twice (a later write may
-     * have followed): answered again from what was kept, or not at all.
+     * An atomic, ATOMIC WRITE or FLUSH is never executed again (a later
+     * write may have followed): answered again from what was kept, or not
+     * at all.
      */
-    awrite = p->opcode == RC_ATOMIC_WRITE;
-    h = kite_rc_hist_find(qp, awrite ? KITE_RC_HIST_AWRITE :
-                                       KITE_RC_HIST_ATOMIC, p->psn);
-    if (!h || p->len != (awrite ? KITE_ATOMIC_WRITE_LEN : 0)) {
+    if (p->opcode == RC_ATOMIC_WRITE) {
+        kind = KITE_RC_HIST_AWRITE;
+        len = KITE_ATOMIC_WRITE_LEN;
+    } else if (p->opcode == RC_FLUSH) {
+        kind = KITE_RC_HIST_FLUSH;
+    }
+    h = kite_rc_hist_find(qp, kind, p->psn);
+    if (!h || p->len != len) {
         s->rc_counts.dup_dropped++;
         s->stats[KITE_STAT_ROCE_RX_DROPS]++;
         return;
@@ -2204,10 +2332,10 @@ static void kite_rc_duplicate(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     s->rc_counts.dup_replays++;
-    if (awrite) {
-        kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, true);
-    } else {
+    if (kind == KITE_RC_HIST_ATOMIC) {
         kite_rc_queue_atomic(s, qpn, qp, p->psn, h->orig);
+    } else {
+        kite_rc_queue_read(s, qpn, qp, p->psn, 0, 0, 0, 0, true);
     }
 }
 
@@ -2531,6 +2659,8 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_rc_read_req(s, qpn, qp, p);
     } else if (p->opcode == RC_ATOMIC_WRITE) {
         kite_rc_atomic_write(s, qpn, qp, p);
+    } else if (p->opcode == RC_FLUSH) {
+        kite_rc_flush(s, qpn, qp, p);
     } else {
         kite_rc_atomic(s, qpn, qp, p);
     }

@@ -123,7 +123,8 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_REREG_MR |
                               KITE_FEAT_EQ_MODERATION |
                               KITE_FEAT_SRQ_RESIZE |
-                              KITE_FEAT_ATOMIC_WRITE);
+                              KITE_FEAT_ATOMIC_WRITE |
+                              KITE_FEAT_FLUSH);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
