@@ -154,6 +154,9 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	/* Posted by libkite only: the kernel has no ULP that writes one. */
 	if (c->features & KITE_FEAT_ATOMIC_WRITE)
 		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
+	/* Global visibility only: Kite has no persistent memory domain. */
+	if (c->features & KITE_FEAT_FLUSH)
+		attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
 	/* Type 2 windows are bound to one QP: IB's type 2B. */
 	if (c->features & KITE_FEAT_MW) {
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |

@@ -78,7 +78,9 @@ int kite_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  *
  * The optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are
  * hints a device may ignore, as Kite does. IB_ACCESS_MW_BIND is accepted
- * when the device has memory windows (KITE_FEAT_MW).
+ * when the device has memory windows (KITE_FEAT_MW), IB_ACCESS_FLUSH_GLOBAL
+ * when it has FLUSH (KITE_FEAT_FLUSH); IB_ACCESS_FLUSH_PERSISTENT never
+ * (the RDMA core refuses it first: IB_DEVICE_FLUSH_PERSISTENT is not set).
  *
  * Return: 0; -EOPNOTSUPP for a flag Kite does not implement (zero-based
  * MRs, on-demand paging, ..., memory window binding on a device without
@@ -93,6 +95,8 @@ static int kite_ib_access_check(struct kite_ib_dev *dev, int access)
 
 	if (dev->caps.features & KITE_FEAT_MW)
 		ok |= IB_ACCESS_MW_BIND;
+	if (dev->caps.features & KITE_FEAT_FLUSH)
+		ok |= IB_ACCESS_FLUSH_GLOBAL;
 
 	if (access & ~ok) {
 		ibdev_dbg(&dev->ibdev, "MR: access flags %#x not supported\n",

@@ -650,6 +650,9 @@ int kite_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = kite_ib_qp_attr_to_cmd(attr, attr_mask, &in);
 	if (err)
 		return err;
+	/* A device without FLUSH has no such access to grant: not asked. */
+	if (!(dev->caps.features & KITE_FEAT_FLUSH))
+		in.access &= ~cpu_to_le32(KITE_ACCESS_FLUSH_GLOBAL);
 	if (kite_ib_dead(dev) && (attr_mask & IB_QP_STATE) &&
 	    (next == IB_QPS_ERR || next == IB_QPS_RESET)) {
 		/*
@@ -716,7 +719,8 @@ static int kite_ib_mtu_to_ib(u8 mtu, enum ib_mtu *out)
 static int kite_ib_access_to_ib(u32 access, int *out)
 {
 	const u32 known = KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE |
-			  KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC;
+			  KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC |
+			  KITE_ACCESS_FLUSH_GLOBAL;
 
 	if (access & ~known)
 		return -EIO;
@@ -724,7 +728,8 @@ static int kite_ib_access_to_ib(u32 access, int *out)
 	       (access & KITE_ACCESS_REMOTE_WRITE ? IB_ACCESS_REMOTE_WRITE : 0) |
 	       (access & KITE_ACCESS_REMOTE_READ ? IB_ACCESS_REMOTE_READ : 0) |
 	       (access & KITE_ACCESS_REMOTE_ATOMIC ?
-			IB_ACCESS_REMOTE_ATOMIC : 0);
+			IB_ACCESS_REMOTE_ATOMIC : 0) |
+	       (access & KITE_ACCESS_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL : 0);
 	return 0;
 }
 

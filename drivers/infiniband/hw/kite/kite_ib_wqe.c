@@ -40,11 +40,14 @@ static_assert(KITE_QPS_ERR == (int)IB_QPS_ERR);
  * kite_ib_access_to_hw() - translate IB access flags to KITE_ACCESS_*
  * @ib_access: IB_ACCESS_* flags
  *
- * IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_WRITE, IB_ACCESS_REMOTE_READ and
- * IB_ACCESS_REMOTE_ATOMIC are translated; other flags (relaxed ordering,
- * zero-based, on-demand paging, memory window binding, ...) are ignored
- * here: a QP's access attribute has only these bits, and callers that
- * cannot honour the others reject them first.
+ * IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_WRITE, IB_ACCESS_REMOTE_READ,
+ * IB_ACCESS_REMOTE_ATOMIC and IB_ACCESS_FLUSH_GLOBAL are translated; other
+ * flags (relaxed ordering, zero-based, on-demand paging, memory window
+ * binding, persistent flushes, ...) are ignored here: a QP's access
+ * attribute has only these bits, and callers that cannot honour the
+ * others reject them first. A QP may be given IB_ACCESS_FLUSH_PERSISTENT:
+ * Kite has no persistent memory, no MR of it grants that access, and a
+ * FLUSH asking for it fails on the MR whatever the QP allows.
  *
  * Return: the KITE_ACCESS_* bits.
  */
@@ -60,6 +63,8 @@ u32 kite_ib_access_to_hw(int ib_access)
 		hw |= KITE_ACCESS_REMOTE_READ;
 	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
 		hw |= KITE_ACCESS_REMOTE_ATOMIC;
+	if (ib_access & IB_ACCESS_FLUSH_GLOBAL)
+		hw |= KITE_ACCESS_FLUSH_GLOBAL;
 	return hw;
 }
 

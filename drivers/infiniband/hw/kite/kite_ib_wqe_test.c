@@ -514,6 +514,9 @@ static void kite_wqe_test_opcode_tables(struct kunit *test)
 	/* libkite's only (its 8 bytes have no field in struct ib_send_wr). */
 	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_ATOMIC_WRITE,
 						      KITE_QPT_RC), -EINVAL);
+	/* libkite's only too (struct ib_send_wr has no FLUSH fields). */
+	KUNIT_EXPECT_EQ(test, kite_ib_send_wqe_opcode(IB_WR_FLUSH, KITE_QPT_RC),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test,
 			kite_ib_send_wqe_opcode(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD,
 						KITE_QPT_RC), -EINVAL);
@@ -525,6 +528,7 @@ static void kite_wqe_test_opcode_tables(struct kunit *test)
 	/* Posted by no kernel QP, or no opcode at all. */
 	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_BIND_MW), -1);
 	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_ATOMIC_WRITE), -1);
+	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(KITE_WQE_OP_FLUSH), -1);
 	KUNIT_EXPECT_EQ(test, kite_ib_wc_opcode(0xff), -1);
 }
 
@@ -797,6 +801,12 @@ static void kite_wqe_test_access(struct kunit *test)
 					     IB_ACCESS_REMOTE_READ |
 					     IB_ACCESS_REMOTE_ATOMIC |
 					     IB_ACCESS_RELAXED_ORDERING), 0xf);
+	/* Global flushes; persistent ones are no access Kite grants. */
+	KUNIT_EXPECT_EQ(test, kite_ib_access_to_hw(IB_ACCESS_FLUSH_GLOBAL),
+			KITE_ACCESS_FLUSH_GLOBAL);
+	KUNIT_EXPECT_EQ(test, KITE_ACCESS_FLUSH_GLOBAL, 0x20);
+	KUNIT_EXPECT_EQ(test, kite_ib_access_to_hw(IB_ACCESS_FLUSH_PERSISTENT),
+			0);
 	/* A QP's access attribute has no window binding bit. */
 	KUNIT_EXPECT_EQ(test, kite_ib_access_to_hw(IB_ACCESS_MW_BIND), 0);
 	/* An MR's has. */
