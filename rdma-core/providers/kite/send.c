@@ -51,7 +51,8 @@
  * opcode, the opcode of its work completion, the QP types that have it, and
  * where its data goes (0: it has none; on UD, sends have the address vector
  * before it). An entry with no QP type: Kite does not have the operation
- * (TSO, FLUSH). ATOMIC_WRITE's 8 bytes are its own segment (no data).
+ * (TSO). ATOMIC_WRITE's 8 bytes are its own segment (no data); FLUSH has
+ * none.
  */
 struct kite_send_op {
 	uint8_t wqe_op;		/* KITE_WQE_OP_* */
@@ -95,6 +96,8 @@ static const struct kite_send_op kite_send_ops[] = {
 	[IBV_WR_ATOMIC_WRITE] = { KITE_WQE_OP_ATOMIC_WRITE,
 				  IBV_WC_ATOMIC_WRITE, KITE_SQPT_RC,
 				  KITE_SOP_WR_ONLY, 0 },
+	[IBV_WR_FLUSH] = { KITE_WQE_OP_FLUSH, IBV_WC_FLUSH, KITE_SQPT_RC,
+			   KITE_SOP_WR_ONLY, 0 },
 };
 
 static uint8_t kite_sqpt(enum ibv_qp_type type)
@@ -134,17 +137,30 @@ static const enum ibv_wr_opcode kite_qpx_ops[] = {
 	[8] = IBV_WR_BIND_MW,
 	[9] = IBV_WR_SEND_WITH_INV,
 	[10] = IBV_WR_TSO,
-	[11] = IBV_WR_FLUSH,
+	[11] = IBV_WR_FLUSH,			/* IBV_QP_EX_WITH_FLUSH */
 	[12] = IBV_WR_ATOMIC_WRITE,		/* IBV_QP_EX_WITH_ATOMIC_WRITE */
+};
+
+/*
+ * The send_ops_flags a device has only with a capability of its own, in
+ * ibv_device_attr_ex.device_cap_flags_ex.
+ */
+static const struct {
+	uint64_t send_op;
+	uint64_t cap;
+} kite_qpx_caps[] = {
+	{ IBV_QP_EX_WITH_ATOMIC_WRITE, IB_UVERBS_DEVICE_ATOMIC_WRITE },
+	/* Global visibility; a persistent FLUSH is the responder's choice. */
+	{ IBV_QP_EX_WITH_FLUSH, IB_UVERBS_DEVICE_FLUSH_GLOBAL },
 };
 
 /*
  * ibv_qp_init_attr_ex.send_ops_flags for a QP of @type: 0; EINVAL for a
  * bit verbs does not define; EOPNOTSUPP for an operation the QP type or
  * Kite does not have (the same table as ibv_post_send()), or ATOMIC WRITE
- * on a device without it (IB_UVERBS_DEVICE_ATOMIC_WRITE in the device's
- * capabilities, asked of @ibctx only then). The ibv_wr_*() calls rely on
- * it: they do not check the QP type again.
+ * or FLUSH on a device without it (kite_qpx_caps[], asked of @ibctx only
+ * then). The ibv_wr_*() calls rely on it: they do not check the QP type
+ * again.
  */
 int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
 			uint64_t send_ops_flags)
@@ -159,11 +175,15 @@ int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
 		if ((send_ops_flags & (1ULL << bit)) &&
 		    !kite_send_op(kite_qpx_ops[bit], type))
 			return EOPNOTSUPP;
-	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE) {
-		ret = ibv_query_device_ex(ibctx, NULL, &attr);
-		if (ret)
-			return ret;
-		if (!(attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE))
+	for (bit = 0; bit < ARRAY_SIZE(kite_qpx_caps); bit++) {
+		if (!(send_ops_flags & kite_qpx_caps[bit].send_op))
+			continue;
+		if (!attr.device_cap_flags_ex) {
+			ret = ibv_query_device_ex(ibctx, NULL, &attr);
+			if (ret)
+				return ret;
+		}
+		if (!(attr.device_cap_flags_ex & kite_qpx_caps[bit].cap))
 			return EOPNOTSUPP;
 	}
 	return 0;
@@ -342,6 +362,33 @@ static int kite_send_atomic_write(struct kite_send_wqe *b,
 	memcpy(b->wqe + KITE_CTRL_SZ + KITE_RADDR_SZ, val,
 	       KITE_ATOMIC_WRITE_LEN);
 	kite_send_ctrl(b)->inline_len = htole16(KITE_ATOMIC_WRITE_LEN);
+	return 0;
+}
+
+/*
+ * FLUSH (prm_wqe.rst): of @len bytes at @remote_addr (IBV_FLUSH_RANGE) or of
+ * the whole MR of @rkey (IBV_FLUSH_MR), to the placement @type names. The
+ * responder decides which placement types it has; EINVAL here for what is
+ * no FLUSH at all: no placement type, an undefined one or level, or a
+ * range the 32-bit RETH length cannot carry.
+ */
+static int kite_send_flush(struct kite_send_wqe *b, uint32_t rkey,
+			   uint64_t remote_addr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct kite_wqe_flush *fseg =
+		(struct kite_wqe_flush *)(b->wqe + KITE_CTRL_SZ +
+					  KITE_RADDR_SZ);
+
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR) ||
+	    len > UINT32_MAX)
+		return EINVAL;
+	kite_send_raddr(b, remote_addr, rkey);
+	fseg->length = htole32(len);
+	fseg->feth = htole32(FIELD_PREP(KITE_FLUSH_PLT, type) |
+			     FIELD_PREP(KITE_FLUSH_SEL, level));
+	fseg->rsvd = 0;
 	return 0;
 }
 
@@ -786,6 +833,18 @@ static void kite_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 						     atomic_wr));
 }
 
+static void kite_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_FLUSH);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_flush(b, rkey, remote_addr, len, type,
+					      level));
+}
+
 static void kite_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct kite_send_wqe *b = kite_wr_begin(qpx, IBV_WR_LOCAL_INV);
@@ -987,6 +1046,8 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_atomic_fetch_add = kite_wr_atomic_fetch_add;
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
 		qpx->wr_atomic_write = kite_wr_atomic_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = kite_wr_flush;
 	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = kite_wr_local_inv;
 	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)

@@ -2311,7 +2311,11 @@ static void test_qp_ex_create(struct ibv_context *ctx)
 	qpx_bad(pd, cq, "RC with TSO", IBV_QPT_RC, QPX_MASK, 0,
 		IBV_QP_EX_WITH_TSO, EOPNOTSUPP);
 	qpx_bad(pd, cq, "RC with flush", IBV_QPT_RC, QPX_MASK, 0,
-		IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP);
+		IBV_QP_EX_WITH_FLUSH, 0);
+	qpx_bad(pd, cq, "UC with flush", IBV_QPT_UC, QPX_MASK, 0,
+		IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP);
+	qpx_bad(pd, cq, "UD with flush", IBV_QPT_UD, QPX_MASK, 0,
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP);
 	qpx_bad(pd, cq, "UC with atomic write", IBV_QPT_UC, QPX_MASK, 0,
 		IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP);
 	qpx_bad(pd, cq, "UD with atomic write", IBV_QPT_UD, QPX_MASK, 0,
@@ -2841,6 +2845,171 @@ static void test_qp_ex_rc(struct ibv_context *ctx)
 		qpx_rc_bad(&l);
 		qpx_rc_inv(&l);
 	}
+	qpx_loop_free(&l);
+}
+
+/* The QP back to RESET and connected to itself again, with @access. */
+static int qpx_flush_reconnect(struct qpx_loop *l, int access)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	int ret;
+
+	ret = ibv_modify_qp(l->qp, &attr, IBV_QP_STATE);
+	ret = ret ?: rc_self_connect(l->qp);
+	if (ret)
+		return ret;
+	attr.qp_access_flags = access;
+	return ibv_modify_qp(l->qp, &attr, IBV_QP_ACCESS_FLAGS);
+}
+
+/* A FLUSH that must complete with @want; the QP is reconnected after. */
+static void qpx_flush_remote_err(struct qpx_loop *l, uint32_t rkey,
+				 uint8_t type, int qp_access,
+				 enum ibv_wc_status want, const char *what)
+{
+	struct ibv_wc wc[1];
+	int ret, n;
+
+	ret = qpx_flush_reconnect(l, qp_access);
+	qpx_start(l->qpx, 70);
+	ibv_wr_flush(l->qpx, rkey, (uintptr_t)l->buf, 64, type,
+		     IBV_FLUSH_RANGE);
+	n = ret ? 0 : qpx_go(l, 70, false, wc, &ret);
+	report(n == 1 && wc[0].status == want,
+	       "qp_ex FLUSH %s: completes with %s (%s, %d, %s)", what,
+	       ibv_wc_status_str(want), strerror(ret), n,
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : "no completion");
+}
+
+/*
+ * FLUSH (IBA 1.5) over an RC QP connected to itself: the device claims
+ * global visibility only (IB_UVERBS_DEVICE_FLUSH_GLOBAL, not PERSISTENT),
+ * MRs and QPs take IBV_ACCESS_FLUSH_GLOBAL, a write then a flush of its
+ * range and of the whole MR complete as IBV_WC_FLUSH; what is no FLUSH is
+ * refused at wr_complete, what the responder refuses (no access, a
+ * persistent placement Kite has not) completes with a remote access error.
+ */
+static void test_qp_ex_flush(struct ibv_context *ctx)
+{
+	const int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			      IBV_ACCESS_FLUSH_GLOBAL;
+	struct ibv_device_attr_ex da = {};
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_qp_init_attr init;
+	static char buf[16384];
+	struct qpx_loop l = {};
+	struct ibv_qp_attr qa;
+	struct ibv_mr *mr;
+	struct ibv_wc wc[1];
+	int ret, n;
+
+	ret = ibv_query_device_ex(ctx, NULL, &da);
+	report(!ret && (da.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_GLOBAL) &&
+	       !(da.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_PERSISTENT),
+	       "FLUSH: the device has global flushes, not persistent ones (%s, %#llx)",
+	       strerror(ret), (unsigned long long)da.device_cap_flags_ex);
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC,
+			    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH,
+			    buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_FLUSH_GLOBAL);
+	report(!ret, "FLUSH: MR with IBV_ACCESS_FLUSH_GLOBAL, QP with wr_flush: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+	errno = 0;
+	mr = ibv_reg_mr(l.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_FLUSH_PERSISTENT);
+	report(!mr && errno == EOPNOTSUPP,
+	       "FLUSH: an MR with IBV_ACCESS_FLUSH_PERSISTENT: %s (want %s)",
+	       mr ? "registered" : strerror(errno), strerror(EOPNOTSUPP));
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	/* As pyverbs connects: persistent access asked too, global granted. */
+	ret = qpx_flush_reconnect(&l, qp_access | IBV_ACCESS_FLUSH_PERSISTENT);
+	ret = ret ?: ibv_query_qp(l.qp, &qa, IBV_QP_ACCESS_FLAGS, &init);
+	report(!ret && (qa.qp_access_flags & IBV_ACCESS_FLUSH_GLOBAL),
+	       "FLUSH: QP connected to itself with the FLUSH access flags, global kept (%s, %#x)",
+	       strerror(ret), ret ? 0 : qa.qp_access_flags);
+	if (ret)
+		goto out;
+
+	memset(buf, 0, 4096);
+	fill(buf + 4096, 256, 3);
+	qpx_start(l.qpx, 60);
+	ibv_wr_rdma_write(l.qpx, l.rkey, (uintptr_t)buf + 512);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 4096, 256);
+	l.qpx->wr_id = 61;
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf + 512, 256, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	n = qpx_go(&l, 61, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_FLUSH) &&
+	       !memcmp(buf + 512, buf + 4096, 256),
+	       "qp_ex RC: wr_rdma_write then wr_flush of its range: IBV_WC_FLUSH, the data in place (%s, %d)",
+	       strerror(ret), n);
+	qpx_start(l.qpx, 62);
+	ibv_wr_flush(l.qpx, l.rkey, 0, 0, IBV_FLUSH_GLOBAL, IBV_FLUSH_MR);
+	n = qpx_go(&l, 62, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_FLUSH),
+	       "qp_ex RC: wr_flush of the whole MR: IBV_WC_FLUSH (%s, %d)",
+	       strerror(ret), n);
+
+	/* What is no FLUSH: refused before anything is posted. */
+	qpx_start(l.qpx, 63);
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf, 64, 0, IBV_FLUSH_RANGE);
+	qpx_fails(&l, EINVAL, "a flush without a placement type");
+	qpx_start(l.qpx, 64);
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf, 64, 4, IBV_FLUSH_RANGE);
+	qpx_fails(&l, EINVAL, "a flush with an undefined placement type");
+	qpx_start(l.qpx, 65);
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf, 64, IBV_FLUSH_GLOBAL, 2);
+	qpx_fails(&l, EINVAL, "a flush with an undefined level");
+	qpx_start(l.qpx, 66);
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf, 1ULL << 32,
+		     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	qpx_fails(&l, EINVAL, "a flush of 4 GiB (the RETH length has 32 bits)");
+	qpx_start(l.qpx, 67);
+	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf, 64, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 8);
+	qpx_fails(&l, EINVAL, "a flush with an SGE");
+	swr.wr_id = 68;
+	swr.opcode = IBV_WR_FLUSH;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	bad_swr = NULL;
+	ret = ibv_post_send(l.qp, &swr, &bad_swr);
+	report(ret == EINVAL && bad_swr == &swr,
+	       "qp_ex RC: ibv_post_send() with IBV_WR_FLUSH: %s (want EINVAL: wr API only)",
+	       strerror(ret));
+	qpx_start(l.qpx, 69);
+	ibv_wr_rdma_write(l.qpx, l.rkey, (uintptr_t)buf + 512);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 4096, 8);
+	n = qpx_go(&l, 69, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE),
+	       "qp_ex RC: after the refused flushes nothing was posted: the next write completes first (%s, %d)",
+	       strerror(ret), n);
+
+	/* What the responder refuses: a remote access error each. */
+	qpx_flush_remote_err(&l, l.rkey, IBV_FLUSH_PERSISTENT,
+			     qp_access | IBV_ACCESS_FLUSH_PERSISTENT,
+			     IBV_WC_REM_ACCESS_ERR, "to persistence (Kite has none)");
+	qpx_flush_remote_err(&l, l.rkey, IBV_FLUSH_GLOBAL,
+			     qp_access & ~IBV_ACCESS_FLUSH_GLOBAL,
+			     IBV_WC_REM_ACCESS_ERR, "to a QP without FLUSH_GLOBAL");
+	mr = ibv_reg_mr(l.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (mr) {
+		qpx_flush_remote_err(&l, mr->rkey, IBV_FLUSH_GLOBAL, qp_access,
+				     IBV_WC_REM_ACCESS_ERR,
+				     "with the R_Key of an MR without FLUSH_GLOBAL");
+		ibv_dereg_mr(mr);
+	} else {
+		report(0, "FLUSH: a second MR: %s", strerror(errno));
+	}
+out:
 	qpx_loop_free(&l);
 }
 
@@ -4650,6 +4819,7 @@ int main(int argc, char **argv)
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);
 		test_qp_ex_rc(ctx);
+		test_qp_ex_flush(ctx);
 		test_qp_ex_ud(ctx);
 	}
 	test_mw(ctx, &da, data);
