@@ -192,12 +192,12 @@ rc_pair ucpp "uc: ibv_uc_pingpong $rdev<->$prdev: 300 x 4096 bytes, data checked
 # QP error recovery across the wire: the same RC QP on each side goes to
 # ERROR (remote access error, retry exceeded, flush) and, through RESET,
 # carries data again (tools/testing/kite/kite_qp_recover.c). Kite<->Kite,
-# every round also publishes a flag with an ATOMIC WRITE
-# (ibv_wr_atomic_write()) each way.
+# every round also flushes its writes (ibv_wr_flush()) and publishes a flag
+# with an ATOMIC WRITE (ibv_wr_atomic_write()) each way.
 qprec_aw=() qprec_what=
 if [ "$rdev" = kite0 ] && [ "$prdev" = kite0 ]; then
 	qprec_aw=(-a)
-	qprec_what=", an ATOMIC WRITE each way per round"
+	qprec_what=", a FLUSH and an ATOMIC WRITE each way per round"
 fi
 rc_pair qprec "rc: QP recovery $rdev<->$prdev: ERROR -> RESET -> RTS three times, data compared$qprec_what" \
 	"$KITE_TOOLS/kite_qp_recover" "${qprec_aw[@]}" -d "$rdev" -g "$gidx" -r 4

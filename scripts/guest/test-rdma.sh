@@ -171,9 +171,9 @@ check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zer
 # QP error recovery (seed 001): one RC QP of each side goes to ERROR
 # (remote access error, retry exceeded, a flush), every receive comes back
 # flushed, and the same QP goes RESET -> INIT -> RTR -> RTS and carries
-# RDMA WRITEs, an ATOMIC WRITE (-a) and a SEND both ways again, data
-# compared; 7 rounds.
-pair qprec "QP recovery: ERROR -> RESET -> RTS six times (remote access, retry exceeded, flush), data and ATOMIC WRITE flags compared" \
+# RDMA WRITEs, their FLUSH and an ATOMIC WRITE flag (-a) and a SEND both
+# ways again, data compared; 7 rounds.
+pair qprec "QP recovery: ERROR -> RESET -> RTS six times (remote access, retry exceeded, flush), data compared after FLUSH and ATOMIC WRITE" \
 	"$KITE_TOOLS/kite_qp_recover" -a -d kite0 -g "$gidx" -r 7 -T "$(kite_scale 50)"
 # UC through the device's loopback: rdma-core's ibv_uc_pingpong (SEND on a
 # UC QP; data checked with -c), polling and with events, multi-packet.

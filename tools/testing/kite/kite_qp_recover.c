@@ -23,9 +23,11 @@
  * rings wrap in every round.
  *
  * With -a (on both sides) the QP comes from ibv_create_qp_ex() and every
- * round also publishes an 8-byte flag after the writes with
- * ibv_wr_atomic_write() (IBA 1.5 ATOMIC WRITE), which the peer checks
- * with the data.
+ * round, after the writes, flushes them to global visibility with
+ * ibv_wr_flush() (IBA 1.5 FLUSH, of the range written) and then publishes
+ * an 8-byte flag with ibv_wr_atomic_write() (IBA 1.5 ATOMIC WRITE), which
+ * the peer checks with the data: the write, flush, publish pattern of
+ * remote persistent-memory libraries.
  *
  * usage: kite_qp_recover [-a] [-d DEV] [-g GID_INDEX] [-p PORT] [-s SIZE]
  *                        [-r ROUNDS] [SERVER]
@@ -84,7 +86,7 @@ static struct {
 	unsigned int size;
 	unsigned int rounds;
 	unsigned int timeout;
-	int awrite;		/* -a: an ATOMIC WRITE after the writes */
+	int awrite;		/* -a: a FLUSH and an ATOMIC WRITE after the writes */
 } opt = {
 	.port = "18515",
 	.gidx = 0,
@@ -249,7 +251,8 @@ static int open_device(void)
 	if (!k.buf || !k.src)
 		return fail("calloc");
 	k.mr = ibv_reg_mr(k.pd, k.buf, len, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE);
+			  IBV_ACCESS_REMOTE_WRITE |
+			  (opt.awrite ? IBV_ACCESS_FLUSH_GLOBAL : 0));
 	k.smr = ibv_reg_mr(k.pd, k.src, len, 0);
 	if (!k.mr || !k.smr)
 		return fail("ibv_reg_mr");
@@ -266,7 +269,7 @@ static int create_qp(void)
 		.cap = { .max_send_wr = SQ_DEPTH, .max_recv_wr = RECVS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	/* -a: the same QP, with the extended API's ATOMIC WRITE. */
+	/* -a: the same QP, with the extended API's FLUSH and ATOMIC WRITE. */
 	struct ibv_qp_init_attr_ex ex = {
 		.send_cq = k.cq,
 		.recv_cq = k.cq,
@@ -278,7 +281,8 @@ static int create_qp(void)
 		.pd = k.pd,
 		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 				  IBV_QP_EX_WITH_SEND_WITH_IMM |
-				  IBV_QP_EX_WITH_ATOMIC_WRITE,
+				  IBV_QP_EX_WITH_ATOMIC_WRITE |
+				  IBV_QP_EX_WITH_FLUSH,
 	};
 
 	if (!opt.awrite) {
@@ -287,7 +291,7 @@ static int create_qp(void)
 	}
 	k.qp = ibv_create_qp_ex(k.ctx, &ex);
 	if (!k.qp)
-		return fail("ibv_create_qp_ex(IBV_QP_EX_WITH_ATOMIC_WRITE)");
+		return fail("ibv_create_qp_ex(IBV_QP_EX_WITH_FLUSH | _ATOMIC_WRITE)");
 	k.qpx = ibv_qp_to_qp_ex(k.qp);
 	return k.qpx ? 0 : fail("ibv_qp_to_qp_ex");
 }
@@ -360,7 +364,8 @@ static int connect_qp(unsigned int round, int retry_cnt)
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   (opt.awrite ? IBV_ACCESS_FLUSH_GLOBAL : 0),
 	};
 	struct peer_info me = {}, peer;
 	uint32_t psn = (uint32_t)(lrand48() & 0xffffff);
@@ -437,7 +442,11 @@ static uint64_t peer_flag(void)
 	return v;
 }
 
-/* -a: the round's flag to the peer's, with ibv_wr_atomic_write(). */
+/*
+ * -a: one batch of two work requests (wr_id MSGS and MSGS + 1): the
+ * round's writes flushed to global visibility with ibv_wr_flush(), then
+ * the round's flag to the peer's with ibv_wr_atomic_write().
+ */
 static int post_flag(unsigned int round)
 {
 	uint64_t val = flag(round, !!opt.server);
@@ -445,9 +454,13 @@ static int post_flag(unsigned int round)
 	ibv_wr_start(k.qpx);
 	k.qpx->wr_id = MSGS;
 	k.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(k.qpx, k.peer_rkey, k.peer_addr,
+		     (size_t)MSGS * opt.size, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	k.qpx->wr_id = MSGS + 1;
 	ibv_wr_atomic_write(k.qpx, k.peer_rkey,
 			    k.peer_addr + (uint64_t)MSGS * opt.size, &val);
-	return ibv_wr_complete(k.qpx) ? fail("ibv_wr_atomic_write") : 0;
+	return ibv_wr_complete(k.qpx) ?
+	       fail("ibv_wr_flush + ibv_wr_atomic_write") : 0;
 }
 
 /*
@@ -495,13 +508,13 @@ static int next_send_wc(struct ibv_wc *wc)
 }
 
 /*
- * MSGS RDMA WRITEs into the peer's buffer (with -a then the ATOMIC WRITE
- * of the flag), then a SEND with the round.
+ * MSGS RDMA WRITEs into the peer's buffer (with -a then their FLUSH and the
+ * ATOMIC WRITE of the flag), then a SEND with the round.
  */
 static int send_stream(unsigned int round)
 {
 	unsigned int words = opt.size / 4, i, w, posted = 0, done = 0;
-	unsigned int last = MSGS + !!opt.awrite;	/* the SEND's wr_id */
+	unsigned int last = MSGS + 2 * !!opt.awrite;	/* the SEND's wr_id */
 	struct ibv_sge sge = { .lkey = k.smr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_wc wc;
@@ -513,10 +526,12 @@ static int send_stream(unsigned int round)
 		while (posted <= last && k.sends < SQ_DEPTH) {
 			wr.wr_id = posted;
 			if (posted < last && posted == MSGS) {
+				if (k.sends + 2 > SQ_DEPTH)
+					break;
 				if (post_flag(round))
 					return 1;
-				k.sends++;
-				posted++;
+				k.sends += 2;
+				posted += 2;
 				continue;
 			}
 			if (posted < MSGS) {
