@@ -632,8 +632,10 @@ static void mw_bind_errors(uint32_t wpd2)
 	bind_fails("to the DMA MR", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64, we, E.lkey_phys, RRD, 1);
 	bind_fails("with a reserved flags bit", KITE_SYND_LOCAL_QP_OP, 0, 0, T_WIN, 64, we, W.mr,
 		   RRD, 0x100);
+	bind_fails("with FLUSH_GLOBAL in the window's rights", KITE_SYND_MW_BIND, 0, 0, T_WIN, 64,
+		   we, W.mr, RRD | KITE_ACCESS_FLUSH_GLOBAL, 1);
 	bind_fails("with a reserved access bit", KITE_SYND_LOCAL_QP_OP, 0, 0, T_WIN, 64, we, W.mr,
-		   RRD | BIT(5), 1);
+		   RRD | BIT(6), 1);
 	bind_fails("with an SGE count", KITE_SYND_LOCAL_QP_OP,
 		   (uint32_t)FIELD_PREP(KITE_WQE_NUM_SGE, 1), 0, T_WIN, 64, we, W.mr, RRD, 1);
 	bind_fails("with inline data", KITE_SYND_LOCAL_QP_OP, KITE_WQE_F_INLINE, 0, T_WIN, 64, we,
@@ -927,7 +929,7 @@ static void rereg_errors(uint32_t k)
 	rereg_mr(k, KITE_REREG_F_PD, pdu, 0, 0, 0, NULL, &r);
 	expect(&r, KITE_CMD_E_OBJECT, RR_OFF(pdn),
 	       "REREG_MR of a kernel MR into a user context's PD -> E_OBJECT");
-	rereg_mr(k, KITE_REREG_F_ACCESS, 0, LW | BIT(5), 0, 0, NULL, &r);
+	rereg_mr(k, KITE_REREG_F_ACCESS, 0, LW | BIT(6), 0, 0, NULL, &r);
 	expect(&r, KITE_CMD_E_PARAM, RR_OFF(access), "REREG_MR access with a reserved bit -> E_PARAM");
 	rereg_mr(k, KITE_REREG_F_ACCESS, 0, RWR | RRD, 0, 0, NULL, &r);
 	expect(&r, KITE_CMD_E_PARAM, RR_OFF(access),
