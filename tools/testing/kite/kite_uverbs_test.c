@@ -2939,10 +2939,13 @@ static void test_qp_ex_flush(struct ibv_context *ctx)
 
 	memset(buf, 0, 4096);
 	fill(buf + 4096, 256, 3);
+	/* One batch: the write unsignaled, the flush signaled. */
 	qpx_start(l.qpx, 60);
+	l.qpx->wr_flags = 0;
 	ibv_wr_rdma_write(l.qpx, l.rkey, (uintptr_t)buf + 512);
 	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 4096, 256);
 	l.qpx->wr_id = 61;
+	l.qpx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_flush(l.qpx, l.rkey, (uintptr_t)buf + 512, 256, IBV_FLUSH_GLOBAL,
 		     IBV_FLUSH_RANGE);
 	n = qpx_go(&l, 61, false, wc, &ret);
