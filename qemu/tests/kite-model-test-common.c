@@ -1983,31 +1983,43 @@ uint16_t write_rc(struct tqp *q, uint32_t opw, uint32_t imm, uint64_t va, uint32
 }
 
 /*
- * An ATOMIC WRITE WQE of @val (raw @opw: flags, or a malformed variant
- * through @ilen and @inl) to @va/@rkey; rings the doorbell when @ring.
+ * A WQE of the control segment @c (its wqe_idx set here), the remote
+ * address @va/@rkey and @seg (@seg_len bytes) after it, at the SQ's
+ * producer index; rings the doorbell when @ring.
  */
-uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
-		      uint64_t val, bool inl, unsigned ilen, bool ring)
+static uint16_t put_raddr_wqe(struct tqp *q, struct kite_wqe_ctrl *c, uint64_t va,
+			      uint32_t rkey, const void *seg, size_t seg_len, bool ring)
 {
 	struct kite_wqe_raddr ra = { .remote_addr = va, .rkey = rkey };
 	uint16_t idx = (uint16_t)q->spi;
-	struct kite_wqe_ctrl c;
 	uint8_t w[256];
 
 	memset(w, 0, sizeof(w));
-	memset(&c, 0, sizeof(c));
-	c.opcode = KITE_WQE_OP_ATOMIC_WRITE | opw | (inl ? KITE_WQE_F_INLINE : 0);
-	c.wqe_idx = idx;
-	c.inline_len = (uint16_t)ilen;
-	memcpy(w, &c, 16);
+	c->wqe_idx = idx;
+	memcpy(w, c, 16);
 	memcpy(w + 16, &ra, 16);
-	memcpy(w + 32, &val, 8);
+	memcpy(w + 32, seg, seg_len);
 	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
 		 w, 1u << q->sshift);
 	q->spi++;
 	if (ring)
 		ring_sq(q);
 	return idx;
+}
+
+/*
+ * An ATOMIC WRITE WQE of @val (raw @opw: flags, or a malformed variant
+ * through @ilen and @inl) to @va/@rkey; rings the doorbell when @ring.
+ */
+uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
+		      uint64_t val, bool inl, unsigned ilen, bool ring)
+{
+	struct kite_wqe_ctrl c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = KITE_WQE_OP_ATOMIC_WRITE | opw | (inl ? KITE_WQE_F_INLINE : 0);
+	c.inline_len = (uint16_t)ilen;
+	return put_raddr_wqe(q, &c, va, rkey, &val, sizeof(val), ring);
 }
 
 /*
@@ -2018,25 +2030,12 @@ uint16_t write_awrite(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey,
 uint16_t write_flush(struct tqp *q, uint32_t opw, uint64_t va, uint32_t rkey, uint32_t len,
 		     uint32_t feth, uint64_t rsvd, bool ring)
 {
-	struct kite_wqe_raddr ra = { .remote_addr = va, .rkey = rkey };
 	struct kite_wqe_flush fl = { .length = len, .feth = feth, .rsvd = rsvd };
-	uint16_t idx = (uint16_t)q->spi;
 	struct kite_wqe_ctrl c;
-	uint8_t w[256];
 
-	memset(w, 0, sizeof(w));
 	memset(&c, 0, sizeof(c));
 	c.opcode = KITE_WQE_OP_FLUSH | opw;
-	c.wqe_idx = idx;
-	memcpy(w, &c, 16);
-	memcpy(w + 16, &ra, 16);
-	memcpy(w + 32, &fl, 16);
-	memwrite(q->sq.data + ((uint64_t)(q->spi & ((1u << q->slog) - 1)) << q->sshift),
-		 w, 1u << q->sshift);
-	q->spi++;
-	if (ring)
-		ring_sq(q);
-	return idx;
+	return put_raddr_wqe(q, &c, va, rkey, &fl, sizeof(fl), ring);
 }
 
 void ring_sq(struct tqp *q)
