@@ -166,7 +166,8 @@ int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
 			uint64_t send_ops_flags)
 {
 	struct ibv_device_attr_ex attr = {};
-	unsigned int bit;
+	bool queried = false;
+	unsigned int bit, i;
 	int ret;
 
 	if (send_ops_flags >> ARRAY_SIZE(kite_qpx_ops))
@@ -175,15 +176,16 @@ int kite_check_send_ops(struct ibv_context *ibctx, enum ibv_qp_type type,
 		if ((send_ops_flags & (1ULL << bit)) &&
 		    !kite_send_op(kite_qpx_ops[bit], type))
 			return EOPNOTSUPP;
-	for (bit = 0; bit < ARRAY_SIZE(kite_qpx_caps); bit++) {
-		if (!(send_ops_flags & kite_qpx_caps[bit].send_op))
+	for (i = 0; i < ARRAY_SIZE(kite_qpx_caps); i++) {
+		if (!(send_ops_flags & kite_qpx_caps[i].send_op))
 			continue;
-		if (!attr.device_cap_flags_ex) {
+		if (!queried) {
 			ret = ibv_query_device_ex(ibctx, NULL, &attr);
 			if (ret)
 				return ret;
+			queried = true;
 		}
-		if (!(attr.device_cap_flags_ex & kite_qpx_caps[bit].cap))
+		if (!(attr.device_cap_flags_ex & kite_qpx_caps[i].cap))
 			return EOPNOTSUPP;
 	}
 	return 0;
