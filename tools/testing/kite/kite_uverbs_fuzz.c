@@ -315,7 +315,7 @@ struct ctx {
 	uint64_t *db;		/* the doorbell page, mapped */
 	uint8_t *arena;
 	uint8_t *ro_page;	/* mapped read-only */
-	pthread_mutex_t lock;	/* the tables, in threaded runs */
+	pthread_mutex_t lock;	/* the tables and maps[], in threaded runs */
 	struct obj objs[T_COUNT][MAX_OBJS];
 	int nobjs[T_COUNT];
 	void *maps[MAX_MAPS];
@@ -1955,6 +1955,12 @@ static int op_mmap(struct rng *r, struct ctx *c)
 		 chance(r, 6) ? MAP_PRIVATE : MAP_SHARED, c->fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return -errno;
+	/*
+	 * The list is the threads' both (--threads 2): unlocked, an entry
+	 * could be unmapped twice, the second time taking away whatever the
+	 * address was given to meanwhile (a thread's heap, say).
+	 */
+	tlock(c);
 	if (c->nmaps == MAX_MAPS || chance(r, 2)) {
 		munmap(p, len);
 	} else {
@@ -1968,6 +1974,7 @@ static int op_mmap(struct rng *r, struct ctx *c)
 		c->maps[i] = c->maps[--c->nmaps];
 		c->map_len[i] = c->map_len[c->nmaps];
 	}
+	tunlock(c);
 	return err;
 }
 
