@@ -682,6 +682,8 @@ void dev_init(void)
 	cfg_wr32(0x18, (uint32_t)BAR2_ADDR);
 	if ((v & 0x6) == 0x4)
 		cfg_wr32(0x1c, 0);
+	cfg_wr32(0x20, (uint32_t)BAR4_ADDR);
+	cfg_wr32(0x24, 0);
 	cfg_wr16(0x04, 0x0006);	/* memory space, bus master */
 
 	/* MSI-X: every vector writes MSI_DATA(v) to MSI_BASE + 4 v. */

@@ -38,6 +38,7 @@
 /* ------------------------------------------------------------------ */
 
 #define BAR0_ADDR	0xe0000000ULL
+#define BAR4_ADDR	0xe0500000ULL	/* device memory, naturally aligned */
 
 #define NOT_RAM		0x8000000000ULL	/* 512 GiB: nothing there */
 

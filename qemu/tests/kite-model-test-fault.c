@@ -115,6 +115,9 @@ void g_fault(void)
 	c.opcode = KITE_CMD_NOP;
 	cmd_post(&c);
 	wreg(RDMA(KITE_RDMA_CMDQ_PI), cmdq.pi);
+	memwrite(BAR4_ADDR + KITE_BAR_DM_SIZE - 8, "devmem!", 8);
+	tap(rd64(BAR4_ADDR + KITE_BAR_DM_SIZE - 8) == 0x00216d656d766564ULL,
+	    "device memory (BAR4) holds what the host wrote");
 	wreg(KITE_REG_CTRL, KITE_CTRL_RESET);
 	for (i = 0; i < 20; i++) {
 		clock_step(RESET_NS / 4);
@@ -126,6 +129,7 @@ void g_fault(void)
 	tap((reg(KITE_REG_STATUS) & KITE_STATUS_READY) && reg(RDMA(KITE_RDMA_CMDQ_CI)) == 0 &&
 	    !(reg(RDMA(KITE_RDMA_CMDQ_CFG)) & KITE_CMDQ_CFG_ENABLE),
 	    "reset while hung: READY, queue disabled, nothing completes");
+	tap(rd64(BAR4_ADDR + KITE_BAR_DM_SIZE - 8) == 0, "the reset cleared device memory (BAR4)");
 	memset(&eq0, 0, sizeof(eq0));
 	std_setup();
 	nop(&r);

@@ -68,6 +68,8 @@ static void rc_fast_reg(struct rcpair *P)
 	expect(&r, KITE_CMD_E_OBJECT, -1, "DEREG_MR again by its current key -> E_OBJECT");
 }
 
+static void rc_dm(void);
+
 void g_rc(void)
 {
 	static uint8_t want[6000];
@@ -233,6 +235,105 @@ void g_rc(void)
 	    mem_eq(RBUF, want, 64), "RNR-retried SEND delivered");
 
 	rc_fast_reg(&P);
+	rc_dm();
+}
+
+/*
+ * Device memory (BAR4): REG_MR's checks of a KITE_MR_F_DM MR, and an MR
+ * of it as the target and the source of every operation.
+ */
+#define DM_OFF	4096
+#define DM_LEN	8192
+#define DM_ALL	(KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_WRITE | \
+		 KITE_ACCESS_REMOTE_READ | KITE_ACCESS_REMOTE_ATOMIC)
+#define RM_OFF(f)	((int)offsetof(struct kite_cmd_reg_mr, f))
+
+static int reg_dm(uint64_t off, uint64_t len, uint32_t npages, uint32_t flags, struct res *r)
+{
+	struct kite_pbl p = { .addr = off, .npages = npages };
+
+	return reg_mr(fx_pd, DM_ALL, KITE_MR_F_DM | flags, 0, 0, len, &p, r);
+}
+
+static void rc_dm(void)
+{
+	static uint8_t want[512], got[512];
+	struct kite_wqe_sge g[1];
+	struct rcpair pair, *P = &pair;
+	struct kite_cqe c;
+	uint32_t dm, k0;
+	struct res r;
+	uint16_t idx;
+	bool ok;
+
+	rc_pair(P, MAC, 14, 7, 6);
+	memzero(BAR4_ADDR, KITE_BAR_DM_SIZE);
+	reg_dm(KITE_BAR_DM_SIZE - 64, 128, 0, 0x51, &r);
+	expect(&r, KITE_CMD_E_PARAM, RM_OFF(pbl.addr), "REG_MR DM past BAR4's end -> E_PARAM");
+	reg_dm(KITE_BAR_DM_SIZE + 4096, 0, 0, 0x51, &r);
+	expect(&r, KITE_CMD_E_PARAM, RM_OFF(pbl.addr), "REG_MR DM offset past BAR4 -> E_PARAM");
+	reg_dm(0, KITE_BAR_DM_SIZE + 4, 0, 0x51, &r);
+	expect(&r, KITE_CMD_E_PARAM, RM_OFF(length), "REG_MR DM longer than BAR4 -> E_PARAM");
+	reg_dm(DM_OFF, 64, 1, 0x51, &r);
+	expect(&r, KITE_CMD_E_PARAM, RM_OFF(pbl.npages), "REG_MR DM with a page count -> E_PARAM");
+	reg_dm(DM_OFF, 64, 0, 0x51 | KITE_MR_F_PHYS, &r);
+	expect(&r, KITE_CMD_E_PARAM, RM_OFF(flags), "REG_MR DM and PHYS at once -> E_PARAM");
+	k0 = reg_dm(KITE_BAR_DM_SIZE, 0, 0, 0x52, &r) == KITE_CMD_OK ? r.result : 0;
+	tap(k0, "REG_MR DM of length 0 at BAR4's end: a key");
+	if (k0) {
+		cmd_obj(KITE_CMD_DEREG_MR, k0, 0, &r);
+		expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the empty DM MR");
+	}
+	dm = need(reg_dm(DM_OFF, DM_LEN, 0, 0x53, &r), &r, "REG_MR DM 8 KiB at 4 KiB");
+	rereg_mr(dm, KITE_REREG_F_ACCESS, 0, KITE_ACCESS_LOCAL_WRITE, 0, 0, NULL, &r);
+	expect(&r, KITE_CMD_E_STATE, (int)offsetof(struct kite_cmd_rereg_mr, key),
+	       "REREG_MR of a DM MR -> E_STATE");
+
+	/* READ from device memory the host wrote through BAR4. */
+	for (unsigned i = 0; i < sizeof(want); i++)
+		want[i] = (uint8_t)(i * 7 + 3);
+	memwrite(BAR4_ADDR + DM_OFF + 100, want, sizeof(want));
+	g[0] = sge(sizeof(want), E.lkey, RBUF);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_READ | KITE_WQE_F_SIGNALED, 0, 100, dm, 0, 0, g, 1);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_RDMA_READ, sizeof(want)) &&
+	    mem_eq(RBUF, want, sizeof(want)), "READ from a DM MR (zero-based): the BAR4 bytes");
+
+	/* WRITE into it: the bytes appear in BAR4 at the MR's offset. */
+	fill_pattern(SRC, sizeof(want), 0x21, want);
+	g[0] = sge(sizeof(want), E.lkey, SRC);
+	idx = post_rc(&P->a, KITE_WQE_OP_RDMA_WRITE | KITE_WQE_F_SIGNALED, 0, DM_LEN - 512, dm,
+		      0, 0, g, 1);
+	memread(BAR4_ADDR + DM_OFF + DM_LEN - 512, got, sizeof(got));
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_RDMA_WRITE, 0) &&
+	    !memcmp(got, want, sizeof(want)), "WRITE to the last 512 bytes of a DM MR: in BAR4");
+
+	/* SEND gathered from device memory, received into device memory. */
+	g[0] = sge(300, dm, 1000);
+	post_recv(&P->b, g, 1);
+	memwrite(BAR4_ADDR + DM_OFF + 4000, want, 300);
+	g[0] = sge(300, dm, 4000);
+	idx = post_rc(&P->a, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	ok = tcq_next(&P->rcq, &c);
+	memread(BAR4_ADDR + DM_OFF + 1000, got, 300);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_SEND, 0) && ok &&
+	    cqe_is(&c, KITE_CQE_OP_RESP_SEND, P->b.qpn, 0) && c.byte_len == 300 &&
+	    !memcmp(got, want, 300), "SEND from a DM SGE into a DM receive SGE");
+
+	/* FETCH_ADD on device memory. */
+	memwrite(BAR4_ADDR + DM_OFF + 64, "\x10\0\0\0\0\0\0\x80", 8);
+	set64(RBUF, 0);
+	g[0] = sge(8, E.lkey, RBUF);
+	idx = post_rc(&P->a, KITE_WQE_OP_ATOMIC_FA | KITE_WQE_F_SIGNALED, 0, 64, dm, 7, 0, g, 1);
+	memread(BAR4_ADDR + DM_OFF + 64, got, 8);
+	tap(req_ok(&P->scq, P->a.qpn, idx, KITE_WQE_OP_ATOMIC_FA, 8) &&
+	    mem64(RBUF) == 0x8000000000000010ULL && !memcmp(got, "\x17\0\0\0\0\0\0\x80", 8),
+	    "FETCH_ADD on a DM MR: added in BAR4, original returned");
+	memread(BAR4_ADDR + DM_OFF - 64, got, 64);
+	memread(BAR4_ADDR + DM_OFF + DM_LEN, got + 64, 64);
+	memset(want, 0, 128);
+	tap(!memcmp(got, want, 128), "nothing written around the DM MR");
+	cmd_obj(KITE_CMD_DEREG_MR, dm, 0, &r);
+	expect(&r, KITE_CMD_OK, -1, "DEREG_MR of the DM MR");
 }
 
 /* Requester errors: a fresh pair each, A and B to ERR, flushes. */
@@ -273,10 +374,15 @@ void g_rc_err(void)
 	struct kite_cqe c;
 	struct rcpair P;
 	uint16_t idx, idx2;
+	struct res r;
+	uint32_t dm;
 	bool ok;
 
 	eng_setup();
 	rc_keys();
+	dm = need(reg_dm(DM_OFF, DM_LEN, 0, 0x53, &r), &r, "REG_MR DM");
+	rc_access_err("WRITE past a DM MR's end", DM_LEN - 1000, dm, KITE_WQE_OP_RDMA_WRITE, 0);
+	rc_access_err("READ past a DM MR's end", DM_LEN - 1000, dm, KITE_WQE_OP_RDMA_READ, 0);
 	rc_access_err("WRITE with a bad R_Key", DST, R.rkey ^ 0x80, KITE_WQE_OP_RDMA_WRITE, 0);
 	rc_access_err("WRITE past the MR's end", T_IOVA + T_MR_LEN - 1000, R.rkey,
 		      KITE_WQE_OP_RDMA_WRITE, 0);

@@ -48,6 +48,16 @@
 /* The 64-bit doorbell register, at this offset in every page. */
 #define KITE_DB_OFFSET			0x0
 
+/*
+ * BAR4 (KITE_FEAT_DM): device memory, RAM on the device that the host reads
+ * and writes through the BAR in 32-bit words at 4-byte aligned offsets, and
+ * that MRs registered with KITE_MR_F_DM name. QUERY_DEVICE's max_dm_size
+ * says how much of it there is; a reset clears it.
+ */
+#define KITE_BAR_DM			4
+#define KITE_BAR_DM_SIZE		0x40000
+#define KITE_DM_ALIGN			4
+
 /* ------------------------------------------------------------------ */
 /* Global registers (BAR0 0x000-0x0ff), owned by kite_en               */
 /* ------------------------------------------------------------------ */
@@ -381,6 +391,8 @@ struct kite_cmd_query_device_out {
 	__le32 max_mcast_qp_attach;
 	__le32 max_mcast_total_attach;
 	__le32 max_mw;		/* KITE_FEAT_MW: windows at most */
+	__le32 max_dm_size;	/* KITE_FEAT_DM: bytes of device memory (BAR4) */
+	__le32 rsvd;
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -399,6 +411,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_SRQ_RESIZE		BIT(13)	/* KITE_MODIFY_SRQ_RESIZE */
 #define KITE_FEAT_ATOMIC_WRITE		BIT(14)	/* KITE_WQE_OP_ATOMIC_WRITE */
 #define KITE_FEAT_FLUSH			BIT(15)	/* KITE_WQE_OP_FLUSH, KITE_ACCESS_FLUSH_GLOBAL */
+#define KITE_FEAT_DM			BIT(16)	/* device memory, KITE_MR_F_DM */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -674,7 +687,7 @@ struct kite_cmd_reg_mr {
 	__le32 uctx;
 	__le64 iova;
 	__le64 length;
-	struct kite_pbl pbl;	/* ignored with KITE_MR_F_PHYS */
+	struct kite_pbl pbl;	/* KITE_MR_F_PHYS: ignored; KITE_MR_F_DM: below */
 };
 
 /* ALLOC_MR (fast registration): result = key, the MR starts invalid */
@@ -687,6 +700,11 @@ struct kite_cmd_alloc_mr {
 
 #define KITE_MR_KEY_TAG			GENMASK(7, 0)	/* in flags */
 #define KITE_MR_F_PHYS			BIT(8)	/* iova is the bus address */
+/*
+ * The MR is in device memory: pbl.addr is the byte offset in BAR4 where
+ * iova is, pbl.npages and pbl.cfg are 0; length may be 0.
+ */
+#define KITE_MR_F_DM			BIT(9)
 /* Memory keys: index in the memory translation table and a tag. */
 #define KITE_KEY_INDEX			GENMASK(31, 8)
 #define KITE_KEY_TAG			GENMASK(7, 0)
@@ -1052,7 +1070,7 @@ static_assert(sizeof(struct kite_eth_txd) == 16);
 static_assert(sizeof(struct kite_eth_rxd) == 16);
 static_assert(sizeof(struct kite_pbl) == 16);
 static_assert(sizeof(struct kite_cmd) == KITE_CMD_ENTRY_SIZE);
-static_assert(sizeof(struct kite_cmd_query_device_out) == 160);
+static_assert(sizeof(struct kite_cmd_query_device_out) == 168);
 static_assert(sizeof(struct kite_cmd_query_port_out) == 24);
 static_assert(sizeof(struct kite_cmd_obj) == 8);
 static_assert(sizeof(struct kite_cmd_set_qp_cntr) == 8);

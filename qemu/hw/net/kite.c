@@ -85,6 +85,8 @@ static void kite_reset_start(KiteState *s)
     kite_rdma_reset(s);
     kite_eth_reset(s);
     memset(s->stats, 0, sizeof(s->stats));
+    /* Nothing a user left in device memory outlives a reset. */
+    memset(s->dm_ptr, 0, KITE_BAR_DM_SIZE);
     timer_mod(s->reset_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               (int64_t)s->reset_delay_us * SCALE_US);
 }
@@ -443,6 +445,16 @@ static void kite_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, KITE_BAR_DB,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
+    memory_region_init_ram(&s->dm, OBJECT(s), "kite-dm", KITE_BAR_DM_SIZE,
+                           errp);
+    if (*errp) {
+        return;
+    }
+    s->dm_ptr = memory_region_get_ram_ptr(&s->dm);
+    pci_register_bar(pdev, KITE_BAR_DM,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->dm);
 
     ret = pcie_endpoint_cap_init(pdev, KITE_PCIE_CAP_OFFSET);
     if (ret < 0) {

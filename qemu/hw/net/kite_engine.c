@@ -366,6 +366,22 @@ bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
     if (mr->flags & KITE_MR_F_PHYS) {
         return kite_dma_rw(s, "MR data", addr, buf, len, write);
     }
+    if (mr->flags & KITE_MR_F_DM) {
+        /* In BAR4: REG_MR checked mr->dm_off + mr->length against it. */
+        uint8_t *dm = s->dm_ptr + mr->dm_off + (addr - mr->iova);
+
+        if (addr < mr->iova || addr - mr->iova > mr->length ||
+            len > mr->length - (addr - mr->iova)) {
+            kite_dma_error(s, "device memory", addr, len, write);
+            return false;
+        }
+        if (write) {
+            memcpy(dm, buf, len);
+        } else {
+            memcpy(buf, dm, len);
+        }
+        return true;
+    }
     psize = 1ULL << mr->pbl.page_shift;
     off = addr - mr->iova + (mr->iova & (psize - 1));
     while (len) {

@@ -395,6 +395,7 @@ typedef struct KiteMR {
     uint32_t max_pages;
     uint64_t iova;              /* window: its first address in the MR */
     uint64_t length;            /* window: 0 while unbound */
+    uint64_t dm_off;            /* KITE_MR_F_DM: iova's offset in BAR4 */
     KitePbl pbl;                /* description only, no page cache */
     uint32_t nmw;               /* MR: windows bound to it */
     uint32_t mw_mr;             /* bound window: the MR's index */
@@ -558,6 +559,9 @@ struct KiteState {
     MemoryRegion bar0;
     MemoryRegion regs;
     MemoryRegion db;
+    /* BAR4: device memory, RAM the guest maps; dm_ptr is its host view. */
+    MemoryRegion dm;
+    uint8_t *dm_ptr;
 
     QEMUTimer *reset_timer;
     uint32_t status;            /* without KITE_STATUS_LINK_UP */

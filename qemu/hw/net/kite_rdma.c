@@ -124,7 +124,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_EQ_MODERATION |
                               KITE_FEAT_SRQ_RESIZE |
                               KITE_FEAT_ATOMIC_WRITE |
-                              KITE_FEAT_FLUSH);
+                              KITE_FEAT_FLUSH | KITE_FEAT_DM);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
@@ -137,6 +137,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     o->max_mcast_total_attach = cpu_to_le32(KITE_MAX_TOTAL_MCAST_QP_ATTACH);
     /* Windows share the memory translation table with MRs. */
     o->max_mw = cpu_to_le32(KITE_MAX_MR);
+    o->max_dm_size = cpu_to_le32(KITE_BAR_DM_SIZE);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -350,10 +351,35 @@ static bool kite_mr_pages(KiteState *s, KiteCmdCtx *c, size_t pbl_off,
     return true;
 }
 
+/*
+ * REG_MR with KITE_MR_F_DM: [iova, iova + length) is device memory from
+ * BAR4 offset pbl.addr on; the rest of the page list must be 0. False with
+ * the command's error set.
+ */
+static bool kite_mr_dm(KiteCmdCtx *c, uint64_t length, uint64_t *dm_off)
+{
+    size_t pbl = offsetof(struct kite_cmd_reg_mr, pbl);
+
+    *dm_off = ldq_le_p(c->in + pbl + offsetof(struct kite_pbl, addr));
+    if (*dm_off > KITE_BAR_DM_SIZE || length > KITE_BAR_DM_SIZE - *dm_off) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, length > KITE_BAR_DM_SIZE ?
+                     offsetof(struct kite_cmd_reg_mr, length) :
+                     pbl + offsetof(struct kite_pbl, addr));
+        return false;
+    }
+    if (in32(c, pbl + offsetof(struct kite_pbl, npages)) ||
+        in32(c, pbl + offsetof(struct kite_pbl, cfg))) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM,
+                     pbl + offsetof(struct kite_pbl, npages));
+        return false;
+    }
+    return true;
+}
+
 static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
 {
     uint32_t pdn, access, flags, uctx;
-    uint64_t iova, length;
+    uint64_t iova, length, dm_off = 0;
     KitePbl pbl = {};
     KiteMR *mr;
 
@@ -377,7 +403,8 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
                      offsetof(struct kite_cmd_reg_mr, access));
         return;
     }
-    if (flags & ~(KITE_MR_KEY_TAG | KITE_MR_F_PHYS)) {
+    if ((flags & ~(KITE_MR_KEY_TAG | KITE_MR_F_PHYS | KITE_MR_F_DM)) ||
+        (flags & KITE_MR_F_PHYS && flags & KITE_MR_F_DM)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM,
                      offsetof(struct kite_cmd_reg_mr, flags));
         return;
@@ -393,7 +420,10 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
                      offsetof(struct kite_cmd_reg_mr, uctx));
         return;
     }
-    if (!(flags & KITE_MR_F_PHYS) &&
+    if ((flags & KITE_MR_F_DM) && !kite_mr_dm(c, length, &dm_off)) {
+        return;
+    }
+    if (!(flags & (KITE_MR_F_PHYS | KITE_MR_F_DM)) &&
         !kite_mr_pages(s, c, offsetof(struct kite_cmd_reg_mr, pbl),
                        offsetof(struct kite_cmd_reg_mr, length), iova, length,
                        &pbl)) {
@@ -415,6 +445,7 @@ static void kite_cmd_reg_mr(KiteState *s, KiteCmdCtx *c)
         .flags = flags,
         .iova = iova,
         .length = length,
+        .dm_off = dm_off,
         .pbl = pbl,
     };
 }
@@ -456,8 +487,8 @@ static void kite_cmd_rereg_mr(KiteState *s, KiteCmdCtx *c)
                      offsetof(struct kite_cmd_rereg_mr, flags));
         return;
     }
-    if (mr->flags & KITE_MR_F_PHYS) {
-        /* A DMA MR names bus addresses: nothing to translate again. */
+    if (mr->flags & (KITE_MR_F_PHYS | KITE_MR_F_DM)) {
+        /* A DMA MR names bus addresses, a DM MR device memory. */
         kite_cmd_err(c, KITE_CMD_E_STATE,
                      offsetof(struct kite_cmd_rereg_mr, key));
         return;
