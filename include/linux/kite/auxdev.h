@@ -60,6 +60,9 @@ enum kite_aux_event {
  * @db_phys: bus address of doorbell page 0; page N is at
  *	@db_phys + N * KITE_DB_PAGE_SIZE, for mapping into user contexts
  * @db_pages: number of doorbell pages, KITE_DB_PAGES
+ * @dm_phys: bus address of the device memory (BAR4), for mapping it into
+ *	user contexts and the kernel
+ * @dm_len: length of BAR4 in bytes; 0 if the function has none
  * @first_vector: MSI-X table index of the first of them, which is what
  *	the device is told (vector i is at @first_vector + i)
  * @num_vectors: number of MSI-X vectors reserved for the RDMA driver
@@ -79,6 +82,8 @@ struct kite_aux_dev {
 	void __iomem *kernel_db;
 	phys_addr_t db_phys;
 	unsigned int db_pages;
+	phys_addr_t dm_phys;
+	resource_size_t dm_len;
 	unsigned int first_vector;
 	unsigned int num_vectors;
 	int irqs[] __counted_by(num_vectors);

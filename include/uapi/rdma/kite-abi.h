@@ -13,6 +13,7 @@
 #define KITE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * The fw_ver of a query_device response is the device's firmware version
@@ -178,6 +179,19 @@ struct kite_ib_create_ah_resp {
 	__u32 comp_mask;
 	__u32 reserved;
 	__u8 av[KITE_IB_AV_SIZE];
+};
+
+/*
+ * Device memory (ibv_alloc_dm(), when query_device reports max_dm_size):
+ * the driver's attribute of the core's UVERBS_METHOD_DM_ALLOC. An
+ * allocation is whole pages of the device memory, cleared; the library
+ * maps it with mmap() of the command file at the offset the attribute
+ * returns, for the allocation's length rounded up to the page size, and
+ * reads and writes it in 32-bit words at 4-byte aligned offsets. An MR of
+ * it (ibv_reg_dm_mr()) is zero-based.
+ */
+enum kite_ib_dm_alloc_attrs {
+	KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
 #endif /* KITE_ABI_USER_H */

@@ -332,6 +332,34 @@ int kite_ib_ref_destroy(struct kite_ib_dev *dev, struct xarray *xa,
 /* ------------------------------------------------------------------ */
 
 /**
+ * enum kite_ib_mmap_type - what an mmap entry maps
+ * @KITE_IB_MMAP_DB: the context's doorbell page (BAR2, uncached, write)
+ * @KITE_IB_MMAP_STATUS: the device status page (memory, read-only)
+ * @KITE_IB_MMAP_DM: a device memory allocation (BAR4, write-combining)
+ */
+enum kite_ib_mmap_type {
+	KITE_IB_MMAP_DB,
+	KITE_IB_MMAP_STATUS,
+	KITE_IB_MMAP_DM,
+};
+
+/**
+ * struct kite_ib_mmap_entry - what a user context may map
+ * @rdma_entry: the core's entry: its offset and length
+ * @address: bus or physical address of the first page
+ * @type: what it maps
+ * @dm_addr: KITE_IB_MMAP_DM: the allocation's address in the device
+ *	memory pool, given back when the entry is freed (no mapping of it is
+ *	left)
+ */
+struct kite_ib_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	phys_addr_t address;
+	enum kite_ib_mmap_type type;
+	unsigned long dm_addr;
+};
+
+/**
  * struct kite_ib_ucontext - a user context
  * @ibuc: the core's context
  * @uctx: the device's context number, also its doorbell page in BAR2
@@ -348,6 +376,21 @@ struct kite_ib_ucontext {
 struct kite_ib_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+};
+
+/**
+ * struct kite_ib_dm - device memory a user context allocated
+ * @ibdm: the core's DM; its length is what the user asked for
+ * @entry: the mmap entry of its pages, which owns them: they go back to
+ *	the pool once the DM is freed and no process maps them any more
+ * @offset: where it starts in BAR4
+ * @uctx: the owner's device context number
+ */
+struct kite_ib_dm {
+	struct ib_dm ibdm;
+	struct kite_ib_mmap_entry *entry;
+	u64 offset;
+	u32 uctx;
 };
 
 /**
@@ -569,6 +612,7 @@ struct kite_ib_caps {
 	u32 max_mcast_qp_attach;
 	u32 max_mcast_total_attach;
 	u32 max_mw;
+	u32 max_dm_size;
 };
 
 /**
@@ -643,6 +687,11 @@ enum kite_ib_bad {
  *	or goes away
  * @uctx_disassociated: user contexts disassociated from the device when
  *	it was unregistered with them open
+ * @dm_pool: the free pages of the device memory (kite_ib_dm.c), NULL
+ *	without device memory; it has its own lock (genalloc's)
+ * @dm: the device memory, mapped write-combining, for clearing it
+ * @dm_size: bytes of device memory offered, a multiple of PAGE_SIZE
+ * @dm_base: what @dm_pool's addresses are above the BAR4 offsets
  */
 struct kite_ib_dev {
 	struct ib_device ibdev;
@@ -667,6 +716,10 @@ struct kite_ib_dev {
 	atomic64_t cqs_isolated;
 	struct kite_ib_dev_status *status;
 	atomic_t uctx_disassociated;
+	struct gen_pool *dm_pool;
+	void __iomem *dm;
+	u32 dm_size;
+	unsigned long dm_base;
 };
 
 static inline struct kite_ib_dev *to_kdev(struct ib_device *ibdev)
@@ -737,6 +790,11 @@ static inline struct kite_ib_pd *to_kpd(struct ib_pd *ibpd)
 static inline struct kite_ib_mr *to_kmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct kite_ib_mr, ibmr);
+}
+
+static inline struct kite_ib_dm *to_kdm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct kite_ib_dm, ibdm);
 }
 
 static inline struct kite_ib_mw *to_kmw(struct ib_mw *ibmw)
@@ -868,6 +926,9 @@ struct ib_mr *kite_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				    u64 length, u64 iova, int access,
 				    struct ib_pd *ibpd, struct ib_udata *udata);
 int kite_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *kite_ib_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+				struct ib_dm_mr_attr *attr,
+				struct uverbs_attr_bundle *attrs);
 int kite_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		      struct ib_udata *udata);
 int kite_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
@@ -887,6 +948,23 @@ void kite_ib_status_free(struct kite_ib_dev *dev);
 void kite_ib_status_set_dead(struct kite_ib_dev *dev);
 int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
+struct kite_ib_mmap_entry *
+kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
+		    phys_addr_t address, size_t len);
+
+/* kite_ib_dm.c */
+int kite_ib_dm_init(struct kite_ib_dev *dev);
+void kite_ib_dm_fini(struct kite_ib_dev *dev);
+int kite_ib_dm_pages(u32 dm_size, u64 length, u32 log_align, size_t *size,
+		     size_t *align);
+void kite_ib_dm_release(struct kite_ib_dev *dev,
+			struct kite_ib_mmap_entry *entry);
+struct ib_dm *kite_ib_alloc_dm(struct ib_device *ibdev,
+			       struct ib_ucontext *ibuc,
+			       struct ib_dm_alloc_attr *attr,
+			       struct uverbs_attr_bundle *attrs);
+int kite_ib_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition kite_ib_uapi_defs[];
 
 /* kite_ib_mcast.c */
 int kite_ib_mcast_in(struct kite_cmd_mcast *in, u32 qpn,

@@ -117,6 +117,8 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 	/* Windows share the memory translation table (index 0 too). */
 	if (c->features & KITE_FEAT_MW)
 		c->max_mw = le32_to_cpu(out->max_mw);
+	if (c->features & KITE_FEAT_DM)
+		c->max_dm_size = le32_to_cpu(out->max_dm_size);
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -193,6 +195,7 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	/* CQE timestamps: a 64-bit device clock counting nanoseconds. */
 	attr->timestamp_mask = U64_MAX;
 	attr->hca_core_clock = KITE_IB_CLOCK_KHZ;
+	attr->max_dm_size = dev->dm_size;
 	return 0;
 }
 
@@ -379,6 +382,13 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ib_ucontext, ibuc),
 };
 
+/* With device memory (kite_ib_dm.c). */
+static const struct ib_device_ops kite_ib_dm_ops = {
+	.alloc_dm = kite_ib_alloc_dm,
+	.dealloc_dm = kite_ib_dealloc_dm,
+	.reg_dm_mr = kite_ib_reg_dm_mr,
+};
+
 static int kite_ib_register(struct kite_ib_dev *dev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
@@ -397,6 +407,10 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	ibdev->node_guid = cpu_to_be64(dev->caps.node_guid);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
+	if (dev->dm_pool)
+		ib_set_device_ops(ibdev, &kite_ib_dm_ops);
+	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
+		ibdev->driver_def = kite_ib_uapi_defs;
 	kite_ib_set_res_ops(dev);
 	if (dev->caps.max_cntr > 1)
 		kite_ib_set_counter_ops(dev);
@@ -491,10 +505,15 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 		dev_err(d, "QUERY_DEVICE failed: %d\n", err);
 		goto err_destroy_cmdq;
 	}
+	err = kite_ib_dm_init(dev);
+	if (err) {
+		dev_err(d, "cannot set up the device memory: %d\n", err);
+		goto err_destroy_cmdq;
+	}
 	err = kite_ib_eqs_create(dev);
 	if (err) {
 		dev_err(d, "cannot create the event queues: %d\n", err);
-		goto err_destroy_cmdq;
+		goto err_fini_dm;
 	}
 
 	err = kite_ib_register(dev);
@@ -515,6 +534,8 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 err_destroy_eqs:
 	kite_ib_guard_stop(dev);
 	kite_ib_eqs_destroy(dev);
+err_fini_dm:
+	kite_ib_dm_fini(dev);
 err_destroy_cmdq:
 	kite_ib_cmdq_destroy(dev);
 err_free_status:
@@ -571,6 +592,8 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	ib_unregister_device(&dev->ibdev);
 	kite_ib_guard_stop(dev);
 	kite_ib_eqs_destroy(dev);
+	/* No user mapping of device memory is left either. */
+	kite_ib_dm_fini(dev);
 	/*
 	 * Objects a failed device could not destroy are still in it: have
 	 * kite_en reset it so that the next probe finds it clean.

@@ -257,6 +257,46 @@ err_free_mr:
 }
 
 /**
+ * kite_ib_reg_dm_mr() - register an MR over device memory
+ * @ibpd: the PD
+ * @ibdm: the device memory, from kite_ib_alloc_dm()
+ * @attr: offset and length in it (the RDMA core checked that they fit in
+ *	it) and the access flags, IB_ZERO_BASED among them (the core
+ *	requires it): the MR's addresses start at 0
+ * @attrs: unused
+ *
+ * Return: the MR, or an ERR_PTR: -EOPNOTSUPP or -EINVAL for access flags
+ * as for other MRs.
+ */
+struct ib_mr *kite_ib_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+				struct ib_dm_mr_attr *attr,
+				struct uverbs_attr_bundle *attrs)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_ib_dm *dm = to_kdm(ibdm);
+	int access = attr->access_flags & ~IB_ZERO_BASED;
+	struct kite_ib_mr *mr;
+	int err;
+
+	err = kite_ib_access_check(dev, access);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	/* No page list: the device finds the MR at this BAR4 offset. */
+	mr->pbl.desc.addr = cpu_to_le64(dm->offset + attr->offset);
+	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access,
+				 KITE_MR_F_DM, dm->uctx, 0, attr->length);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->access = access;
+	return &mr->ibmr;
+}
+
+/**
  * kite_ib_rereg_mr_in() - build the input of REREG_MR
  * @key: the MR's key
  * @flags: IB_MR_REREG_* of what changes

@@ -30,22 +30,6 @@
 
 #include "kite_ib.h"
 
-/**
- * enum kite_ib_mmap_type - what an mmap entry maps
- * @KITE_IB_MMAP_DB: the context's doorbell page (BAR2, uncached, write)
- * @KITE_IB_MMAP_STATUS: the device status page (memory, read-only)
- */
-enum kite_ib_mmap_type {
-	KITE_IB_MMAP_DB,
-	KITE_IB_MMAP_STATUS,
-};
-
-struct kite_ib_mmap_entry {
-	struct rdma_user_mmap_entry rdma_entry;
-	phys_addr_t address;
-	enum kite_ib_mmap_type type;
-};
-
 static struct kite_ib_mmap_entry *
 to_kite_mmap_entry(struct rdma_user_mmap_entry *entry)
 {
@@ -89,7 +73,17 @@ void kite_ib_status_free(struct kite_ib_dev *dev)
 	dev->status = NULL;
 }
 
-static struct rdma_user_mmap_entry *
+/**
+ * kite_ib_mmap_insert() - offer pages to a user context's mmap()
+ * @ibuc: the context
+ * @type: what they are
+ * @address: bus or physical address of the first
+ * @len: length in bytes, a multiple of PAGE_SIZE
+ *
+ * Return: the entry (its offset: rdma_user_mmap_get_offset()), or an
+ * ERR_PTR.
+ */
+struct kite_ib_mmap_entry *
 kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
 		    phys_addr_t address, size_t len)
 {
@@ -106,7 +100,7 @@ kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
 		kfree(entry);
 		return ERR_PTR(err);
 	}
-	return &entry->rdma_entry;
+	return entry;
 }
 
 /**
@@ -123,7 +117,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	struct kite_ib_alloc_ucontext_resp resp = {};
 	struct kite_ib_alloc_ucontext_req req = {};
 	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_ALLOC_UCTX };
-	struct rdma_user_mmap_entry *entry;
+	struct kite_ib_mmap_entry *entry;
 	int err;
 
 	/* A doorbell page must be exactly one CPU page to be mapped alone. */
@@ -157,7 +151,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		err = PTR_ERR(entry);
 		goto err_dealloc;
 	}
-	uc->db_entry = entry;
+	uc->db_entry = &entry->rdma_entry;
 	resp.db_page_size = KITE_DB_PAGE_SIZE;
 	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
 
@@ -169,7 +163,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 			err = PTR_ERR(entry);
 			goto err_remove_db_entry;
 		}
-		uc->status_entry = entry;
+		uc->status_entry = &entry->rdma_entry;
 		resp.comp_mask |= KITE_IB_UCTX_RESP_STATUS_PAGE;
 		resp.status_page_size = PAGE_SIZE;
 		resp.status_mmap_offset =
@@ -227,7 +221,8 @@ void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
 }
 
 /**
- * kite_ib_mmap() - map a context's doorbell page or the device status page
+ * kite_ib_mmap() - map a context's doorbell page, the device status page
+ *	or device memory
  * @ibuc: the context
  * @vma: the mapping; its offset must be one of the context's entries
  *
@@ -245,6 +240,13 @@ int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		return -EINVAL;
 	entry = to_kite_mmap_entry(rdma_entry);
 	switch (entry->type) {
+	case KITE_IB_MMAP_DM:
+		/* Stores may be combined; libkite orders them (prm.rst). */
+		err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(entry->address),
+					rdma_entry->npages << PAGE_SHIFT,
+					pgprot_writecombine(vma->vm_page_prot),
+					rdma_entry);
+		break;
 	case KITE_IB_MMAP_STATUS:
 		/* Only the kernel writes the status page. */
 		if (vma->vm_flags & (VM_WRITE | VM_EXEC)) {
@@ -273,5 +275,10 @@ int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
  */
 void kite_ib_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
-	kfree(to_kite_mmap_entry(rdma_entry));
+	struct kite_ib_mmap_entry *entry = to_kite_mmap_entry(rdma_entry);
+
+	if (entry->type == KITE_IB_MMAP_DM)
+		kite_ib_dm_release(to_kdev(rdma_entry->ucontext->device),
+				   entry);
+	kfree(entry);
 }

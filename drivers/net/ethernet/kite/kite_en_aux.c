@@ -60,6 +60,9 @@ int kite_en_rdma_add(struct kite_en_dev *en)
 	kadev->kernel_db = en->kernel_db;
 	kadev->db_phys = pci_resource_start(en->pdev, KITE_BAR_DB);
 	kadev->db_pages = KITE_DB_PAGES;
+	/* Absent on a device without KITE_FEAT_DM: length 0. */
+	kadev->dm_phys = pci_resource_start(en->pdev, KITE_BAR_DM);
+	kadev->dm_len = pci_resource_len(en->pdev, KITE_BAR_DM);
 	kadev->first_vector = first;
 	for (i = 0; i < n; i++)
 		kadev->irqs[i] = pci_irq_vector(en->pdev, first + i);
