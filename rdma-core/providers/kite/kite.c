@@ -32,9 +32,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <unistd.h>
 
+#include <infiniband/cmd_ioctl.h>
 #include <infiniband/driver.h>
 #include <infiniband/verbs.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
 
 #include "kite.h"
 
@@ -270,6 +274,154 @@ static int kite_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * Device memory: the copies are 32-bit words at 4-byte aligned offsets
+ * (prm.rst, BAR4), within what was allocated. The host buffer may be
+ * unaligned. Stores to the write-combining mapping are flushed before the
+ * copy returns, so a work request posted next finds the data.
+ */
+static int kite_dm_check(struct kite_dm *dm, uint64_t offset, size_t length)
+{
+	if (length > dm->length || offset > dm->length - length)
+		return EFAULT;
+	if ((offset | length) & (KITE_DM_ALIGN - 1))
+		return EINVAL;
+	if (kite_dev_dead(to_kite_ctx(dm->vdm.dm.context)))
+		return EIO;
+	return 0;
+}
+
+static int kite_memcpy_to_dm(struct ibv_dm *ibdm, uint64_t dm_offset,
+			     const void *host_addr, size_t length)
+{
+	struct kite_dm *dm = to_kite_dm(ibdm);
+	const uint8_t *src = host_addr;
+	size_t i;
+	int err;
+
+	err = kite_dm_check(dm, dm_offset, length);
+	if (err)
+		return err;
+	for (i = 0; i < length; i += 4) {
+		uint32_t word;
+
+		memcpy(&word, src + i, 4);
+		mmio_write32(dm->va + dm_offset + i, word);
+	}
+	mmio_flush_writes();
+	return 0;
+}
+
+static int kite_memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length)
+{
+	struct kite_dm *dm = to_kite_dm(ibdm);
+	uint8_t *dst = host_addr;
+	size_t i;
+	int err;
+
+	err = kite_dm_check(dm, dm_offset, length);
+	if (err)
+		return err;
+	for (i = 0; i < length; i += 4) {
+		uint32_t word = mmio_read32(dm->va + dm_offset + i);
+
+		memcpy(dst + i, &word, 4);
+	}
+	return 0;
+}
+
+static struct ibv_dm *kite_alloc_dm(struct ibv_context *ibctx,
+				    struct ibv_alloc_dm_attr *attr)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC,
+			       1);
+	size_t page = sysconf(_SC_PAGESIZE);
+	uint64_t offset = 0;
+	struct kite_dm *dm;
+	int err;
+
+	if (attr->comp_mask) {
+		verbs_err(verbs_get_ctx(ibctx), "alloc_dm: comp_mask 0x%x\n",
+			  attr->comp_mask);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* The kernel bounds it by the device memory; this, the rounding. */
+	if (!attr->length || attr->length > SIZE_MAX - page) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dm = calloc(1, sizeof(*dm));
+	if (!dm)
+		return NULL;
+	fill_attr_out(cmdb, KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, &offset,
+		      sizeof(offset));
+	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, cmdb);
+	if (err)
+		goto err_free;
+	if ((off_t)offset < 0 || (uint64_t)(off_t)offset != offset) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "alloc_dm: invalid mmap offset 0x%llx\n",
+			  (unsigned long long)offset);
+		err = EINVAL;
+		goto err_free_dm;
+	}
+	dm->length = attr->length;
+	dm->map_len = align(attr->length, page);
+	dm->va = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      ibctx->cmd_fd, offset);
+	if (dm->va == MAP_FAILED) {
+		err = errno;
+		goto err_free_dm;
+	}
+	dm->vdm.dm.memcpy_to_dm = kite_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = kite_memcpy_from_dm;
+	return &dm->vdm.dm;
+
+err_free_dm:
+	ibv_cmd_free_dm(&dm->vdm);
+err_free:
+	free(dm);
+	errno = err;
+	return NULL;
+}
+
+static int kite_free_dm(struct ibv_dm *ibdm)
+{
+	struct kite_dm *dm = to_kite_dm(ibdm);
+	int err;
+
+	err = ibv_cmd_free_dm(&dm->vdm);
+	if (err)
+		return err;
+	/* The kernel keeps the pages until this mapping is gone too. */
+	munmap(dm->va, dm->map_len);
+	free(dm);
+	return 0;
+}
+
+/* Zero-based, as libibverbs requires; dereg_mr as for any MR. */
+static struct ibv_mr *kite_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+				     uint64_t dm_offset, size_t length,
+				     unsigned int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	err = ibv_cmd_reg_dm_mr(pd, &to_kite_dm(ibdm)->vdm, dm_offset, length,
+				access, vmr, NULL);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 /* A memory window of type 1 or 2 (the kernel refuses other types). */
 static struct ibv_mw *kite_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
@@ -321,6 +473,7 @@ static void kite_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops kite_context_ops = {
+	.alloc_dm = kite_alloc_dm,
 	.alloc_mw = kite_alloc_mw,
 	.alloc_parent_domain = kite_alloc_parent_domain,
 	.alloc_pd = kite_alloc_pd,
@@ -345,6 +498,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.destroy_srq = kite_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = kite_free_context,
+	.free_dm = kite_free_dm,
 	.modify_cq = kite_modify_cq,
 	.modify_qp = kite_modify_qp,
 	.modify_srq = kite_modify_srq,
@@ -356,6 +510,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
 	.query_srq = kite_query_srq,
+	.reg_dm_mr = kite_reg_dm_mr,
 	.reg_mr = kite_reg_mr,
 	.req_notify_cq = kite_req_notify_cq,
 	.rereg_mr = kite_rereg_mr,

@@ -173,6 +173,23 @@ static inline struct kite_pd *to_kite_pd(struct ibv_pd *pd)
 	return container_of(pd, struct kite_pd, ibv_pd);
 }
 
+/*
+ * Device memory (ibv_alloc_dm()): whole pages of the device's memory,
+ * mapped write-combining. length is what the application asked for, and
+ * the bound of its copies; map_len the mapping's, in whole pages.
+ */
+struct kite_dm {
+	struct verbs_dm vdm;
+	uint8_t *va;
+	size_t map_len;
+	uint64_t length;
+};
+
+static inline struct kite_dm *to_kite_dm(struct ibv_dm *dm)
+{
+	return container_of(dm, struct kite_dm, vdm.dm);
+}
+
 /* The parent domain PD is, or NULL. */
 static inline struct kite_pd *kite_parent_domain(struct ibv_pd *pd)
 {

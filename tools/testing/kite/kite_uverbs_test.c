@@ -3016,6 +3016,201 @@ out:
 	qpx_loop_free(&l);
 }
 
+/* ibv_alloc_dm() of @len bytes; errno of the failure in @err. */
+static struct ibv_dm *dm_alloc(struct ibv_context *ctx, uint64_t len,
+			       uint32_t comp_mask, int *err)
+{
+	struct ibv_alloc_dm_attr a = { .length = len, .comp_mask = comp_mask };
+	struct ibv_dm *dm;
+
+	errno = 0;
+	dm = ibv_alloc_dm(ctx, &a);
+	*err = dm ? 0 : errno;
+	return dm;
+}
+
+/* Allocations, copies and their bounds; no MR. */
+static void test_dm_api(struct ibv_context *ctx, uint64_t max)
+{
+	struct ibv_dm *dm, *all[8] = {};
+	char in[128], out[128];
+	int ret, n, i;
+
+	dm = dm_alloc(ctx, 100, 1, &ret);
+	report(!dm && ret == EINVAL, "DM: a comp_mask: %s (want EINVAL)",
+	       strerror(ret));
+	dm = dm_alloc(ctx, max + 1, 0, &ret);
+	report(!dm && ret == EINVAL, "DM: max_dm_size + 1 bytes: %s (want EINVAL)",
+	       strerror(ret));
+	dm = dm_alloc(ctx, 100, 0, &ret);
+	report(dm != NULL, "DM: 100 bytes: %s", strerror(ret));
+	if (!dm)
+		return;
+	fill(in, sizeof(in), 9);
+	ret = ibv_memcpy_to_dm(dm, 0, in, 100);
+	ret = ret ?: ibv_memcpy_from_dm(out, dm, 0, 100);
+	report(!ret && !memcmp(in, out, 100),
+	       "DM: 100 bytes copied in and read back: %s", strerror(ret));
+	ret = ibv_memcpy_to_dm(dm, 8, in + 1, 20);
+	ret = ret ?: ibv_memcpy_from_dm(out + 3, dm, 4, 28);
+	report(!ret && !memcmp(out + 3, in, 4) && !memcmp(out + 7, in + 1, 20) &&
+	       !memcmp(out + 27, in + 24, 4),
+	       "DM: copies at offsets, host buffers unaligned: %s", strerror(ret));
+	report(ibv_memcpy_to_dm(dm, 2, in, 8) == EINVAL &&
+	       ibv_memcpy_from_dm(out, dm, 4, 6) == EINVAL,
+	       "DM: an offset or length not a multiple of 4: EINVAL");
+	report(ibv_memcpy_to_dm(dm, 96, in, 8) == EFAULT &&
+	       ibv_memcpy_from_dm(out, dm, 104, 4) == EFAULT &&
+	       ibv_memcpy_to_dm(dm, UINT64_MAX - 3, in, 8) == EFAULT,
+	       "DM: a copy past the 100 bytes allocated (also wrapping): EFAULT");
+	ret = ibv_free_dm(dm);
+	report(!ret, "DM: freed: %s", strerror(ret));
+
+	/* All of it in 1/4s, then nothing left, then a quarter again. */
+	for (n = 0; n < 8; n++) {
+		all[n] = dm_alloc(ctx, max / 4, 0, &ret);
+		if (!all[n])
+			break;
+	}
+	report(n == 4 && ret == ENOMEM,
+	       "DM: the device memory in quarters: %d allocations, then %s (want 4, ENOMEM)",
+	       n, strerror(ret));
+	if (n) {
+		fill(in, sizeof(in), 11);
+		ibv_memcpy_to_dm(all[0], max / 4 - 128, in, 128);
+		ibv_free_dm(all[0]);
+		all[0] = dm_alloc(ctx, max / 4, 0, &ret);
+		memset(out, 0x5a, sizeof(out));
+		ret = ret ?: ibv_memcpy_from_dm(out, all[0], max / 4 - 128, 128);
+		memset(in, 0, sizeof(in));
+		report(!ret && !memcmp(out, in, 128),
+		       "DM: a quarter freed and allocated again reads zeros, not the previous owner's data: %s",
+		       strerror(ret));
+	}
+	for (i = 0; i < 8; i++)
+		if (all[i])
+			ibv_free_dm(all[i]);
+}
+
+/*
+ * Device memory (ibv_alloc_dm()): the size the device reports, the
+ * library's copies and their bounds, allocation until none is left, and
+ * MRs over it (ibv_reg_dm_mr(), zero-based) as the target and source of
+ * RDMA WRITE, READ and FETCH_ADD on an RC QP connected to itself.
+ */
+static void test_dm(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex da = {};
+	static char buf[16384];
+	struct qpx_loop l = {};
+	struct ibv_mr *mr = NULL;
+	struct ibv_dm *dm = NULL;
+	uint64_t word = 0, max;
+	struct ibv_wc wc[1];
+	char got[512];
+	int ret, n;
+
+	ret = ibv_query_device_ex(ctx, NULL, &da);
+	max = da.max_dm_size;
+	report(!ret && max == 262144, "DM: the device has 256 KiB of device memory (%s, %llu)",
+	       strerror(ret), (unsigned long long)max);
+	if (ret || !max)
+		return;
+	test_dm_api(ctx, max);
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, QPX_RC_OPS, buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ret = ret ?: rc_self_connect(l.qp);
+	dm = ret ? NULL : dm_alloc(ctx, 4096, 0, &ret);
+	report(dm != NULL, "DM: an RC QP connected to itself and 4 KiB of device memory: %s",
+	       strerror(ret));
+	if (!dm)
+		goto out;
+	errno = 0;
+	mr = ibv_reg_dm_mr(l.pd, dm, 0, 4096, IBV_ACCESS_LOCAL_WRITE);
+	report(!mr && errno == EINVAL, "DM: an MR that is not zero-based: %s (want EINVAL)",
+	       mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	errno = 0;
+	mr = ibv_reg_dm_mr(l.pd, dm, 2048, 4096, IBV_ACCESS_ZERO_BASED |
+			   IBV_ACCESS_LOCAL_WRITE);
+	report(!mr && errno == EINVAL, "DM: an MR past the allocation's end: %s (want EINVAL)",
+	       mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_dm_mr(l.pd, dm, 1024, 2048, IBV_ACCESS_ZERO_BASED |
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	report(mr != NULL, "DM: a zero-based MR over 2 KiB from offset 1 KiB: %s",
+	       mr ? "registered" : strerror(errno));
+	if (!mr)
+		goto out;
+	ret = ibv_free_dm(dm);
+	report(ret == EBUSY, "DM: freeing it while an MR holds it: %s (want EBUSY)",
+	       strerror(ret));
+
+	/* WRITE host -> device memory at MR address 512 (DM offset 1536). */
+	fill(buf, 512, 21);
+	qpx_start(l.qpx, 80);
+	ibv_wr_rdma_write(l.qpx, mr->rkey, 512);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 512);
+	n = qpx_go(&l, 80, false, wc, &ret);
+	ret = ret ?: ibv_memcpy_from_dm(got, dm, 1536, 512);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) && !memcmp(got, buf, 512),
+	       "DM: RDMA WRITE into the DM MR lands in device memory (%s, %d)",
+	       strerror(ret), n);
+	/* READ device memory -> host, what the library wrote. */
+	fill(got, 256, 22);
+	ret = ibv_memcpy_to_dm(dm, 1024 + 2048 - 256, got, 256);
+	qpx_start(l.qpx, 81);
+	ibv_wr_rdma_read(l.qpx, mr->rkey, 2048 - 256);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 4096, 256);
+	n = ret ? 0 : qpx_go(&l, 81, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_READ) && !memcmp(buf + 4096, got, 256),
+	       "DM: RDMA READ of the DM MR's last 256 bytes (%s, %d)", strerror(ret), n);
+	/* FETCH_ADD on device memory; the original comes back. */
+	word = 0x0102030405060708ULL;
+	ret = ibv_memcpy_to_dm(dm, 1024 + 8, &word, 8);
+	qpx_start(l.qpx, 82);
+	ibv_wr_atomic_fetch_add(l.qpx, mr->rkey, 8, 0x10);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 8192, 8);
+	n = ret ? 0 : qpx_go(&l, 82, false, wc, &ret);
+	ret = ret ?: ibv_memcpy_from_dm(&word, dm, 1024 + 8, 8);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_FETCH_ADD) &&
+	       word == 0x0102030405060718ULL &&
+	       !memcmp(buf + 8192, "\x08\x07\x06\x05\x04\x03\x02\x01", 8),
+	       "DM: FETCH_ADD on the DM MR: added in device memory, original returned (%s, %d)",
+	       strerror(ret), n);
+	/* An SGE in device memory, through the MR's lkey. */
+	qpx_start(l.qpx, 83);
+	ibv_wr_rdma_write(l.qpx, l.rkey, (uintptr_t)buf + 12288);
+	ibv_wr_set_sge(l.qpx, mr->lkey, 512, 512);
+	n = qpx_go(&l, 83, false, wc, &ret);
+	ret = ret ?: ibv_memcpy_from_dm(got, dm, 1536, 512);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) && !memcmp(buf + 12288, got, 512),
+	       "DM: an SGE of the DM MR as the source of an RDMA WRITE (%s, %d)",
+	       strerror(ret), n);
+	/* Past the MR's 2 KiB: a remote access error, nothing written. */
+	qpx_start(l.qpx, 84);
+	ibv_wr_rdma_write(l.qpx, mr->rkey, 2048 - 8);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 16);
+	n = qpx_go(&l, 84, false, wc, &ret);
+	report(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR,
+	       "DM: an RDMA WRITE past the DM MR's end: %s (%s, %d)",
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : "no completion",
+	       strerror(ret), n);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (dm) {
+		ret = ibv_free_dm(dm);
+		report(!ret, "DM: freed after its MR: %s", strerror(ret));
+	}
+	qpx_loop_free(&l);
+}
+
 /*
  * A UD QP created without send SGEs or inline data: its WQE is the control
  * segment and the address vector, with no room for data. The kernel says
@@ -4824,6 +5019,7 @@ int main(int argc, char **argv)
 		test_qp_ex_rc(ctx);
 		test_qp_ex_flush(ctx);
 		test_qp_ex_ud(ctx);
+		test_dm(ctx);
 	}
 	test_mw(ctx, &da, data);
 	test_rereg(ctx, &da, data);
