@@ -3053,8 +3053,8 @@ static void test_dm_api(struct ibv_context *ctx, uint64_t max)
 	       "DM: 100 bytes copied in and read back: %s", strerror(ret));
 	ret = ibv_memcpy_to_dm(dm, 8, in + 1, 20);
 	ret = ret ?: ibv_memcpy_from_dm(out + 3, dm, 4, 28);
-	report(!ret && !memcmp(out + 3, in, 4) && !memcmp(out + 7, in + 1, 20) &&
-	       !memcmp(out + 27, in + 24, 4),
+	report(!ret && !memcmp(out + 3, in + 4, 4) &&
+	       !memcmp(out + 7, in + 1, 20) && !memcmp(out + 27, in + 28, 4),
 	       "DM: copies at offsets, host buffers unaligned: %s", strerror(ret));
 	report(ibv_memcpy_to_dm(dm, 2, in, 8) == EINVAL &&
 	       ibv_memcpy_from_dm(out, dm, 4, 6) == EINVAL,
