@@ -143,14 +143,13 @@ static int kite_ib_reg_mr_cmd(struct kite_ib_dev *dev, struct kite_ib_mr *mr,
 	return 0;
 }
 
-/**
- * kite_ib_get_dma_mr() - a memory region covering all of the bus space
- * @ibpd: the PD
- * @access: IB_ACCESS_* flags; kernel consumers only
- *
- * Return: the MR or an ERR_PTR().
+/*
+ * An MR without a page list: a DMA MR (KITE_MR_F_PHYS, all of the bus
+ * space) or one over device memory (KITE_MR_F_DM at BAR4 offset @dm_off).
  */
-struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
+static struct ib_mr *kite_ib_reg_flat_mr(struct ib_pd *ibpd, int access,
+					 u32 flags, u32 uctx, u64 dm_off,
+					 u64 length)
 {
 	struct kite_ib_dev *dev = to_kdev(ibpd->device);
 	struct kite_ib_mr *mr;
@@ -162,13 +161,27 @@ struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access,
-				 KITE_MR_F_PHYS, 0, 0, U64_MAX);
+	mr->pbl.desc.addr = cpu_to_le64(dm_off);
+	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access, flags,
+				 uctx, 0, length);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
+	mr->access = access;
 	return &mr->ibmr;
+}
+
+/**
+ * kite_ib_get_dma_mr() - a memory region covering all of the bus space
+ * @ibpd: the PD
+ * @access: IB_ACCESS_* flags; kernel consumers only
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *kite_ib_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return kite_ib_reg_flat_mr(ibpd, access, KITE_MR_F_PHYS, 0, 0, U64_MAX);
 }
 
 static int kite_ib_mr_length_check(struct kite_ib_dev *dev, u64 length)
@@ -272,28 +285,12 @@ struct ib_mr *kite_ib_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 				struct ib_dm_mr_attr *attr,
 				struct uverbs_attr_bundle *attrs)
 {
-	struct kite_ib_dev *dev = to_kdev(ibpd->device);
 	struct kite_ib_dm *dm = to_kdm(ibdm);
-	int access = attr->access_flags & ~IB_ZERO_BASED;
-	struct kite_ib_mr *mr;
-	int err;
 
-	err = kite_ib_access_check(dev, access);
-	if (err)
-		return ERR_PTR(err);
-	mr = kzalloc_obj(*mr, GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	/* No page list: the device finds the MR at this BAR4 offset. */
-	mr->pbl.desc.addr = cpu_to_le64(dm->offset + attr->offset);
-	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access,
-				 KITE_MR_F_DM, dm->uctx, 0, attr->length);
-	if (err) {
-		kfree(mr);
-		return ERR_PTR(err);
-	}
-	mr->access = access;
-	return &mr->ibmr;
+	/* Zero-based: iova 0 is at the allocation's offset plus attr's. */
+	return kite_ib_reg_flat_mr(ibpd, attr->access_flags & ~IB_ZERO_BASED,
+				   KITE_MR_F_DM, dm->uctx,
+				   dm->offset + attr->offset, attr->length);
 }
 
 /**
