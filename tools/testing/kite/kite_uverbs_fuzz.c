@@ -115,7 +115,7 @@ enum op {
 	OP_CREATE_AH, OP_DESTROY_AH, OP_ALLOC_MW, OP_DEALLOC_MW,
 	OP_MCAST, OP_SRQ, OP_UNSUPPORTED, OP_RAW_WRITE, OP_IOCTL,
 	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_EVENTS, OP_RACE_DESTROY,
-	OP_COUNT
+	OP_DM, OP_COUNT
 };
 
 static const char *const op_name[OP_COUNT] = {
@@ -129,6 +129,7 @@ static const char *const op_name[OP_COUNT] = {
 	"create_ah", "destroy_ah", "alloc_mw", "dealloc_mw",
 	"attach/detach_mcast", "srq", "other_unsupported", "raw_write",
 	"ioctl_random", "ioctl_query", "mmap", "doorbell", "read_events", "race_destroy",
+	"device_memory",
 };
 
 /* How often each operation is drawn (single-threaded mix). */
@@ -149,6 +150,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_IOCTL] = 2, [OP_IOCTL_QUERY] = 2, [OP_MMAP] = 3, [OP_DOORBELL] = 6,
 	[OP_EVENTS] = 2,
 	[OP_RACE_DESTROY] = 0,	/* drawn by the threaded mix only */
+	[OP_DM] = 3,
 };
 
 struct stats {
@@ -1978,6 +1980,197 @@ static int op_mmap(struct rng *r, struct ctx *c)
 	return err;
 }
 
+/* One attribute of an ioctl: an inline value, or a pointer to @len bytes. */
+static void dm_attr(struct ib_uverbs_attr *a, uint16_t id, uint16_t len,
+		    uint64_t data)
+{
+	memset(a, 0, sizeof(*a));
+	a->attr_id = id;
+	a->len = len;
+	a->data = data;
+}
+
+/* UVERBS_METHOD_DM_ALLOC; the new handle in *@h, the mmap offset in *@off. */
+static int dm_alloc_ioctl(struct rng *r, struct ctx *c, uint64_t len,
+			  uint32_t align, uint32_t *h, uint64_t *off)
+{
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    4 * sizeof(struct ib_uverbs_attr)];
+	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	uint16_t olen = 8;
+
+	memset(buf, 0, sizeof(buf));
+	hd->driver_id = RDMA_DRIVER_KITE;
+	hd->object_id = UVERBS_OBJECT_DM;
+	hd->method_id = UVERBS_METHOD_DM_ALLOC;
+	hd->num_attrs = 3;
+	dm_attr(&hd->attrs[0], UVERBS_ATTR_ALLOC_DM_HANDLE, 0, 0);
+	dm_attr(&hd->attrs[1], UVERBS_ATTR_ALLOC_DM_LENGTH, 8, len);
+	dm_attr(&hd->attrs[2], UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 4, align);
+	/* The driver's attribute: mandatory, so missing or short fails. */
+	if (!chance(r, 10)) {
+		if (chance(r, 10))
+			olen = rnd(r, 8);
+		dm_attr(&hd->attrs[hd->num_attrs++],
+			KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, olen,
+			(uintptr_t)off);
+	}
+	hd->length = sizeof(*hd) + hd->num_attrs * sizeof(struct ib_uverbs_attr);
+	if (ioctl(c->fd, RDMA_VERBS_IOCTL, hd))
+		return -errno;
+	*h = (uint32_t)hd->attrs[0].data;
+	return 0;
+}
+
+/* UVERBS_METHOD_DM_MR_REG over DM @dm in PD @pd; the MR's handle in *@h. */
+static int dm_mr_ioctl(struct ctx *c, uint32_t pd, uint32_t dm, uint64_t off,
+		       uint64_t len, uint32_t access, uint32_t *h)
+{
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    8 * sizeof(struct ib_uverbs_attr)];
+	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	uint32_t lkey, rkey;
+
+	memset(buf, 0, sizeof(buf));
+	hd->driver_id = RDMA_DRIVER_KITE;
+	hd->object_id = UVERBS_OBJECT_MR;
+	hd->method_id = UVERBS_METHOD_DM_MR_REG;
+	hd->num_attrs = 8;
+	dm_attr(&hd->attrs[0], UVERBS_ATTR_REG_DM_MR_HANDLE, 0, 0);
+	dm_attr(&hd->attrs[1], UVERBS_ATTR_REG_DM_MR_OFFSET, 8, off);
+	dm_attr(&hd->attrs[2], UVERBS_ATTR_REG_DM_MR_LENGTH, 8, len);
+	dm_attr(&hd->attrs[3], UVERBS_ATTR_REG_DM_MR_PD_HANDLE, 0, pd);
+	dm_attr(&hd->attrs[4], UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, 4, access);
+	dm_attr(&hd->attrs[5], UVERBS_ATTR_REG_DM_MR_DM_HANDLE, 0, dm);
+	dm_attr(&hd->attrs[6], UVERBS_ATTR_REG_DM_MR_RESP_LKEY, 4,
+		(uintptr_t)&lkey);
+	dm_attr(&hd->attrs[7], UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4,
+		(uintptr_t)&rkey);
+	hd->length = sizeof(*hd) + hd->num_attrs * sizeof(struct ib_uverbs_attr);
+	if (ioctl(c->fd, RDMA_VERBS_IOCTL, hd))
+		return -errno;
+	*h = (uint32_t)hd->attrs[0].data;
+	return 0;
+}
+
+/* UVERBS_METHOD_DM_FREE. */
+static int dm_free_ioctl(struct ctx *c, uint32_t dm)
+{
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    sizeof(struct ib_uverbs_attr)];
+	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	hd->driver_id = RDMA_DRIVER_KITE;
+	hd->object_id = UVERBS_OBJECT_DM;
+	hd->method_id = UVERBS_METHOD_DM_FREE;
+	hd->num_attrs = 1;
+	dm_attr(&hd->attrs[0], UVERBS_ATTR_FREE_DM_HANDLE, 0, dm);
+	hd->length = sizeof(*hd) + sizeof(struct ib_uverbs_attr);
+	return ioctl(c->fd, RDMA_VERBS_IOCTL, hd) ? -errno : 0;
+}
+
+/*
+ * Device memory, one allocation's life: DM_ALLOC with random lengths and
+ * alignments (the driver's offset attribute sometimes missing or short),
+ * an mmap() of the offset it gave of random length, the pages read
+ * (cleared: every word 0) and written through it when mapped whole, an
+ * MR over it with random offset, length, access and PD, a free while the
+ * MR holds it (EBUSY), then the MR, the DM and the mapping go in a random
+ * order; now and then the DM (never the MR) is left to the context's
+ * close, mapped or not.
+ */
+static int op_dm(struct rng *r, struct ctx *c)
+{
+	uint64_t len, off = UINT64_MAX, mlen = 0;
+	uint32_t align, dm = 0, mr = 0, pd, i;
+	uint32_t *p = MAP_FAILED;
+	bool real, mr_live = false;
+	int err, e2;
+
+	len = rnd(r, 3) ? 1 + rnd(r, 5 * PAGE) : chance(r, 2) ?
+	      1 + rnd(r, 300000) : interesting(r, 0);
+	align = chance(r, 4) ? (uint32_t)interesting(r, 0) : rnd(r, 16);
+	err = dm_alloc_ioctl(r, c, len, align, &dm, &off);
+	if (err)
+		return err;
+	if (chance(r, 4))
+		mlen = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	else if (rnd(r, 2))
+		mlen = ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1)) + PAGE;
+	else
+		mlen = 1 + rnd(r, 2 * PAGE);
+	if (rnd(r, 4)) {
+		p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+			 (off_t)off);
+		/* The whole allocation, page-rounded: the one length that maps. */
+		if ((p != MAP_FAILED) !=
+		    (mlen == ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1))))
+			inconsistent("mmap of %llu bytes of a %llu-byte DM: %s",
+				     (unsigned long long)mlen,
+				     (unsigned long long)len,
+				     p == MAP_FAILED ? strerror(errno) :
+						       "mapped");
+	}
+	if (p != MAP_FAILED) {
+		for (i = 0; i < mlen / 4; i++) {
+			if (__atomic_load_n(&p[i], __ATOMIC_RELAXED)) {
+				inconsistent("DM %u: word %u of a new allocation is %#x",
+					     dm, i, p[i]);
+				break;
+			}
+		}
+		for (i = 0; i < mlen / 4; i += 1 + rnd(r, 64))
+			__atomic_store_n(&p[i], (uint32_t)rnd64(r),
+					 __ATOMIC_RELAXED);
+	}
+	/*
+	 * The MR lives within this call only: the PD's users are not
+	 * counted, and the other thread's destroy of it meanwhile gets the
+	 * EBUSY the threaded mix tolerates.
+	 */
+	tlock(c);
+	pd = pick(r, c, T_PD, NULL, &real);
+	tunlock(c);
+	e2 = dm_mr_ioctl(c, pd, dm, chance(r, 4) ? interesting(r, 0) :
+			 rnd(r, len + 1), chance(r, 4) ? interesting(r, len) :
+			 rnd(r, len + 1), access_flags(r) |
+			 (rnd(r, 4) ? IB_UVERBS_ACCESS_ZERO_BASED : 0), &mr);
+	mr_live = !e2;
+	if (mr_live) {
+		e2 = dm_free_ioctl(c, dm);
+		if (e2 != -EBUSY)
+			inconsistent("free of DM %u under an MR: %s", dm,
+				     e2 ? strerror(-e2) : "succeeded");
+		if (!e2)
+			dm = UINT32_MAX;
+		e2 = destroy_one(c, T_MR, mr);
+		if (e2)
+			inconsistent("dereg of DM MR %u: %s", mr, strerror(-e2));
+	}
+	if (p != MAP_FAILED && rnd(r, 2)) {
+		munmap(p, mlen);
+		p = MAP_FAILED;
+	}
+	if (dm != UINT32_MAX && !chance(r, 8)) {
+		e2 = dm_free_ioctl(c, dm);
+		if (e2)
+			inconsistent("free of DM %u: %s", dm, strerror(-e2));
+	}
+	if (p != MAP_FAILED) {
+		tlock(c);
+		if (c->nmaps < MAX_MAPS) {
+			c->maps[c->nmaps] = p;
+			c->map_len[c->nmaps++] = mlen;
+			p = MAP_FAILED;
+		}
+		tunlock(c);
+		if (p != MAP_FAILED)
+			munmap(p, mlen);
+	}
+	return 0;
+}
+
 /* Device values (prm_wqe.rst) the uapi header does not carry. */
 #define WQE_F_SIGNALED		BIT(8)
 #define WQE_F_INLINE		BIT(11)
@@ -2273,6 +2466,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_DOORBELL: return op_doorbell(r, c);
 	case OP_EVENTS: return op_events(r, c);
 	case OP_RACE_DESTROY: return op_race_destroy(r, c);
+	case OP_DM: return op_dm(r, c);
 	default: return -EINVAL;
 	}
 }
