@@ -1312,8 +1312,9 @@ static int hold_qp(struct ibv_context *ctx, int n)
  * --await-fatal SECONDS: what an application holding a context sees when
  * the device goes away (Documentation/infiniband/kite.rst): the async
  * event IBV_EVENT_DEVICE_FATAL, then a verb that needs the device
- * (ibv_alloc_pd()) failing with EIO, and a clean close. Returns the exit
- * status.
+ * (ibv_alloc_pd()) failing with EIO, and a clean close. It also holds
+ * device memory, mapped and under an MR: after the event a copy to it
+ * fails with EIO. Returns the exit status.
  */
 static int await_fatal(struct ibv_context *ctx, int seconds)
 {
@@ -1325,7 +1326,12 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_alloc_dm_attr dma = { .length = 8192 };
+	struct ibv_device_attr_ex da = {};
+	struct ibv_mr *dmmr = NULL;
+	struct ibv_dm *dm = NULL;
 	struct ibv_pd *pd, *pd2;
+	char fill8k[8192];
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
 	int ret, fatal = 0, n;
@@ -1336,11 +1342,20 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	qpia.recv_cq = cq;
 	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
 	ret = qp ? rc_self_connect(qp) : errno;
+	if (!ret && !ibv_query_device_ex(ctx, NULL, &da) && da.max_dm_size) {
+		dm = ibv_alloc_dm(ctx, &dma);
+		dmmr = dm ? ibv_reg_dm_mr(pd, dm, 0, 8192, IBV_ACCESS_ZERO_BASED |
+					 IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE) : NULL;
+		memset(fill8k, 0x6b, sizeof(fill8k));
+		ret = dmmr ? ibv_memcpy_to_dm(dm, 0, fill8k, 8192) : errno;
+	}
 	if (ret) {
 		fprintf(stderr, "await-fatal: set-up failed: %s\n", strerror(ret));
 		return 1;
 	}
-	printf("holding QP %u\n", qp->qp_num);
+	printf("holding QP %u%s\n", qp->qp_num,
+	       dm ? " and 8 KiB of device memory under an MR" : "");
 	fflush(stdout);
 	/* Events until the fatal one; the others are printed too. */
 	while (!fatal) {
@@ -1366,6 +1381,11 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	ret = !pd2 && errno == EIO;
 	printf("after the event: ibv_alloc_pd %s (%s)\n", pd2 ? "succeeded" : "failed",
 	       strerror(errno));
+	if (dm) {
+		n = ibv_memcpy_to_dm(dm, 0, fill8k, 8);
+		ret = ret && n == EIO;
+		printf("after the event: ibv_memcpy_to_dm %s\n", strerror(n));
+	}
 	/*
 	 * Not judged: after a fatal error the event comes before the device
 	 * is unregistered, and until the context is disassociated a move to
@@ -1376,6 +1396,10 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	printf("after the event: ibv_modify_qp(ERR) %s (%s)\n", n ? "failed" : "succeeded",
 	       strerror(n));
 	/* Closing is clean whatever the destroys return. */
+	if (dmmr)
+		ibv_dereg_mr(dmmr);
+	if (dm)
+		ibv_free_dm(dm);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
