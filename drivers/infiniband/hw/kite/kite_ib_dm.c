@@ -236,10 +236,11 @@ int kite_ib_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 	return 0;
 }
 
-ADD_UVERBS_ATTRIBUTES_SIMPLE(
-	kite_ib_dm_alloc, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC,
-	UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
-			    UVERBS_ATTR_TYPE(u64), UA_MANDATORY));
+ADD_UVERBS_ATTRIBUTES_SIMPLE(kite_ib_dm_alloc, UVERBS_OBJECT_DM,
+			     UVERBS_METHOD_DM_ALLOC,
+			     UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
+						 UVERBS_ATTR_TYPE(u64),
+						 UA_MANDATORY));
 
 /* The driver's additions to the core's uverbs methods. */
 const struct uapi_definition kite_ib_uapi_defs[] = {
