@@ -2103,9 +2103,13 @@ static int op_dm(struct rng *r, struct ctx *c)
 	if (rnd(r, 4)) {
 		p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
 			 (off_t)off);
-		/* The whole allocation, page-rounded: the one length that maps. */
+		/*
+		 * The whole allocation: the one length that maps, once
+		 * mmap() has rounded both up to pages.
+		 */
 		if ((p != MAP_FAILED) !=
-		    (mlen == ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1))))
+		    (((mlen + PAGE - 1) & ~(uint64_t)(PAGE - 1)) ==
+		     ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1))))
 			inconsistent("mmap of %llu bytes of a %llu-byte DM: %s",
 				     (unsigned long long)mlen,
 				     (unsigned long long)len,
