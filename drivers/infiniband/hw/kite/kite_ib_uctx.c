@@ -241,6 +241,12 @@ int kite_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	entry = to_kite_mmap_entry(rdma_entry);
 	switch (entry->type) {
 	case KITE_IB_MMAP_DM:
+		/* Data, never code. */
+		if (vma->vm_flags & VM_EXEC) {
+			err = -EPERM;
+			break;
+		}
+		vm_flags_clear(vma, VM_MAYEXEC);
 		/* Stores may be combined; libkite orders them (prm.rst). */
 		err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(entry->address),
 					rdma_entry->npages << PAGE_SHIFT,
