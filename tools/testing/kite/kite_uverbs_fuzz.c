@@ -2082,10 +2082,10 @@ static int dm_free_ioctl(struct ctx *c, uint32_t dm)
  */
 static int op_dm(struct rng *r, struct ctx *c)
 {
-	uint64_t len, off = UINT64_MAX, mlen = 0;
+	uint64_t len, off = UINT64_MAX, mlen = 0, whole;
 	uint32_t align, dm = 0, mr = 0, pd, i;
 	uint32_t *p = MAP_FAILED;
-	bool real, mr_live = false;
+	bool real, mr_live = false, mapped;
 	int err, e2;
 
 	len = rnd(r, 3) ? 1 + rnd(r, 5 * PAGE) : chance(r, 2) ?
@@ -2094,10 +2094,12 @@ static int op_dm(struct rng *r, struct ctx *c)
 	err = dm_alloc_ioctl(r, c, len, align, &dm, &off);
 	if (err)
 		return err;
+	/* What the kernel gave: the length in whole pages. */
+	whole = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 	if (chance(r, 4))
-		mlen = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+		mlen = whole;
 	else if (rnd(r, 2))
-		mlen = ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1)) + PAGE;
+		mlen = whole + PAGE;
 	else
 		mlen = 1 + rnd(r, 2 * PAGE);
 	if (rnd(r, 4)) {
@@ -2105,11 +2107,11 @@ static int op_dm(struct rng *r, struct ctx *c)
 			 (off_t)off);
 		/*
 		 * The whole allocation: the one length that maps, once
-		 * mmap() has rounded both up to pages.
+		 * mmap() has rounded it up to pages.
 		 */
-		if ((p != MAP_FAILED) !=
-		    (((mlen + PAGE - 1) & ~(uint64_t)(PAGE - 1)) ==
-		     ((len + PAGE - 1) & ~(uint64_t)(PAGE - 1))))
+		mapped = p != MAP_FAILED;
+		if (mapped != (((mlen + PAGE - 1) & ~(uint64_t)(PAGE - 1)) ==
+			       whole))
 			inconsistent("mmap of %llu bytes of a %llu-byte DM: %s",
 				     (unsigned long long)mlen,
 				     (unsigned long long)len,

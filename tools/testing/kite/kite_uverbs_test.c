@@ -3067,7 +3067,7 @@ static void test_dm_api(struct ibv_context *ctx, uint64_t max)
 	report(!dm && ret == EINVAL, "DM: max_dm_size + 1 bytes: %s (want EINVAL)",
 	       strerror(ret));
 	dm = dm_alloc(ctx, 100, 0, &ret);
-	report(dm != NULL, "DM: 100 bytes: %s", strerror(ret));
+	report(!!dm, "DM: 100 bytes: %s", strerror(ret));
 	if (!dm)
 		return;
 	fill(in, sizeof(in), 9);
@@ -3147,7 +3147,7 @@ static void test_dm(struct ibv_context *ctx)
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	ret = ret ?: rc_self_connect(l.qp);
 	dm = ret ? NULL : dm_alloc(ctx, 4096, 0, &ret);
-	report(dm != NULL, "DM: an RC QP connected to itself and 4 KiB of device memory: %s",
+	report(!!dm, "DM: an RC QP connected to itself and 4 KiB of device memory: %s",
 	       strerror(ret));
 	if (!dm)
 		goto out;
@@ -3167,7 +3167,7 @@ static void test_dm(struct ibv_context *ctx)
 	mr = ibv_reg_dm_mr(l.pd, dm, 1024, 2048, IBV_ACCESS_ZERO_BASED |
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	report(mr != NULL, "DM: a zero-based MR over 2 KiB from offset 1 KiB: %s",
+	report(!!mr, "DM: a zero-based MR over 2 KiB from offset 1 KiB: %s",
 	       mr ? "registered" : strerror(errno));
 	if (!mr)
 		goto out;

@@ -18,6 +18,7 @@
  *   kite_ib_counter.c QP-bound counters (rdma statistic qp)
  *   kite_ib_mcast.c UD multicast: attach_mcast, detach_mcast
  *   kite_ib_guard.c bad device data: reporting, QP/CQ isolation, reset
+ *   kite_ib_dm.c    device memory: alloc_dm, dealloc_dm, its page pool
  *   kite_ib_*_test.c KUnit suites (CONFIG_INFINIBAND_KITE_KUNIT_TEST)
  *
  * Copyright (c) 2026 Kite
