@@ -19,27 +19,36 @@ kver=$1 mods=$(realpath "$2") kmod=$3
 en=$kmod/drivers/net/ethernet/kite/kite_en.ko
 ib=$kmod/drivers/infiniband/hw/kite/kite_ib.ko
 base=$KITE_CACHE/build/moddep-$kver
-out=$base/lib/modules/$kver
 mkdir -p "$base"
 exec 9>"$base.lock"
 flock 9
-
+# One directory per index: a running VM copies its index from the one it
+# was given (kite_install_modules) while another caller may need a new one
+# (the dkms group changes the host's own index for a while), so an index
+# is never changed or removed in place.
 stamp="$(cat "$en" "$ib" "$mods/modules.dep" | sha256sum | cut -c1-16) $mods"
-if [ -f "$out/modules.dep.bin" ] && [ "$(cat "$base/stamp" 2>/dev/null)" = "$stamp" ]; then
+dir=$base/$(echo "$stamp" | sha256sum | cut -c1-16)
+out=$dir/lib/modules/$kver
+if [ -f "$out/modules.dep.bin" ]; then
 	echo "$out"
 	exit 0
 fi
-
-rm -rf "$out"
-mkdir -p "$out/updates/kite"
+tmp=$base/.new-$$
+rm -rf "$tmp"
+mkdir -p "$tmp/lib/modules/$kver/updates/kite"
 # depmod reads the tree through the link; it writes only the index files.
-ln -s "$mods/kernel" "$out/kernel"
+ln -s "$mods/kernel" "$tmp/lib/modules/$kver/kernel"
 for f in modules.order modules.builtin modules.builtin.modinfo; do
-	[ ! -f "$mods/$f" ] || cp "$mods/$f" "$out/"
+	[ ! -f "$mods/$f" ] || cp "$mods/$f" "$tmp/lib/modules/$kver/"
 done
-cp "$en" "$ib" "$out/updates/kite/"
-depmod -b "$base" "$kver"
-grep -q '^updates/kite/kite_ib.ko: updates/kite/kite_en.ko' "$out/modules.dep" ||
+cp "$en" "$ib" "$tmp/lib/modules/$kver/updates/kite/"
+depmod -b "$tmp" "$kver"
+grep -q '^updates/kite/kite_ib.ko: updates/kite/kite_en.ko' "$tmp/lib/modules/$kver/modules.dep" ||
 	die "depmod did not record kite_ib's dependency on kite_en"
-echo "$stamp" >"$base/stamp"
+echo "$stamp" >"$tmp/stamp"
+# Left incomplete by a build that was killed: no VM could use it.
+rm -rf "$dir"
+mv -T "$tmp" "$dir"
+# Indexes a day old are no VM's any more (and the layout before this one).
+find "$base" -mindepth 1 -maxdepth 1 ! -path "$dir" -mmin +1440 -exec rm -rf {} +
 echo "$out"
