@@ -11,7 +11,8 @@
  *
  * It opens a device (user context, checked response, the context's doorbell
  * page mapped), answers device and port queries, allocates PDs, registers
- * MRs, allocates memory windows (bound by work requests, send.c), and
+ * MRs, allocates device memory (mapped, copied in 32-bit words, with MRs
+ * over it), allocates memory windows (bound by work requests, send.c), and
  * creates CQs (cq.c), QPs and address handles (qp.c) whose queues
  * live in this process's memory, in the formats of the Kite Programmer's
  * Reference (include/linux/kite/kite_hw.h, through kite_hw_user.h): WQEs
