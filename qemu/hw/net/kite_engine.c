@@ -367,14 +367,15 @@ bool kite_mr_rw(KiteState *s, KiteMR *mr, uint64_t addr, uint8_t *buf,
         return kite_dma_rw(s, "MR data", addr, buf, len, write);
     }
     if (mr->flags & KITE_MR_F_DM) {
-        /* In BAR4: REG_MR checked mr->dm_off + mr->length against it. */
-        uint8_t *dm = s->dm_ptr + mr->dm_off + (addr - mr->iova);
+        uint8_t *dm;
 
         if (addr < mr->iova || addr - mr->iova > mr->length ||
             len > mr->length - (addr - mr->iova)) {
             kite_dma_error(s, "device memory", addr, len, write);
             return false;
         }
+        /* In BAR4: REG_MR checked mr->dm_off + mr->length against it. */
+        dm = s->dm_ptr + mr->dm_off + (addr - mr->iova);
         if (write) {
             memcpy(dm, buf, len);
         } else {
