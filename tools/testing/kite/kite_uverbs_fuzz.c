@@ -2073,7 +2073,8 @@ static int dm_free_ioctl(struct ctx *c, uint32_t dm)
 /*
  * Device memory, one allocation's life: DM_ALLOC with random lengths and
  * alignments (the driver's offset attribute sometimes missing or short),
- * an mmap() of the offset it gave of random length, the pages read
+ * an mmap() of the offset it gave of random length (sometimes executable,
+ * which must fail), the pages read
  * (cleared: every word 0) and written through it when mapped whole, an
  * MR over it with random offset, length, access and PD, a free while the
  * MR holds it (EBUSY), then the MR, the DM and the mapping go in a random
@@ -2085,7 +2086,7 @@ static int op_dm(struct rng *r, struct ctx *c)
 	uint64_t len, off = UINT64_MAX, mlen = 0, whole;
 	uint32_t align, dm = 0, mr = 0, pd, i;
 	uint32_t *p = MAP_FAILED;
-	bool real, mr_live = false, mapped;
+	bool real, mr_live = false, mapped, exec;
 	int err, e2;
 
 	len = rnd(r, 3) ? 1 + rnd(r, 5 * PAGE) : chance(r, 2) ?
@@ -2103,14 +2104,16 @@ static int op_dm(struct rng *r, struct ctx *c)
 	else
 		mlen = 1 + rnd(r, 2 * PAGE);
 	if (rnd(r, 4)) {
-		p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
-			 (off_t)off);
+		exec = chance(r, 8);
+		p = mmap(NULL, mlen, PROT_READ | PROT_WRITE |
+			 (exec ? PROT_EXEC : 0), MAP_SHARED, c->fd, (off_t)off);
 		/*
 		 * The whole allocation: the one length that maps, once
-		 * mmap() has rounded it up to pages.
+		 * mmap() has rounded it up to pages; never executable.
 		 */
 		mapped = p != MAP_FAILED;
-		if (mapped != (((mlen + PAGE - 1) & ~(uint64_t)(PAGE - 1)) ==
+		if (mapped != (!exec &&
+			       ((mlen + PAGE - 1) & ~(uint64_t)(PAGE - 1)) ==
 			       whole))
 			inconsistent("mmap of %llu bytes of a %llu-byte DM: %s",
 				     (unsigned long long)mlen,
