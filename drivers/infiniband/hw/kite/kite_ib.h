@@ -348,16 +348,13 @@ enum kite_ib_mmap_type {
  * struct kite_ib_mmap_entry - what a user context may map
  * @rdma_entry: the core's entry: its offset and length
  * @address: bus or physical address of the first page
- * @type: what it maps
- * @dm_addr: KITE_IB_MMAP_DM: the allocation's address in the device
- *	memory pool, given back when the entry is freed (no mapping of it is
- *	left)
+ * @type: what it maps; KITE_IB_MMAP_DM pages go back to the device
+ *	memory pool when the entry is freed (no mapping of them is left)
  */
 struct kite_ib_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	phys_addr_t address;
 	enum kite_ib_mmap_type type;
-	unsigned long dm_addr;
 };
 
 /**

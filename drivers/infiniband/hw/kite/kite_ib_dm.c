@@ -137,7 +137,8 @@ int kite_ib_dm_pages(u32 dm_size, u64 length, u32 log_align, size_t *size,
 void kite_ib_dm_release(struct kite_ib_dev *dev,
 			struct kite_ib_mmap_entry *entry)
 {
-	gen_pool_free(dev->dm_pool, entry->dm_addr,
+	gen_pool_free(dev->dm_pool,
+		      dev->dm_base + (entry->address - dev->kadev->dm_phys),
 		      entry->rdma_entry.npages << PAGE_SHIFT);
 }
 
@@ -199,7 +200,6 @@ struct ib_dm *kite_ib_alloc_dm(struct ib_device *ibdev,
 		goto err_free_pages;
 	}
 	/* From here on the entry owns the pages (kite_ib_mmap_free()). */
-	entry->dm_addr = addr;
 	dm->entry = entry;
 	offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
 	err = uverbs_copy_to(attrs, KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
@@ -210,8 +210,7 @@ struct ib_dm *kite_ib_alloc_dm(struct ib_device *ibdev,
 
 err_remove_entry:
 	rdma_user_mmap_entry_remove(&entry->rdma_entry);
-	kfree(dm);
-	return ERR_PTR(err);
+	goto err_free_dm;
 err_free_pages:
 	gen_pool_free(dev->dm_pool, addr, size);
 err_free_dm:

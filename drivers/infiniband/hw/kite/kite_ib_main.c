@@ -409,8 +409,7 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
 	if (dev->dm_pool)
 		ib_set_device_ops(ibdev, &kite_ib_dm_ops);
-	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
-		ibdev->driver_def = kite_ib_uapi_defs;
+	ibdev->driver_def = kite_ib_uapi_defs;
 	kite_ib_set_res_ops(dev);
 	if (dev->caps.max_cntr > 1)
 		kite_ib_set_counter_ops(dev);
