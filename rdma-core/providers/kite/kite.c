@@ -275,6 +275,12 @@ static int kite_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/* An mmap() offset the kernel gave: mmap() takes a signed off_t. */
+static bool kite_mmap_offset_ok(uint64_t offset)
+{
+	return (off_t)offset >= 0 && (uint64_t)(off_t)offset == offset;
+}
+
 /*
  * Device memory: the copies are 32-bit words at 4-byte aligned offsets
  * (prm.rst, BAR4), within what was allocated. The host buffer may be
@@ -361,7 +367,7 @@ static struct ibv_dm *kite_alloc_dm(struct ibv_context *ibctx,
 	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, cmdb);
 	if (err)
 		goto err_free;
-	if ((off_t)offset < 0 || (uint64_t)(off_t)offset != offset) {
+	if (!kite_mmap_offset_ok(offset)) {
 		verbs_err(verbs_get_ctx(ibctx),
 			  "alloc_dm: invalid mmap offset 0x%llx\n",
 			  (unsigned long long)offset);
@@ -539,9 +545,7 @@ kite_check_ucontext_resp(struct kite_context *ctx,
 		return EINVAL;
 	}
 
-	/* mmap() takes a signed off_t. */
-	if ((off_t)resp->db_mmap_offset < 0 ||
-	    (uint64_t)(off_t)resp->db_mmap_offset != resp->db_mmap_offset) {
+	if (!kite_mmap_offset_ok(resp->db_mmap_offset)) {
 		verbs_err(&ctx->ibv_ctx,
 			  "invalid doorbell mmap offset 0x%llx\n",
 			  (unsigned long long)resp->db_mmap_offset);
@@ -551,9 +555,7 @@ kite_check_ucontext_resp(struct kite_context *ctx,
 	if ((resp->comp_mask & KITE_IB_UCTX_RESP_STATUS_PAGE) &&
 	    (resp->status_page_size < sizeof(struct kite_ib_dev_status) ||
 	     resp->status_page_size > KITE_DB_PAGE_SIZE_MAX ||
-	     (off_t)resp->status_mmap_offset < 0 ||
-	     (uint64_t)(off_t)resp->status_mmap_offset !=
-		     resp->status_mmap_offset)) {
+	     !kite_mmap_offset_ok(resp->status_mmap_offset))) {
 		verbs_err(&ctx->ibv_ctx,
 			  "invalid status page: size %u, mmap offset 0x%llx\n",
 			  resp->status_page_size,
