@@ -1844,6 +1844,13 @@ static int op_ioctl(struct rng *r, struct ctx *c)
 	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
 }
 
+/* Run a well-formed ioctl: @h's length from its attributes. */
+static int ioctl_exec(struct ctx *c, struct ib_uverbs_ioctl_hdr *h)
+{
+	h->length = sizeof(*h) + h->num_attrs * sizeof(struct ib_uverbs_attr);
+	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
+}
+
 /* Well-formed ioctl queries that reach the driver: port, context, GIDs. */
 static int op_ioctl_query(struct rng *r, struct ctx *c)
 {
@@ -1917,8 +1924,7 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 		break;
 	}
 	h->attrs[0].flags = UVERBS_ATTR_F_MANDATORY;
-	h->length = sizeof(*h) + h->num_attrs * sizeof(struct ib_uverbs_attr);
-	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
+	return ioctl_exec(c, h);
 }
 
 /* mmap() of random offsets and lengths; unmap some later. */
@@ -1998,6 +2004,7 @@ static int dm_alloc_ioctl(struct rng *r, struct ctx *c, uint64_t len,
 		    4 * sizeof(struct ib_uverbs_attr)];
 	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
 	uint16_t olen = 8;
+	int err;
 
 	memset(buf, 0, sizeof(buf));
 	hd->driver_id = RDMA_DRIVER_KITE;
@@ -2015,11 +2022,10 @@ static int dm_alloc_ioctl(struct rng *r, struct ctx *c, uint64_t len,
 			KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, olen,
 			(uintptr_t)off);
 	}
-	hd->length = sizeof(*hd) + hd->num_attrs * sizeof(struct ib_uverbs_attr);
-	if (ioctl(c->fd, RDMA_VERBS_IOCTL, hd))
-		return -errno;
-	*h = (uint32_t)hd->attrs[0].data;
-	return 0;
+	err = ioctl_exec(c, hd);
+	if (!err)
+		*h = (uint32_t)hd->attrs[0].data;
+	return err;
 }
 
 /* UVERBS_METHOD_DM_MR_REG over DM @dm in PD @pd; the MR's handle in *@h. */
@@ -2030,6 +2036,7 @@ static int dm_mr_ioctl(struct ctx *c, uint32_t pd, uint32_t dm, uint64_t off,
 		    8 * sizeof(struct ib_uverbs_attr)];
 	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
 	uint32_t lkey, rkey;
+	int err;
 
 	memset(buf, 0, sizeof(buf));
 	hd->driver_id = RDMA_DRIVER_KITE;
@@ -2046,11 +2053,10 @@ static int dm_mr_ioctl(struct ctx *c, uint32_t pd, uint32_t dm, uint64_t off,
 		(uintptr_t)&lkey);
 	dm_attr(&hd->attrs[7], UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4,
 		(uintptr_t)&rkey);
-	hd->length = sizeof(*hd) + hd->num_attrs * sizeof(struct ib_uverbs_attr);
-	if (ioctl(c->fd, RDMA_VERBS_IOCTL, hd))
-		return -errno;
-	*h = (uint32_t)hd->attrs[0].data;
-	return 0;
+	err = ioctl_exec(c, hd);
+	if (!err)
+		*h = (uint32_t)hd->attrs[0].data;
+	return err;
 }
 
 /* UVERBS_METHOD_DM_FREE. */
@@ -2066,8 +2072,7 @@ static int dm_free_ioctl(struct ctx *c, uint32_t dm)
 	hd->method_id = UVERBS_METHOD_DM_FREE;
 	hd->num_attrs = 1;
 	dm_attr(&hd->attrs[0], UVERBS_ATTR_FREE_DM_HANDLE, 0, dm);
-	hd->length = sizeof(*hd) + sizeof(struct ib_uverbs_attr);
-	return ioctl(c->fd, RDMA_VERBS_IOCTL, hd) ? -errno : 0;
+	return ioctl_exec(c, hd);
 }
 
 /*
