@@ -91,6 +91,26 @@ static inline struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *pd, u64 start,
 
 #define kite_ib_reg_user_mr(pd, start, length, iova, access, dmah, udata) \
 	kite_ib_reg_user_mr_dmah(pd, start, length, iova, access, dmah, udata)
+
+/* The same for the dma-buf registration, which gained it with it. */
+struct uverbs_attr_bundle;
+struct ib_mr *kite_ib_reg_user_mr_dmabuf_dmah(struct ib_pd *pd, u64 offset,
+					      u64 length, u64 iova, int fd,
+					      int access, struct ib_dmah *dmah,
+					      struct uverbs_attr_bundle *attrs);
+static inline struct ib_mr *
+kite_ib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 length,
+			   u64 iova, int fd, int access,
+			   struct uverbs_attr_bundle *attrs)
+{
+	return kite_ib_reg_user_mr_dmabuf_dmah(pd, offset, length, iova, fd,
+					       access, NULL, attrs);
+}
+
+#define kite_ib_reg_user_mr_dmabuf(pd, offset, length, iova, fd, access, \
+				   dmah, attrs)				\
+	kite_ib_reg_user_mr_dmabuf_dmah(pd, offset, length, iova, fd,	\
+					access, dmah, attrs)
 #endif
 
 #ifndef KITE_HAVE_RESIZE_USER_CQ

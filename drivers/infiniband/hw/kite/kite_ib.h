@@ -913,6 +913,10 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 iova, int access,
 				  struct ib_dmah *dmah,
 				  struct ib_udata *udata);
+struct ib_mr *kite_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+					 u64 length, u64 iova, int fd,
+					 int access, struct ib_dmah *dmah,
+					 struct uverbs_attr_bundle *attrs);
 struct ib_mr *kite_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			       u32 max_num_sg);
 int kite_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,

@@ -369,6 +369,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.query_qp = kite_ib_query_qp,
 	.query_srq = kite_ib_query_srq,
 	.reg_user_mr = kite_ib_reg_user_mr,
+	.reg_user_mr_dmabuf = kite_ib_reg_user_mr_dmabuf,
 	.req_notify_cq = kite_ib_req_notify_cq,
 	.rereg_user_mr = kite_ib_rereg_user_mr,
 	.resize_user_cq = kite_ib_resize_user_cq,

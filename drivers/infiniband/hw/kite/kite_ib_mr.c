@@ -206,6 +206,55 @@ static int kite_ib_mr_udata_check(struct kite_ib_dev *dev,
 	return err;
 }
 
+/*
+ * Register pinned memory: its PBL and REG_MR. The MR owns @umem on success;
+ * on failure the caller still does.
+ */
+static struct ib_mr *kite_ib_reg_umem_mr(struct ib_pd *ibpd,
+					 struct ib_umem *umem, u64 iova,
+					 int access, u32 uctx)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct kite_ib_mr *mr;
+	int err;
+
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = kite_ib_umem_pbl(dev, umem, iova, &mr->pbl);
+	if (err)
+		goto err_free_mr;
+	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access, 0, uctx,
+				 iova, umem->length);
+	if (err)
+		goto err_free_pbl;
+	mr->umem = umem;
+	mr->access = access;
+	return &mr->ibmr;
+
+err_free_pbl:
+	kite_ib_pbl_free(&mr->pbl, &kite_ib_dma_page_ops, dev);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/* What every registration of pages checks first. */
+static int kite_ib_reg_check(struct kite_ib_dev *dev, u64 length, int access,
+			     struct ib_dmah *dmah)
+{
+	int err;
+
+	if (dmah) {
+		ibdev_dbg(&dev->ibdev, "MR: DMA handles are not supported\n");
+		return -EOPNOTSUPP;
+	}
+	err = kite_ib_access_check(dev, access);
+	if (err)
+		return err;
+	return kite_ib_mr_length_check(dev, length);
+}
+
 /**
  * kite_ib_reg_user_mr() - register user memory
  * @ibpd: the PD
@@ -228,45 +277,75 @@ struct ib_mr *kite_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  struct ib_udata *udata)
 {
 	struct kite_ib_dev *dev = to_kdev(ibpd->device);
-	struct kite_ib_mr *mr;
+	struct ib_umem *umem;
+	struct ib_mr *ibmr;
 	int err;
 
-	if (dmah)
-		return ERR_PTR(-EOPNOTSUPP);
-	err = kite_ib_access_check(dev, access);
-	if (err)
-		return ERR_PTR(err);
-	err = kite_ib_mr_length_check(dev, length);
+	err = kite_ib_reg_check(dev, length, access, dmah);
 	if (err)
 		return ERR_PTR(err);
 	err = kite_ib_mr_udata_check(dev, udata);
 	if (err)
 		return ERR_PTR(err);
-	mr = kzalloc_obj(*mr, GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->umem = ib_umem_get_va(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free_mr;
-	}
-	err = kite_ib_umem_pbl(dev, mr->umem, iova, &mr->pbl);
-	if (err)
-		goto err_release_umem;
-	err = kite_ib_reg_mr_cmd(dev, mr, to_kpd(ibpd)->pdn, access, 0,
-				 kite_ib_uctx_of(udata), iova, length);
-	if (err)
-		goto err_free_pbl;
-	mr->access = access;
-	return &mr->ibmr;
+	umem = ib_umem_get_va(ibpd->device, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	ibmr = kite_ib_reg_umem_mr(ibpd, umem, iova, access,
+				   kite_ib_uctx_of(udata));
+	if (IS_ERR(ibmr))
+		ib_umem_release(umem);
+	return ibmr;
+}
 
-err_free_pbl:
-	kite_ib_pbl_free(&mr->pbl, &kite_ib_dma_page_ops, dev);
-err_release_umem:
-	ib_umem_release(mr->umem);
-err_free_mr:
-	kfree(mr);
-	return ERR_PTR(err);
+/**
+ * kite_ib_reg_user_mr_dmabuf() - register memory a dma-buf exports
+ * @ibpd: the PD
+ * @offset: where the region starts in the buffer; its offset in a page
+ *	is @iova's (the RDMA core checked)
+ * @length: bytes
+ * @iova: the address the MR's users name it by
+ * @fd: the dma-buf's file descriptor
+ * @access: IB_ACCESS_* flags
+ * @dmah: DMA handle; not supported
+ * @attrs: the method's attributes (Kite defines no driver attribute)
+ *
+ * The buffer is attached to the device, pinned and mapped for as long as
+ * the MR exists (ib_umem_dmabuf_get_pinned()): Kite cannot take a page
+ * fault, so an exporter that must move the buffer waits for the MR's
+ * deregistration. From there on it is an MR like any other: the device
+ * sees only the PBL of the buffer's bus addresses.
+ *
+ * Return: the MR, or an ERR_PTR() of -EOPNOTSUPP (a DMA handle, access
+ * flags Kite does not implement), -EINVAL (a length of 0 or beyond
+ * max_mr_size, a remote access without local write, a region past the
+ * buffer's end, a file that is not a dma-buf), -EBADF, -ENOMEM, or the
+ * errno of attaching, pinning or mapping the buffer or of REG_MR.
+ */
+struct ib_mr *kite_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+					 u64 length, u64 iova, int fd,
+					 int access, struct ib_dmah *dmah,
+					 struct uverbs_attr_bundle *attrs)
+{
+	struct kite_ib_dev *dev = to_kdev(ibpd->device);
+	struct ib_umem_dmabuf *umem_dmabuf;
+	struct ib_mr *ibmr;
+	int err;
+
+	err = kite_ib_reg_check(dev, length, access, dmah);
+	if (err)
+		return ERR_PTR(err);
+	umem_dmabuf = ib_umem_dmabuf_get_pinned(ibpd->device, offset, length,
+						fd, access);
+	if (IS_ERR(umem_dmabuf)) {
+		ibdev_dbg(&dev->ibdev, "MR: dma-buf fd %d [%llu, +%llu): %pe\n",
+			  fd, offset, length, umem_dmabuf);
+		return ERR_CAST(umem_dmabuf);
+	}
+	ibmr = kite_ib_reg_umem_mr(ibpd, &umem_dmabuf->umem, iova, access,
+				   kite_ib_uctx_of(&attrs->driver_udata));
+	if (IS_ERR(ibmr))
+		ib_umem_release(&umem_dmabuf->umem);
+	return ibmr;
 }
 
 /**
@@ -345,7 +424,9 @@ void kite_ib_rereg_mr_in(u32 key, int flags, u32 pdn, int access, u64 iova,
  * using it, with the new rights. New pages are pinned before the command
  * and the old ones released after it, so the device never holds an
  * unpinned page; a failure leaves the MR as it was. Pages pinned
- * read-only are pinned again when the new access makes them writable.
+ * read-only are pinned again when the new access makes them writable (a
+ * dma-buf's are mapped for both directions whatever the access). New
+ * pages of an MR that was a dma-buf's are user memory.
  *
  * Return: NULL (the MR changed in place), or an ERR_PTR() of -EOPNOTSUPP
  * (a device without REREG_MR, access flags Kite does not implement,
@@ -382,7 +463,7 @@ struct ib_mr *kite_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = mr->access;
 	}
 	if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(access) &&
-	    !mr->umem->writable) {
+	    !mr->umem->writable && !mr->umem->is_dmabuf) {
 		/* The same pages, pinned for writing this time. */
 		flags |= IB_MR_REREG_TRANS;
 		start = mr->umem->address;
