@@ -245,6 +245,32 @@ static struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * Memory a dma-buf exports (a GPU's, udmabuf's): the kernel attaches,
+ * pins and maps the buffer; from there on it is an MR like any other.
+ */
+static struct ibv_mr *kite_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					 size_t length, uint64_t iova, int fd,
+					 int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				    NULL);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+
+	return &vmr->ibv_mr;
+}
+
+/*
  * The MR changes in place (REREG_MR): its keys stay, so a peer that holds
  * the rkey keeps using it. The I/O virtual address is the new address.
  */
@@ -518,6 +544,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.query_qp = kite_query_qp,
 	.query_srq = kite_query_srq,
 	.reg_dm_mr = kite_reg_dm_mr,
+	.reg_dmabuf_mr = kite_reg_dmabuf_mr,
 	.reg_mr = kite_reg_mr,
 	.req_notify_cq = kite_req_notify_cq,
 	.rereg_mr = kite_rereg_mr,
