@@ -9,8 +9,8 @@
 # running through the device's loopback:
 # - the operation completes within 10 s (kite_ib disassociates the open
 #   user contexts instead of waiting for the processes);
-# - an application waiting for its context's async events, holding a QP
-#   and device memory under an MR
+# - an application waiting for its context's async events, holding a QP,
+#   an MR of a dma-buf (udmabuf) and device memory under an MR
 #   (kite_uverbs_test --await-fatal) gets IBV_EVENT_DEVICE_FATAL, then
 #   ibv_alloc_pd fails with EIO and it closes the context cleanly;
 # - the stream's client fails with an error and both perftest sides exit;
