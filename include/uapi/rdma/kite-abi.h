@@ -194,4 +194,42 @@ enum kite_ib_dm_alloc_attrs {
 	KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+/*
+ * Importing objects into another process (ibv_import_device() on a
+ * duplicate of the command file, then ibv_import_pd(), ibv_import_mr(),
+ * ibv_import_dm()): both processes share the one user context.
+ *
+ * The driver's attribute of the core's UVERBS_METHOD_QUERY_CONTEXT: the
+ * context's struct kite_ib_alloc_ucontext_resp, as ALLOC_UCONTEXT gave it
+ * (the status page only to a buffer of the whole struct, and only when
+ * the context has one).
+ */
+enum kite_ib_query_context_attrs {
+	KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/* Driver methods of the core's PD object: a PD's device number. */
+enum kite_ib_pd_methods {
+	KITE_IB_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum kite_ib_query_pd_attrs {
+	KITE_IB_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	KITE_IB_ATTR_QUERY_PD_RESP_PDN,			/* __u32 */
+};
+
+/*
+ * Driver methods of the core's DM object: what a process needs to map an
+ * allocation it did not make: the mmap() offset and the length asked for.
+ */
+enum kite_ib_dm_methods {
+	KITE_IB_METHOD_DM_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum kite_ib_query_dm_attrs {
+	KITE_IB_ATTR_QUERY_DM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,		/* __u64 */
+	KITE_IB_ATTR_QUERY_DM_RESP_LENGTH,		/* __u64 */
+};
+
 #endif /* KITE_ABI_USER_H */

@@ -944,6 +944,8 @@ u32 kite_ib_mr_access_to_hw(int ib_access);
 /* kite_ib_uctx.c */
 int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
+int kite_ib_query_ucontext(struct ib_ucontext *ibuc,
+			   struct uverbs_attr_bundle *attrs);
 void kite_ib_disassociate_ucontext(struct ib_ucontext *ibuc);
 int kite_ib_status_alloc(struct kite_ib_dev *dev);
 void kite_ib_status_free(struct kite_ib_dev *dev);
@@ -953,6 +955,7 @@ void kite_ib_mmap_free(struct rdma_user_mmap_entry *entry);
 struct kite_ib_mmap_entry *
 kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
 		    phys_addr_t address, size_t len);
+extern const struct uapi_definition kite_ib_uapi_defs[];
 
 /* kite_ib_dm.c */
 int kite_ib_dm_init(struct kite_ib_dev *dev);
@@ -966,7 +969,7 @@ struct ib_dm *kite_ib_alloc_dm(struct ib_device *ibdev,
 			       struct ib_dm_alloc_attr *attr,
 			       struct uverbs_attr_bundle *attrs);
 int kite_ib_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
-extern const struct uapi_definition kite_ib_uapi_defs[];
+extern const struct uapi_definition kite_ib_dm_uapi_defs[];
 
 /* kite_ib_mcast.c */
 int kite_ib_mcast_in(struct kite_cmd_mcast *in, u32 qpn,

@@ -241,8 +241,45 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(kite_ib_dm_alloc, UVERBS_OBJECT_DM,
 						 UVERBS_ATTR_TYPE(u64),
 						 UA_MANDATORY));
 
-/* The driver's additions to the core's uverbs methods. */
-const struct uapi_definition kite_ib_uapi_defs[] = {
+/*
+ * KITE_IB_METHOD_DM_QUERY: what an importer of the DM needs to map it, its
+ * entry's mmap() offset (the same user context: the same entry) and the
+ * length asked for, the bound of its copies.
+ */
+static int UVERBS_HANDLER(KITE_IB_METHOD_DM_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_dm *ibdm = uverbs_attr_get_obj(attrs,
+						 KITE_IB_ATTR_QUERY_DM_HANDLE);
+	struct kite_ib_dm *dm = to_kdm(ibdm);
+	u64 offset = rdma_user_mmap_get_offset(&dm->entry->rdma_entry);
+	u64 length = ibdm->length;	/* a u32 in the core, a u64 in the ABI */
+	int err;
+
+	err = uverbs_copy_to(attrs, KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (err)
+		return err;
+	return uverbs_copy_to(attrs, KITE_IB_ATTR_QUERY_DM_RESP_LENGTH,
+			      &length, sizeof(length));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(KITE_IB_METHOD_DM_QUERY,
+			    UVERBS_ATTR_IDR(KITE_IB_ATTR_QUERY_DM_HANDLE,
+					    UVERBS_OBJECT_DM,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_QUERY_DM_RESP_LENGTH,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(kite_ib_dm_methods, UVERBS_OBJECT_DM,
+		   &UVERBS_METHOD(KITE_IB_METHOD_DM_QUERY));
+
+/* Device memory's additions to the core's uverbs DM object. */
+const struct uapi_definition kite_ib_dm_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &kite_ib_dm_alloc),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &kite_ib_dm_methods),
 	{}
 };

@@ -368,6 +368,7 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	.query_port = kite_ib_query_port,
 	.query_qp = kite_ib_query_qp,
 	.query_srq = kite_ib_query_srq,
+	.query_ucontext = kite_ib_query_ucontext,
 	.reg_user_mr = kite_ib_reg_user_mr,
 	.reg_user_mr_dmabuf = kite_ib_reg_user_mr_dmabuf,
 	.req_notify_cq = kite_ib_req_notify_cq,

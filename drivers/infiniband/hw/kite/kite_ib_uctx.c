@@ -26,6 +26,9 @@
 #include <linux/mm.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <rdma/uverbs_std_types.h>
+#define UVERBS_MODULE_NAME kite_ib
+#include <rdma/uverbs_named_ioctl.h>
 #include <rdma/kite-abi.h>
 
 #include "kite_ib.h"
@@ -103,6 +106,24 @@ kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
 	return entry;
 }
 
+/*
+ * What a library learns of a context: its doorbell page, and its status
+ * page when the context has one and the library's @outlen bytes hold it.
+ */
+static void kite_ib_uctx_resp(struct kite_ib_ucontext *uc, size_t outlen,
+			      struct kite_ib_alloc_ucontext_resp *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	resp->db_page_size = KITE_DB_PAGE_SIZE;
+	resp->db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
+	if (uc->status_entry && outlen >= sizeof(*resp)) {
+		resp->comp_mask |= KITE_IB_UCTX_RESP_STATUS_PAGE;
+		resp->status_page_size = PAGE_SIZE;
+		resp->status_mmap_offset =
+			rdma_user_mmap_get_offset(uc->status_entry);
+	}
+}
+
 /**
  * kite_ib_alloc_ucontext() - create a user context and its doorbell page
  * @ibuc: the core's context, embedded in &struct kite_ib_ucontext
@@ -114,7 +135,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
 	struct kite_ib_dev *dev = to_kdev(ibuc->device);
 	struct kite_ib_ucontext *uc = to_kuctx(ibuc);
-	struct kite_ib_alloc_ucontext_resp resp = {};
+	struct kite_ib_alloc_ucontext_resp resp;
 	struct kite_ib_alloc_ucontext_req req = {};
 	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_ALLOC_UCTX };
 	struct kite_ib_mmap_entry *entry;
@@ -152,8 +173,6 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		goto err_dealloc;
 	}
 	uc->db_entry = &entry->rdma_entry;
-	resp.db_page_size = KITE_DB_PAGE_SIZE;
-	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
 
 	if (udata->outlen >= sizeof(resp)) {
 		entry = kite_ib_mmap_insert(ibuc, KITE_IB_MMAP_STATUS,
@@ -164,12 +183,9 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 			goto err_remove_db_entry;
 		}
 		uc->status_entry = &entry->rdma_entry;
-		resp.comp_mask |= KITE_IB_UCTX_RESP_STATUS_PAGE;
-		resp.status_page_size = PAGE_SIZE;
-		resp.status_mmap_offset =
-			rdma_user_mmap_get_offset(uc->status_entry);
 	}
 
+	kite_ib_uctx_resp(uc, udata->outlen, &resp);
 	err = ib_respond_udata(udata, resp);
 	if (err)
 		goto err_remove_status_entry;
@@ -198,6 +214,31 @@ void kite_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	kite_ib_cmd_destroy(to_kdev(ibuc->device), KITE_CMD_DEALLOC_UCTX,
 			    uc->uctx);
+}
+
+/**
+ * kite_ib_query_ucontext() - what another process needs to use a context
+ * @ibuc: the context, imported by a process given a duplicate of the
+ *	command file (ibv_import_device())
+ * @attrs: where KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX goes
+ *
+ * The answer is the context's struct kite_ib_alloc_ucontext_resp: the
+ * same doorbell and status pages, mapped again by the importer.
+ *
+ * Return: 0 or the errno of the copy.
+ */
+int kite_ib_query_ucontext(struct ib_ucontext *ibuc,
+			   struct uverbs_attr_bundle *attrs)
+{
+	struct kite_ib_alloc_ucontext_resp resp;
+
+	kite_ib_uctx_resp(to_kuctx(ibuc),
+			  uverbs_attr_get_len(attrs,
+					      KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX),
+			  &resp);
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+					     &resp, sizeof(resp));
 }
 
 /**
@@ -288,3 +329,42 @@ void kite_ib_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 				   entry);
 	kfree(entry);
 }
+
+/* KITE_IB_METHOD_PD_QUERY: a PD's device number, for its importer. */
+static int UVERBS_HANDLER(KITE_IB_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs,
+						 KITE_IB_ATTR_QUERY_PD_HANDLE);
+
+	return uverbs_copy_to(attrs, KITE_IB_ATTR_QUERY_PD_RESP_PDN,
+			      &to_kpd(ibpd)->pdn, sizeof(u32));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(KITE_IB_METHOD_PD_QUERY,
+			    UVERBS_ATTR_IDR(KITE_IB_ATTR_QUERY_PD_HANDLE,
+					    UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(kite_ib_pd, UVERBS_OBJECT_PD,
+		   &UVERBS_METHOD(KITE_IB_METHOD_PD_QUERY));
+
+/* An older library's response ends with the doorbell page. */
+#define KITE_IB_UCTX_RESP_MIN						\
+	UVERBS_ATTR_STRUCT(struct kite_ib_alloc_ucontext_resp, db_mmap_offset)
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(kite_ib_query_context, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+						 KITE_IB_UCTX_RESP_MIN,
+						 UA_MANDATORY));
+
+/* The driver's additions to the core's uverbs objects and methods. */
+const struct uapi_definition kite_ib_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &kite_ib_query_context),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &kite_ib_pd),
+	UAPI_DEF_CHAIN(kite_ib_dm_uapi_defs),
+	{}
+};
