@@ -221,6 +221,42 @@ static int kite_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/*
+ * A PD of the user context this one shares (ibv_import_device()): the
+ * kernel confirms the handle names a PD (KITE_IB_METHOD_PD_QUERY).
+ */
+static struct ibv_pd *kite_import_pd(struct ibv_context *ibctx,
+				     uint32_t pd_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_PD, KITE_IB_METHOD_PD_QUERY,
+			       2);
+	struct kite_pd *pd;
+	uint32_t pdn;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	fill_attr_in_obj(cmdb, KITE_IB_ATTR_QUERY_PD_HANDLE, pd_handle);
+	fill_attr_out_ptr(cmdb, KITE_IB_ATTR_QUERY_PD_RESP_PDN, &pdn);
+	err = execute_ioctl(ibctx, cmdb);
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	atomic_init(&pd->refcount, 1);
+	return &pd->ibv_pd;
+}
+
+/* The PD stays; only this process's handle on it goes. */
+static void kite_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_kite_pd(ibpd));
+}
+
 static struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				  uint64_t hca_va, int access)
 {
@@ -301,6 +337,29 @@ static int kite_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/* An MR of the shared user context: its keys and length from the kernel. */
+static struct ibv_mr *kite_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	err = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static void kite_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
+}
+
 /* An mmap() offset the kernel gave: mmap() takes a signed off_t. */
 static bool kite_mmap_offset_ok(uint64_t offset)
 {
@@ -364,6 +423,34 @@ static int kite_memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
 	return 0;
 }
 
+/*
+ * Map @length bytes of device memory (whole pages) at the mmap() offset
+ * the kernel gave; 0 or an errno.
+ */
+static int kite_dm_map(struct ibv_context *ibctx, struct kite_dm *dm,
+		       uint64_t offset, uint64_t length)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	if (!kite_mmap_offset_ok(offset) || !length ||
+	    length > SIZE_MAX - page) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "device memory: invalid mmap offset 0x%llx or length %llu\n",
+			  (unsigned long long)offset,
+			  (unsigned long long)length);
+		return EINVAL;
+	}
+	dm->length = length;
+	dm->map_len = align(length, page);
+	dm->va = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      ibctx->cmd_fd, offset);
+	if (dm->va == MAP_FAILED)
+		return errno;
+	dm->vdm.dm.memcpy_to_dm = kite_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = kite_memcpy_from_dm;
+	return 0;
+}
+
 static struct ibv_dm *kite_alloc_dm(struct ibv_context *ibctx,
 				    struct ibv_alloc_dm_attr *attr)
 {
@@ -393,23 +480,9 @@ static struct ibv_dm *kite_alloc_dm(struct ibv_context *ibctx,
 	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, cmdb);
 	if (err)
 		goto err_free;
-	if (!kite_mmap_offset_ok(offset)) {
-		verbs_err(verbs_get_ctx(ibctx),
-			  "alloc_dm: invalid mmap offset 0x%llx\n",
-			  (unsigned long long)offset);
-		err = EINVAL;
+	err = kite_dm_map(ibctx, dm, offset, attr->length);
+	if (err)
 		goto err_free_dm;
-	}
-	dm->length = attr->length;
-	dm->map_len = align(attr->length, page);
-	dm->va = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      ibctx->cmd_fd, offset);
-	if (dm->va == MAP_FAILED) {
-		err = errno;
-		goto err_free_dm;
-	}
-	dm->vdm.dm.memcpy_to_dm = kite_memcpy_to_dm;
-	dm->vdm.dm.memcpy_from_dm = kite_memcpy_from_dm;
 	return &dm->vdm.dm;
 
 err_free_dm:
@@ -432,6 +505,50 @@ static int kite_free_dm(struct ibv_dm *ibdm)
 	munmap(dm->va, dm->map_len);
 	free(dm);
 	return 0;
+}
+
+/*
+ * Device memory of the shared user context: the kernel gives its mmap()
+ * offset and length (KITE_IB_METHOD_DM_QUERY); this process maps it too.
+ */
+static struct ibv_dm *kite_import_dm(struct ibv_context *ibctx,
+				     uint32_t dm_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, KITE_IB_METHOD_DM_QUERY,
+			       3);
+	uint64_t offset = 0, length = 0;
+	struct kite_dm *dm;
+	int err;
+
+	dm = calloc(1, sizeof(*dm));
+	if (!dm)
+		return NULL;
+	fill_attr_in_obj(cmdb, KITE_IB_ATTR_QUERY_DM_HANDLE, dm_handle);
+	fill_attr_out_ptr(cmdb, KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			  &offset);
+	fill_attr_out_ptr(cmdb, KITE_IB_ATTR_QUERY_DM_RESP_LENGTH, &length);
+	err = execute_ioctl(ibctx, cmdb);
+	if (!err)
+		err = kite_dm_map(ibctx, dm, offset, length);
+	if (err) {
+		free(dm);
+		errno = err;
+		return NULL;
+	}
+	dm->vdm.dm.context = ibctx;
+	dm->vdm.dm.handle = dm_handle;
+	dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
+	dm->vdm.handle = dm_handle;
+	return &dm->vdm.dm;
+}
+
+/* The allocation stays; this process's mapping of it goes. */
+static void kite_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct kite_dm *dm = to_kite_dm(ibdm);
+
+	munmap(dm->va, dm->map_len);
+	free(dm);
 }
 
 /* Zero-based, as libibverbs requires; dereg_mr as for any MR. */
@@ -532,6 +649,9 @@ static const struct verbs_context_ops kite_context_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = kite_free_context,
 	.free_dm = kite_free_dm,
+	.import_dm = kite_import_dm,
+	.import_mr = kite_import_mr,
+	.import_pd = kite_import_pd,
 	.modify_cq = kite_modify_cq,
 	.modify_qp = kite_modify_qp,
 	.modify_srq = kite_modify_srq,
@@ -549,12 +669,15 @@ static const struct verbs_context_ops kite_context_ops = {
 	.req_notify_cq = kite_req_notify_cq,
 	.rereg_mr = kite_rereg_mr,
 	.resize_cq = kite_resize_cq,
+	.unimport_dm = kite_unimport_dm,
+	.unimport_mr = kite_unimport_mr,
+	.unimport_pd = kite_unimport_pd,
 };
 
 /* Returns 0 or the errno describing what is wrong with the response. */
 static int
 kite_check_ucontext_resp(struct kite_context *ctx,
-			 const struct ukite_alloc_ucontext_resp *resp)
+			 const struct kite_ib_alloc_ucontext_resp *resp)
 {
 	uint32_t db_page_size = resp->db_page_size;
 
@@ -593,6 +716,51 @@ kite_check_ucontext_resp(struct kite_context *ctx,
 	return 0;
 }
 
+/*
+ * Map what the kernel's answer (ALLOC_UCONTEXT, or QUERY_CONTEXT for an
+ * imported context) names: the doorbell page and the status page.
+ */
+static int kite_set_context(struct kite_context *ctx,
+			    const struct kite_ib_alloc_ucontext_resp *resp)
+{
+	int cmd_fd = ctx->ibv_ctx.context.cmd_fd;
+	int err;
+
+	err = kite_check_ucontext_resp(ctx, resp);
+	if (err)
+		return err;
+
+	ctx->db_page_size = resp->db_page_size;
+	ctx->db_page = mmap(NULL, ctx->db_page_size, PROT_WRITE, MAP_SHARED,
+			    cmd_fd, (off_t)resp->db_mmap_offset);
+	if (ctx->db_page == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "doorbell page mmap failed: %d\n",
+			  err);
+		return err;
+	}
+
+	if (resp->comp_mask & KITE_IB_UCTX_RESP_STATUS_PAGE) {
+		void *page = mmap(NULL, resp->status_page_size, PROT_READ,
+				  MAP_SHARED, cmd_fd,
+				  (off_t)resp->status_mmap_offset);
+
+		if (page == MAP_FAILED) {
+			err = errno;
+			verbs_err(&ctx->ibv_ctx,
+				  "status page mmap failed: %d\n", err);
+			munmap(ctx->db_page, ctx->db_page_size);
+			return err;
+		}
+		ctx->status = page;
+		ctx->status_size = resp->status_page_size;
+	}
+
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);
+	return 0;
+}
+
 static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
 						void *private_data)
@@ -610,46 +778,50 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 
 	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
+	if (!err)
+		err = kite_set_context(ctx, &resp.drv_payload);
 	if (err)
 		goto err_uninit;
-
-	err = kite_check_ucontext_resp(ctx, &resp);
-	if (err)
-		goto err_uninit;
-
-	ctx->db_page_size = resp.db_page_size;
-	ctx->db_page = mmap(NULL, ctx->db_page_size, PROT_WRITE, MAP_SHARED,
-			    cmd_fd, (off_t)resp.db_mmap_offset);
-	if (ctx->db_page == MAP_FAILED) {
-		err = errno;
-		verbs_err(&ctx->ibv_ctx, "doorbell page mmap failed: %d\n",
-			  err);
-		goto err_uninit;
-	}
-
-	if (resp.comp_mask & KITE_IB_UCTX_RESP_STATUS_PAGE) {
-		void *page = mmap(NULL, resp.status_page_size, PROT_READ,
-				  MAP_SHARED, cmd_fd,
-				  (off_t)resp.status_mmap_offset);
-
-		if (page == MAP_FAILED) {
-			err = errno;
-			verbs_err(&ctx->ibv_ctx,
-				  "status page mmap failed: %d\n", err);
-			munmap(ctx->db_page, ctx->db_page_size);
-			goto err_uninit;
-		}
-		ctx->status = page;
-		ctx->status_size = resp.status_page_size;
-	}
-
-	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
-	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);
-
 	return &ctx->ibv_ctx;
 
 err_uninit:
 	/* Closes cmd_fd, which also destroys the kernel's ucontext. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+/*
+ * ibv_import_device(): another process's context, through a duplicate of
+ * its command file. Both share the kernel's user context, so its doorbell
+ * and status pages, as QUERY_CONTEXT names them.
+ */
+static struct verbs_context *kite_import_context(struct ibv_device *ibdev,
+						 int cmd_fd)
+{
+	struct kite_ib_alloc_ucontext_resp resp = {};
+	DECLARE_COMMAND_BUFFER_LINK(driver_attr, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
+	struct kite_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_KITE);
+	if (!ctx)
+		return NULL;
+
+	fill_attr_out_ptr(driver_attr, KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+			  &resp);
+	err = ibv_cmd_query_context(&ctx->ibv_ctx.context, driver_attr);
+	if (!err)
+		err = kite_set_context(ctx, &resp);
+	if (err)
+		goto err_uninit;
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	/* Closes this duplicate of cmd_fd; the original keeps the context. */
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	errno = err;
@@ -690,6 +862,7 @@ static const struct verbs_device_ops kite_dev_ops = {
 	.alloc_device = kite_alloc_device,
 	.uninit_device = kite_uninit_device,
 	.alloc_context = kite_alloc_context,
+	.import_context = kite_import_context,
 };
 
 PROVIDER_DRIVER(kite, kite_dev_ops);
