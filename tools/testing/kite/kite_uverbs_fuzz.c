@@ -7,7 +7,8 @@
  * for the extended commands) and the ioctl ABI (RDMA_VERBS_IOCTL), so that
  * the core's command and the driver data (include/uapi/rdma/kite-abi.h)
  * can have any size and content. Random sequences of create, modify, query
- * and destroy of PDs, MRs, memory windows, CQs, QPs (RC, UC, UD, GSI, raw
+ * and destroy of PDs, MRs (of user memory, device memory and udmabuf
+ * dma-bufs), memory windows, CQs, QPs (RC, UC, UD, GSI, raw
  * and other types) and AHs, over a table of the handles that are alive, so that
  * sequences mean something (create, then use real handles; sometimes
  * wrong ones); driver data that is valid, valid with one field mutated,
@@ -58,6 +59,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/udmabuf.h>
 
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -115,7 +118,7 @@ enum op {
 	OP_CREATE_AH, OP_DESTROY_AH, OP_ALLOC_MW, OP_DEALLOC_MW,
 	OP_MCAST, OP_SRQ, OP_UNSUPPORTED, OP_RAW_WRITE, OP_IOCTL,
 	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_EVENTS, OP_RACE_DESTROY,
-	OP_DM, OP_COUNT
+	OP_DM, OP_DMABUF, OP_COUNT
 };
 
 static const char *const op_name[OP_COUNT] = {
@@ -129,7 +132,7 @@ static const char *const op_name[OP_COUNT] = {
 	"create_ah", "destroy_ah", "alloc_mw", "dealloc_mw",
 	"attach/detach_mcast", "srq", "other_unsupported", "raw_write",
 	"ioctl_random", "ioctl_query", "mmap", "doorbell", "read_events", "race_destroy",
-	"device_memory",
+	"device_memory", "reg_dmabuf_mr",
 };
 
 /* How often each operation is drawn (single-threaded mix). */
@@ -150,7 +153,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_IOCTL] = 2, [OP_IOCTL_QUERY] = 2, [OP_MMAP] = 3, [OP_DOORBELL] = 6,
 	[OP_EVENTS] = 2,
 	[OP_RACE_DESTROY] = 0,	/* drawn by the threaded mix only */
-	[OP_DM] = 3,
+	[OP_DM] = 3, [OP_DMABUF] = 2,
 };
 
 struct stats {
@@ -1851,7 +1854,10 @@ static int ioctl_exec(struct ctx *c, struct ib_uverbs_ioctl_hdr *h)
 	return ioctl(c->fd, RDMA_VERBS_IOCTL, h) ? -errno : 0;
 }
 
-/* Well-formed ioctl queries that reach the driver: port, context, GIDs. */
+/*
+ * Well-formed ioctl queries that reach the driver: port, context (with the
+ * driver's answer), GIDs, and what an importer asks of a PD or a DM.
+ */
 static int op_ioctl_query(struct rng *r, struct ctx *c)
 {
 	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
@@ -1860,10 +1866,11 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 	struct ib_uverbs_ioctl_hdr *h = (void *)buf;
 	uint64_t n_out = 0;
 	uint32_t port = chance(r, 4) ? (uint32_t)interesting(r, 1) : 1;
+	bool real;
 
 	memset(buf, 0, sizeof(buf));
 	h->driver_id = RDMA_DRIVER_KITE;
-	switch (rnd(r, 4)) {
+	switch (rnd(r, 6)) {
 	case 0:
 		h->object_id = UVERBS_OBJECT_DEVICE;
 		h->method_id = UVERBS_METHOD_QUERY_PORT;
@@ -1885,6 +1892,45 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 		h->attrs[1].attr_id = UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT;
 		h->attrs[1].len = 8;
 		h->attrs[1].data = (uintptr_t)(out + 8);
+		/* The driver's answer (mandatory), of a random length. */
+		if (!chance(r, 8)) {
+			h->num_attrs = 3;
+			h->attrs[2].attr_id =
+				KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX;
+			h->attrs[2].len = rnd(r, 2) ?
+				sizeof(struct kite_ib_alloc_ucontext_resp) :
+				rnd(r, 64);
+			h->attrs[2].data = (uintptr_t)(out + 16);
+		}
+		break;
+	case 4:
+	case 5:
+		/* What an importer asks: a PD's number, a DM's mapping. */
+		tlock(c);
+		h->attrs[0].data = pick(r, c, rnd(r, 2) ? T_PD : T_MR, NULL,
+					&real);
+		tunlock(c);
+		h->attrs[1].len = chance(r, 8) ? rnd(r, 16) : 4;
+		h->attrs[1].data = (uintptr_t)out;
+		h->num_attrs = 2;
+		if (rnd(r, 2)) {
+			h->object_id = UVERBS_OBJECT_PD;
+			h->method_id = KITE_IB_METHOD_PD_QUERY;
+			h->attrs[0].attr_id = KITE_IB_ATTR_QUERY_PD_HANDLE;
+			h->attrs[1].attr_id = KITE_IB_ATTR_QUERY_PD_RESP_PDN;
+		} else {
+			/* DMs live within op_dm(): mostly no such object. */
+			h->object_id = UVERBS_OBJECT_DM;
+			h->method_id = KITE_IB_METHOD_DM_QUERY;
+			h->attrs[0].attr_id = KITE_IB_ATTR_QUERY_DM_HANDLE;
+			h->attrs[1].attr_id =
+				KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET;
+			h->attrs[1].len += 4;
+			h->attrs[2].attr_id = KITE_IB_ATTR_QUERY_DM_RESP_LENGTH;
+			h->attrs[2].len = 8;
+			h->attrs[2].data = (uintptr_t)(out + 64);
+			h->num_attrs = 3;
+		}
 		break;
 	case 2:
 		h->object_id = UVERBS_OBJECT_DEVICE;
@@ -2185,6 +2231,120 @@ static int op_dm(struct rng *r, struct ctx *c)
 	return 0;
 }
 
+/* A dma-buf of @len bytes from udmabuf; its descriptor or -errno. */
+static int dmabuf_make(uint64_t len)
+{
+	struct udmabuf_create cr = { .flags = UDMABUF_FLAGS_CLOEXEC,
+				     .size = len };
+	int memfd, dev, fd = -1, err;
+
+	memfd = memfd_create("kite-fuzz", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0)
+		return -errno;
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev >= 0 && !ftruncate(memfd, len) &&
+	    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		cr.memfd = memfd;
+		fd = ioctl(dev, UDMABUF_CREATE, &cr);
+	}
+	err = errno;
+	if (dev >= 0)
+		close(dev);
+	close(memfd);
+	return fd >= 0 ? fd : -err;
+}
+
+/* UVERBS_METHOD_REG_DMABUF_MR; the MR's handle in *@h. */
+static int dmabuf_mr_ioctl(struct ctx *c, uint32_t pd, uint64_t off,
+			   uint64_t len, uint64_t iova, int fd,
+			   uint32_t access, uint32_t *h)
+{
+	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+		    9 * sizeof(struct ib_uverbs_attr)];
+	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	uint32_t lkey, rkey;
+	int err;
+
+	memset(buf, 0, sizeof(buf));
+	hd->driver_id = RDMA_DRIVER_KITE;
+	hd->object_id = UVERBS_OBJECT_MR;
+	hd->method_id = UVERBS_METHOD_REG_DMABUF_MR;
+	hd->num_attrs = 9;
+	dm_attr(&hd->attrs[0], UVERBS_ATTR_REG_DMABUF_MR_HANDLE, 0, 0);
+	dm_attr(&hd->attrs[1], UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE, 0, pd);
+	dm_attr(&hd->attrs[2], UVERBS_ATTR_REG_DMABUF_MR_OFFSET, 8, off);
+	dm_attr(&hd->attrs[3], UVERBS_ATTR_REG_DMABUF_MR_LENGTH, 8, len);
+	dm_attr(&hd->attrs[4], UVERBS_ATTR_REG_DMABUF_MR_IOVA, 8, iova);
+	dm_attr(&hd->attrs[5], UVERBS_ATTR_REG_DMABUF_MR_FD, 4, (uint32_t)fd);
+	dm_attr(&hd->attrs[6], UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, 4,
+		access);
+	dm_attr(&hd->attrs[7], UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, 4,
+		(uintptr_t)&lkey);
+	dm_attr(&hd->attrs[8], UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, 4,
+		(uintptr_t)&rkey);
+	err = ioctl_exec(c, hd);
+	if (!err)
+		*h = (uint32_t)hd->attrs[0].data;
+	return err;
+}
+
+/*
+ * Memory a dma-buf exports: a udmabuf of 1 .. 16 pages and an MR over it
+ * with random offset, length, I/O virtual address, access and PD, now and
+ * then with another file (none, the verbs device's, a descriptor number
+ * not open). No region outside the buffer, of length 0, or whose I/O
+ * virtual address lies elsewhere in its page than its offset may be
+ * registered. An MR lives within this call (as op_dm()'s) and is
+ * deregistered with the buffer's descriptor closed before or after.
+ */
+static int op_dmabuf(struct rng *r, struct ctx *c)
+{
+	uint64_t size = PAGE * (1 + rnd(r, 16)), off, len, iova;
+	uint32_t pd, mr = 0;
+	int fd, use, err, e2;
+	bool real;
+
+	fd = dmabuf_make(size);
+	if (fd < 0)
+		return fd;
+	off = chance(r, 4) ? interesting(r, 0) : rnd(r, size + 1);
+	if (rnd(r, 2))
+		off &= ~(uint64_t)(PAGE - 1);
+	len = chance(r, 4) ? interesting(r, size) : rnd(r, size + 1);
+	iova = rnd64(r);
+	if (!chance(r, 8))
+		iova = (iova & ~(uint64_t)(PAGE - 1)) | (off & (PAGE - 1));
+	use = fd;
+	if (chance(r, 8))
+		use = rnd(r, 2) ? c->fd : rnd(r, 2) ? -1 : 1000 + (int)rnd(r, 1000);
+	tlock(c);
+	pd = pick(r, c, T_PD, NULL, &real);
+	tunlock(c);
+	err = dmabuf_mr_ioctl(c, pd, off, len, iova, use, access_flags(r),
+			      &mr);
+	if (!err && (use != fd || !len || off + len < off ||
+		     off + len > size ||
+		     (off & (PAGE - 1)) != (iova & (PAGE - 1))))
+		inconsistent("dma-buf MR [%llu, +%llu) at %#llx of a %llu-byte buffer%s registered",
+			     (unsigned long long)off, (unsigned long long)len,
+			     (unsigned long long)iova,
+			     (unsigned long long)size,
+			     use != fd ? ", another file," : "");
+	if (rnd(r, 2)) {
+		close(fd);
+		fd = -1;
+	}
+	if (!err) {
+		e2 = destroy_one(c, T_MR, mr);
+		if (e2)
+			inconsistent("dereg of dma-buf MR %u: %s", mr,
+				     strerror(-e2));
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 /* Device values (prm_wqe.rst) the uapi header does not carry. */
 #define WQE_F_SIGNALED		BIT(8)
 #define WQE_F_INLINE		BIT(11)
@@ -2481,6 +2641,7 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_EVENTS: return op_events(r, c);
 	case OP_RACE_DESTROY: return op_race_destroy(r, c);
 	case OP_DM: return op_dm(r, c);
+	case OP_DMABUF: return op_dmabuf(r, c);
 	default: return -EINVAL;
 	}
 }

@@ -23,26 +23,32 @@
  *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
  *           WRITEs on it, print "held QPN" and keep the QP until standard
  *           input closes (for the QP's counters, rdma statistic qp)
- *   --await-fatal SECONDS: hold a PD, a CQ and an RC QP connected to
- *           itself, print "holding", and wait up to SECONDS for the
- *           context's asynchronous events: succeed when the device goes
- *           away as an application must see it (IBV_EVENT_DEVICE_FATAL,
- *           then ibv_alloc_pd() failing with EIO, and the context closed
- *           cleanly)
+ *   --await-fatal SECONDS: hold a PD, a CQ, an RC QP connected to
+ *           itself, an MR of a dma-buf and (when the device has it)
+ *           device memory under an MR, print "holding", and wait up to
+ *           SECONDS for the context's asynchronous events: succeed when
+ *           the device goes away as an application must see it
+ *           (IBV_EVENT_DEVICE_FATAL, then ibv_alloc_pd() failing with
+ *           EIO, and the context closed cleanly)
  *
  * Copyright (c) 2026 Kite
  */
+#define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/udmabuf.h>
 
 #include <infiniband/driver.h>
 #include <infiniband/verbs.h>
@@ -1308,13 +1314,16 @@ static int hold_qp(struct ibv_context *ctx, int n)
 	return 0;
 }
 
+static int udmabuf_new(size_t len, char **map);
+
 /*
  * --await-fatal SECONDS: what an application holding a context sees when
  * the device goes away (Documentation/infiniband/kite.rst): the async
  * event IBV_EVENT_DEVICE_FATAL, then a verb that needs the device
  * (ibv_alloc_pd()) failing with EIO, and a clean close. It also holds
  * device memory, mapped and under an MR: after the event a copy to it
- * fails with EIO. Returns the exit status.
+ * fails with EIO, and an MR of a dma-buf, deregistered after the event.
+ * Returns the exit status.
  */
 static int await_fatal(struct ibv_context *ctx, int seconds)
 {
@@ -1328,10 +1337,11 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_alloc_dm_attr dma = { .length = 8192 };
 	struct ibv_device_attr_ex da = {};
-	struct ibv_mr *dmmr = NULL;
+	struct ibv_mr *dmmr = NULL, *bufmr = NULL;
 	struct ibv_dm *dm = NULL;
 	struct ibv_pd *pd, *pd2;
-	char fill8k[8192];
+	char fill8k[8192], *map;
+	int dmabuf = -1;
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
 	int ret, fatal = 0, n;
@@ -1350,11 +1360,19 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 		memset(fill8k, 0x6b, sizeof(fill8k));
 		ret = dmmr ? ibv_memcpy_to_dm(dm, 0, fill8k, 8192) : errno;
 	}
+	if (!ret) {
+		dmabuf = udmabuf_new(8192, &map);
+		bufmr = dmabuf < 0 ? NULL :
+			ibv_reg_dmabuf_mr(pd, 0, 8192, 0, dmabuf,
+					  IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_WRITE);
+		ret = bufmr ? 0 : dmabuf < 0 ? -dmabuf : errno;
+	}
 	if (ret) {
 		fprintf(stderr, "await-fatal: set-up failed: %s\n", strerror(ret));
 		return 1;
 	}
-	printf("holding QP %u%s\n", qp->qp_num,
+	printf("holding QP %u, an MR of a dma-buf%s\n", qp->qp_num,
 	       dm ? " and 8 KiB of device memory under an MR" : "");
 	fflush(stdout);
 	/* Events until the fatal one; the others are printed too. */
@@ -1400,6 +1418,9 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 		ibv_dereg_mr(dmmr);
 	if (dm)
 		ibv_free_dm(dm);
+	ibv_dereg_mr(bufmr);
+	close(dmabuf);
+	munmap(map, 8192);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
@@ -3236,6 +3257,408 @@ out:
 }
 
 /*
+ * A dma-buf of @len bytes from udmabuf (the kernel's exporter of memfd
+ * pages, CONFIG_UDMABUF), with the pages mapped at *@map for the CPU's
+ * view. Returns the dma-buf's file descriptor or -errno.
+ */
+static int udmabuf_new(size_t len, char **map)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
+				    .size = len };
+	int memfd, dev, fd = -1, err;
+
+	memfd = memfd_create("kite-dmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0)
+		return -errno;
+	*map = MAP_FAILED;
+	dev = -1;
+	if (ftruncate(memfd, len) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		goto out;
+	*map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (*map == MAP_FAILED)
+		goto out;
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		goto out;
+	c.memfd = memfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+out:
+	err = errno;
+	if (dev >= 0)
+		close(dev);
+	close(memfd);
+	if (fd >= 0)
+		return fd;
+	if (*map != MAP_FAILED)
+		munmap(*map, len);
+	return -err;
+}
+
+static int rr_raw(struct ibv_mr *mr, uint32_t flags, uint64_t start,
+		  uint64_t len, uint32_t pd_handle, uint32_t access,
+		  uint64_t drv);
+
+/* ibv_reg_dmabuf_mr() that must fail with @want. */
+static void dmabuf_mr_bad(struct ibv_pd *pd, uint64_t off, size_t len,
+			  uint64_t iova, int fd, int access, int want,
+			  const char *what)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(pd, off, len, iova, fd, access);
+	report(!mr && errno == want, "dma-buf MR: %s: %s (want %s)", what,
+	       mr ? "registered" : strerror(errno), strerror(want));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+#define DMABUF_LEN	(64 * 1024)
+#define DMABUF_OFF	8192		/* where the MR starts in the buffer */
+#define DMABUF_MR_LEN	(32 * 1024)
+#define DMABUF_IOVA	0x7e0000000000ULL
+
+/*
+ * Memory a dma-buf exports, registered with ibv_reg_dmabuf_mr(): the
+ * kernel's refusals, then with the buffer's descriptor closed (the MR
+ * holds the buffer) RDMA WRITE into it over several pages, READ from it,
+ * its lkey as the source of a WRITE, FETCH_ADD on it, an access rights
+ * change in place (REREG_MR: the pages are not pinned again), and a
+ * WRITE past its end refused; what the device wrote is what the CPU sees
+ * in the memfd's pages.
+ */
+static void test_dmabuf(struct ibv_context *ctx)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	static char buf[32768];
+	struct ibv_mr *mr = NULL, *ro = NULL;
+	char *map = MAP_FAILED, *win;
+	struct qpx_loop l = {};
+	uint64_t word;
+	struct ibv_wc wc[1];
+	int ret, n, fd;
+
+	fd = udmabuf_new(DMABUF_LEN, &map);
+	report(fd >= 0, "dma-buf: 64 KiB from /dev/udmabuf: %s",
+	       fd >= 0 ? "ok" : strerror(-fd));
+	if (fd < 0)
+		return;
+	win = map + DMABUF_OFF;
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, QPX_RC_OPS, buf, sizeof(buf),
+			    rw);
+	ret = ret ?: rc_self_connect(l.qp);
+	report(!ret, "dma-buf: an RC QP connected to itself: %s", strerror(ret));
+	if (ret)
+		goto out;
+
+	dmabuf_mr_bad(l.pd, 0, 4096, 0, -1, rw, EBADF, "no file");
+	dmabuf_mr_bad(l.pd, 0, 4096, 0, ctx->cmd_fd, rw, EINVAL,
+		      "a file that is no dma-buf (the verbs device)");
+	dmabuf_mr_bad(l.pd, DMABUF_LEN - 4096, 8192, 0, fd, rw, EINVAL,
+		      "past the buffer's end");
+	dmabuf_mr_bad(l.pd, UINT64_MAX - 4095, 8192, 0, fd, rw, EINVAL,
+		      "an offset whose end wraps");
+	dmabuf_mr_bad(l.pd, 0, 0, 0, fd, rw, EINVAL, "length 0");
+	dmabuf_mr_bad(l.pd, 100, 4096, 200, fd, rw, EINVAL,
+		      "iova at another offset in its page than the region");
+	dmabuf_mr_bad(l.pd, 0, 4096, 0, fd, IBV_ACCESS_REMOTE_WRITE, EINVAL,
+		      "remote write without local write");
+
+	mr = ibv_reg_dmabuf_mr(l.pd, DMABUF_OFF, DMABUF_MR_LEN, DMABUF_IOVA,
+			       fd, rw);
+	ro = ibv_reg_dmabuf_mr(l.pd, DMABUF_OFF, 4096, DMABUF_IOVA, fd,
+			       IBV_ACCESS_REMOTE_READ);
+	report(mr && ro, "dma-buf: MRs over 32 KiB from offset 8 KiB, and 4 KiB read-only: %s",
+	       mr && ro ? "registered" : strerror(errno));
+	/* The MRs hold the buffer: the descriptor is not needed any more. */
+	close(fd);
+	fd = -1;
+	if (!mr || !ro)
+		goto out;
+
+	/* WRITE of 16 KiB from the host buffer at iova + 100: five pages. */
+	fill(buf, 16384, 31);
+	memset(win, 0, DMABUF_MR_LEN);
+	qpx_start(l.qpx, 90);
+	ibv_wr_rdma_write(l.qpx, mr->rkey, DMABUF_IOVA + 100);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 16384);
+	n = qpx_go(&l, 90, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(win + 100, buf, 16384) && !win[99] && !win[100 + 16384],
+	       "dma-buf: RDMA WRITE of 16 KiB into the MR lands in the buffer's pages (%s, %d)",
+	       strerror(ret), n);
+	/* READ of the MR's last 256 bytes, written by the CPU. */
+	fill(win + DMABUF_MR_LEN - 256, 256, 32);
+	qpx_start(l.qpx, 91);
+	ibv_wr_rdma_read(l.qpx, mr->rkey, DMABUF_IOVA + DMABUF_MR_LEN - 256);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 16384, 256);
+	n = qpx_go(&l, 91, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_READ) &&
+	       !memcmp(buf + 16384, win + DMABUF_MR_LEN - 256, 256),
+	       "dma-buf: RDMA READ of the MR's last 256 bytes (%s, %d)",
+	       strerror(ret), n);
+	/* The MR's lkey as the source of a WRITE into the host buffer. */
+	qpx_start(l.qpx, 92);
+	ibv_wr_rdma_write(l.qpx, l.rkey, (uintptr_t)buf + 20480);
+	ibv_wr_set_sge(l.qpx, mr->lkey, DMABUF_IOVA + 4000, 1024);
+	n = qpx_go(&l, 92, false, wc, &ret);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(buf + 20480, win + 4000, 1024),
+	       "dma-buf: an SGE of the MR, across a page boundary, as a WRITE's source (%s, %d)",
+	       strerror(ret), n);
+	/* FETCH_ADD on a word of the buffer. */
+	word = 0x1112131415161718ULL;
+	memcpy(win + 8192, &word, 8);
+	qpx_start(l.qpx, 93);
+	ibv_wr_atomic_fetch_add(l.qpx, mr->rkey, DMABUF_IOVA + 8192, 0x100);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 24576, 8);
+	n = qpx_go(&l, 93, false, wc, &ret);
+	memcpy(&word, win + 8192, 8);
+	report(n == 1 && wc_is(&wc[0], IBV_WC_FETCH_ADD) &&
+	       word == 0x1112131415161818ULL &&
+	       !memcmp(buf + 24576, "\x18\x17\x16\x15\x14\x13\x12\x11", 8),
+	       "dma-buf: FETCH_ADD on the MR: added in the buffer, original returned (%s, %d)",
+	       strerror(ret), n);
+	/*
+	 * Read-only made writable in place: the same pages, now written.
+	 * libibverbs re-registers only MRs of user memory; the command can
+	 * name any MR.
+	 */
+	ret = rr_raw(ro, IBV_REREG_MR_CHANGE_ACCESS, 0, 0, 0,
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0);
+	report(!ret, "dma-buf: the read-only MR made writable (REREG_MR, access only): %s",
+	       ret < 0 ? "new keys" : strerror(ret));
+	n = 0;
+	if (!ret) {
+		qpx_start(l.qpx, 94);
+		ibv_wr_rdma_write(l.qpx, ro->rkey, DMABUF_IOVA + 64);
+		ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf + 1000, 128);
+		n = qpx_go(&l, 94, false, wc, &ret);
+	}
+	report(n == 1 && wc_is(&wc[0], IBV_WC_RDMA_WRITE) &&
+	       !memcmp(win + 64, buf + 1000, 128),
+	       "dma-buf: an RDMA WRITE through the re-registered MR (%s, %d)",
+	       strerror(ret), n);
+	/* Past the MR's end: a remote access error, nothing written. */
+	memset(map + DMABUF_OFF + DMABUF_MR_LEN, 0, 64);
+	qpx_start(l.qpx, 95);
+	ibv_wr_rdma_write(l.qpx, mr->rkey, DMABUF_IOVA + DMABUF_MR_LEN - 8);
+	ibv_wr_set_sge(l.qpx, l.lkey, (uintptr_t)buf, 16);
+	n = qpx_go(&l, 95, false, wc, &ret);
+	report(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR &&
+	       !map[DMABUF_OFF + DMABUF_MR_LEN],
+	       "dma-buf: an RDMA WRITE past the MR's end: %s (%s, %d)",
+	       n == 1 ? ibv_wc_status_str(wc[0].status) : "no completion",
+	       strerror(ret), n);
+out:
+	if (ro) {
+		ret = ibv_dereg_mr(ro);
+		report(!ret, "dma-buf: the second MR deregistered: %s", strerror(ret));
+	}
+	if (mr) {
+		ret = ibv_dereg_mr(mr);
+		report(!ret, "dma-buf: the MR deregistered: %s", strerror(ret));
+	}
+	if (fd >= 0)
+		close(fd);
+	qpx_loop_free(&l);
+	munmap(map, DMABUF_LEN);
+}
+
+/* An RDMA WRITE of @len bytes on an RC QP connected to itself; 0 or why not. */
+static int write_self(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t lkey,
+		      const void *src, uint32_t rkey, void *dst, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len,
+			       .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1e, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)dst, .rkey = rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = ibv_post_send(qp, &wr, &bad);
+	if (ret)
+		return ret;
+	ret = poll_one(cq, &wc) == 1 ? 0 : ETIMEDOUT;
+	if (!ret && (wc.status != IBV_WC_SUCCESS || wc.wr_id != 0x1e))
+		ret = EIO;
+	return ret;
+}
+
+/* ibv_import_pd() that must fail with @want. */
+static void import_pd_bad(struct ibv_context *ctx, uint32_t handle, int want,
+			  const char *what)
+{
+	struct ibv_pd *pd;
+
+	errno = 0;
+	pd = ibv_import_pd(ctx, handle);
+	report(!pd && errno == want, "import: PD of %s: %s (want %s)", what,
+	       pd ? "imported" : strerror(errno), strerror(want));
+	if (pd)
+		ibv_unimport_pd(pd);
+}
+
+/*
+ * One user context in two: a duplicate of the command file imported as a
+ * second context (ibv_import_device()), the first one's PD, MR and device
+ * memory imported into it and used there (a QP of the second context on
+ * the imported PD writes with the imported MR's keys; copies through one
+ * DM handle read back through the other), an MR registered through the
+ * second imported into the first, handles that are no such object
+ * refused, and after the unimports and the second context's close the
+ * first one's objects still work.
+ */
+static void test_import(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_alloc_dm_attr dma = { .length = 8192 };
+	struct ibv_device_attr_ex da = {};
+	struct ibv_mr *mr2 = NULL, *mrb = NULL, *mrb1 = NULL;
+	struct ibv_dm *dm = NULL, *dm2 = NULL;
+	struct ibv_context *ctx2 = NULL;
+	static char buf[16384], bufb[4096];
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_qp *qp2 = NULL;
+	struct ibv_cq *cq2 = NULL;
+	struct qpx_loop l = {};
+	char got[256];
+	int ret, fd;
+
+	ret = qpx_loop_init(ctx, &l, IBV_QPT_RC, QPX_RC_OPS, buf, sizeof(buf),
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ret = ret ?: rc_self_connect(l.qp);
+	report(!ret, "import: a PD, an MR and an RC QP in the first context: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+
+	errno = 0;
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ctx2 = fd < 0 ? NULL : ibv_import_device(fd);
+	report(!ctx2, "import: ibv_import_device() of a file that is no verbs device fails (%s)",
+	       ctx2 ? "imported" : strerror(errno));
+	if (ctx2)
+		ibv_close_device(ctx2);
+	close(fd);
+	fd = dup(ctx->cmd_fd);
+	ctx2 = fd < 0 ? NULL : ibv_import_device(fd);
+	report(!!ctx2, "import: a duplicate of the command file imported as a second context: %s",
+	       ctx2 ? "ok" : strerror(errno));
+	if (!ctx2) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+
+	import_pd_bad(ctx2, 0x7fffff, ENOENT, "a handle no object has");
+	import_pd_bad(ctx2, l.mr->handle, EINVAL, "an MR's handle");
+	pd2 = ibv_import_pd(ctx2, l.pd->handle);
+	errno = 0;
+	mr2 = pd2 ? ibv_import_mr(pd2, 0x7fffff) : NULL;
+	report(pd2 && !mr2 && errno == ENOENT,
+	       "import: an MR of a handle no object has: %s (want ENOENT)",
+	       mr2 ? "imported" : strerror(errno));
+	if (mr2)
+		ibv_unimport_mr(mr2);
+	mr2 = pd2 ? ibv_import_mr(pd2, l.mr->handle) : NULL;
+	report(pd2 && pd2->handle == l.pd->handle && mr2 &&
+	       mr2->lkey == l.mr->lkey && mr2->rkey == l.mr->rkey &&
+	       mr2->length == sizeof(buf) && mr2->pd == pd2,
+	       "import: the PD and the MR: the same handle, keys and length (%s)",
+	       mr2 ? "ok" : strerror(errno));
+	if (!mr2)
+		goto out;
+
+	/* The second context's own QP, on the imported PD and MR. */
+	cq2 = ibv_create_cq(ctx2, 8, NULL, NULL, 0);
+	qa.send_cq = cq2;
+	qa.recv_cq = cq2;
+	qp2 = cq2 ? ibv_create_qp(pd2, &qa) : NULL;
+	ret = qp2 ? rc_self_connect(qp2) : errno;
+	fill(buf, 4096, 41);
+	memset(buf + 4096, 0, 4096);
+	ret = ret ?: write_self(qp2, cq2, mr2->lkey, buf, mr2->rkey,
+				buf + 4096, 4096);
+	report(!ret && !memcmp(buf, buf + 4096, 4096),
+	       "import: the second context's QP on the imported PD writes with the MR's keys: %s",
+	       strerror(ret));
+
+	/* The other way: an MR of the second context, imported into the first. */
+	mrb = ibv_reg_mr(pd2, bufb, sizeof(bufb), IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	mrb1 = mrb ? ibv_import_mr(l.pd, mrb->handle) : NULL;
+	memset(bufb, 0, sizeof(bufb));
+	ret = mrb1 ? write_self(l.qp, l.cq, l.lkey, buf, mrb1->rkey, bufb,
+				sizeof(bufb)) : errno;
+	report(!ret && !memcmp(bufb, buf, sizeof(bufb)),
+	       "import: an MR of the second context, imported into the first, takes a WRITE: %s",
+	       strerror(ret));
+
+	if (!ibv_query_device_ex(ctx, NULL, &da) && da.max_dm_size)
+		dm = ibv_alloc_dm(ctx, &dma);
+	errno = 0;
+	dm2 = dm ? ibv_import_dm(ctx2, 0x7fffff) : NULL;
+	report(dm && !dm2 && errno == ENOENT,
+	       "import: device memory of a handle no object has: %s (want ENOENT)",
+	       dm2 ? "imported" : strerror(errno));
+	if (dm2)
+		ibv_unimport_dm(dm2);
+	dm2 = dm ? ibv_import_dm(ctx2, dm->handle) : NULL;
+	fill(buf, 256, 42);
+	ret = dm2 ? ibv_memcpy_to_dm(dm, 8192 - 256, buf, 256) : errno;
+	ret = ret ?: ibv_memcpy_from_dm(got, dm2, 8192 - 256, 256);
+	report(!ret && !memcmp(got, buf, 256),
+	       "import: 8 KiB of device memory imported: what one handle wrote the other reads: %s",
+	       strerror(ret));
+	ret = dm2 ? ibv_memcpy_to_dm(dm2, 8192, buf, 4) : 0;
+	report(ret == EFAULT,
+	       "import: the imported DM keeps the allocation's bounds: %s (want EFAULT)",
+	       strerror(ret));
+out:
+	if (dm2)
+		ibv_unimport_dm(dm2);
+	if (mrb1)
+		ibv_unimport_mr(mrb1);
+	if (mrb)
+		ibv_dereg_mr(mrb);
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (mr2)
+		ibv_unimport_mr(mr2);
+	if (pd2)
+		ibv_unimport_pd(pd2);
+	if (ctx2) {
+		ret = ibv_close_device(ctx2);
+		report(!ret, "import: the second context closed: %s",
+		       strerror(ret ? errno : 0));
+		/* The first context and its objects are still there. */
+		memset(buf + 8192, 0, 4096);
+		ret = write_self(l.qp, l.cq, l.lkey, buf, l.rkey, buf + 8192,
+				 4096);
+		report(!ret && !memcmp(buf, buf + 8192, 4096),
+		       "import: the first context's QP and MR work after the second closed: %s",
+		       strerror(ret));
+	}
+	if (dm) {
+		ret = ibv_free_dm(dm);
+		report(!ret, "import: the device memory freed: %s", strerror(ret));
+	}
+	qpx_loop_free(&l);
+}
+
+/*
  * A UD QP created without send SGEs or inline data: its WQE is the control
  * segment and the address vector, with no room for data. The kernel says
  * so (max_send_sge 0), and an SGE is refused (EINVAL).
@@ -5044,6 +5467,8 @@ int main(int argc, char **argv)
 		test_qp_ex_flush(ctx);
 		test_qp_ex_ud(ctx);
 		test_dm(ctx);
+		test_dmabuf(ctx);
+		test_import(ctx);
 	}
 	test_mw(ctx, &da, data);
 	test_rereg(ctx, &da, data);
