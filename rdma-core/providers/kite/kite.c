@@ -761,10 +761,17 @@ static int kite_set_context(struct kite_context *ctx,
 	return 0;
 }
 
-static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
-						int cmd_fd,
-						void *private_data)
+/*
+ * A context of @cmd_fd: a new kernel user context (ALLOC_UCONTEXT), or
+ * with @import the one another process's duplicate of the file shares
+ * (QUERY_CONTEXT, ibv_import_device()); the kernel's answer names the same
+ * doorbell and status pages either way.
+ */
+static struct verbs_context *kite_open_context(struct ibv_device *ibdev,
+					       int cmd_fd, bool import)
 {
+	DECLARE_COMMAND_BUFFER_LINK(driver_attr, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
 	struct ukite_alloc_ucontext_resp resp = {};
 	struct ukite_alloc_ucontext cmd = {};
 	struct kite_context *ctx;
@@ -776,8 +783,17 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
-				  &resp.ibv_resp, sizeof(resp));
+	if (import) {
+		fill_attr_out_ptr(driver_attr,
+				  KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+				  &resp.drv_payload);
+		err = ibv_cmd_query_context(&ctx->ibv_ctx.context,
+					    driver_attr);
+	} else {
+		err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd,
+					  sizeof(cmd), &resp.ibv_resp,
+					  sizeof(resp));
+	}
 	if (!err)
 		err = kite_set_context(ctx, &resp.drv_payload);
 	if (err)
@@ -785,47 +801,27 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 	return &ctx->ibv_ctx;
 
 err_uninit:
-	/* Closes cmd_fd, which also destroys the kernel's ucontext. */
+	/*
+	 * Closes cmd_fd: a new context is destroyed with it, an imported one
+	 * stays with the other holders of the file.
+	 */
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	errno = err;
 	return NULL;
 }
 
-/*
- * ibv_import_device(): another process's context, through a duplicate of
- * its command file. Both share the kernel's user context, so its doorbell
- * and status pages, as QUERY_CONTEXT names them.
- */
+static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	return kite_open_context(ibdev, cmd_fd, false);
+}
+
 static struct verbs_context *kite_import_context(struct ibv_device *ibdev,
 						 int cmd_fd)
 {
-	struct kite_ib_alloc_ucontext_resp resp = {};
-	DECLARE_COMMAND_BUFFER_LINK(driver_attr, UVERBS_OBJECT_DEVICE,
-				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
-	struct kite_context *ctx;
-	int err;
-
-	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   RDMA_DRIVER_KITE);
-	if (!ctx)
-		return NULL;
-
-	fill_attr_out_ptr(driver_attr, KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
-			  &resp);
-	err = ibv_cmd_query_context(&ctx->ibv_ctx.context, driver_attr);
-	if (!err)
-		err = kite_set_context(ctx, &resp);
-	if (err)
-		goto err_uninit;
-	return &ctx->ibv_ctx;
-
-err_uninit:
-	/* Closes this duplicate of cmd_fd; the original keeps the context. */
-	verbs_uninit_context(&ctx->ibv_ctx);
-	free(ctx);
-	errno = err;
-	return NULL;
+	return kite_open_context(ibdev, cmd_fd, true);
 }
 
 static struct verbs_device *kite_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
