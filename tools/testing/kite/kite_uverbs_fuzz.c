@@ -2042,21 +2042,43 @@ static void dm_attr(struct ib_uverbs_attr *a, uint16_t id, uint16_t len,
 	a->data = data;
 }
 
+/* A well-formed ioctl of @n attributes to fill in @buf, of @size bytes. */
+static struct ib_uverbs_ioctl_hdr *ioctl_start(uint8_t *buf, size_t size,
+					       uint16_t object, uint16_t method,
+					       uint16_t n)
+{
+	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+
+	memset(buf, 0, size);
+	hd->driver_id = RDMA_DRIVER_KITE;
+	hd->object_id = object;
+	hd->method_id = method;
+	hd->num_attrs = n;
+	return hd;
+}
+
+/* Run a creating ioctl: the new object's handle (attribute 0) in *@h. */
+static int ioctl_create(struct ctx *c, struct ib_uverbs_ioctl_hdr *hd,
+			uint32_t *h)
+{
+	int err = ioctl_exec(c, hd);
+
+	if (!err)
+		*h = (uint32_t)hd->attrs[0].data;
+	return err;
+}
+
 /* UVERBS_METHOD_DM_ALLOC; the new handle in *@h, the mmap offset in *@off. */
 static int dm_alloc_ioctl(struct rng *r, struct ctx *c, uint64_t len,
 			  uint32_t align, uint32_t *h, uint64_t *off)
 {
 	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
 		    4 * sizeof(struct ib_uverbs_attr)];
-	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	struct ib_uverbs_ioctl_hdr *hd = ioctl_start(buf, sizeof(buf),
+						     UVERBS_OBJECT_DM,
+						     UVERBS_METHOD_DM_ALLOC, 3);
 	uint16_t olen = 8;
-	int err;
 
-	memset(buf, 0, sizeof(buf));
-	hd->driver_id = RDMA_DRIVER_KITE;
-	hd->object_id = UVERBS_OBJECT_DM;
-	hd->method_id = UVERBS_METHOD_DM_ALLOC;
-	hd->num_attrs = 3;
 	dm_attr(&hd->attrs[0], UVERBS_ATTR_ALLOC_DM_HANDLE, 0, 0);
 	dm_attr(&hd->attrs[1], UVERBS_ATTR_ALLOC_DM_LENGTH, 8, len);
 	dm_attr(&hd->attrs[2], UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 4, align);
@@ -2068,10 +2090,7 @@ static int dm_alloc_ioctl(struct rng *r, struct ctx *c, uint64_t len,
 			KITE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, olen,
 			(uintptr_t)off);
 	}
-	err = ioctl_exec(c, hd);
-	if (!err)
-		*h = (uint32_t)hd->attrs[0].data;
-	return err;
+	return ioctl_create(c, hd, h);
 }
 
 /* UVERBS_METHOD_DM_MR_REG over DM @dm in PD @pd; the MR's handle in *@h. */
@@ -2080,15 +2099,11 @@ static int dm_mr_ioctl(struct ctx *c, uint32_t pd, uint32_t dm, uint64_t off,
 {
 	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
 		    8 * sizeof(struct ib_uverbs_attr)];
-	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	struct ib_uverbs_ioctl_hdr *hd = ioctl_start(buf, sizeof(buf),
+						     UVERBS_OBJECT_MR,
+						     UVERBS_METHOD_DM_MR_REG, 8);
 	uint32_t lkey, rkey;
-	int err;
 
-	memset(buf, 0, sizeof(buf));
-	hd->driver_id = RDMA_DRIVER_KITE;
-	hd->object_id = UVERBS_OBJECT_MR;
-	hd->method_id = UVERBS_METHOD_DM_MR_REG;
-	hd->num_attrs = 8;
 	dm_attr(&hd->attrs[0], UVERBS_ATTR_REG_DM_MR_HANDLE, 0, 0);
 	dm_attr(&hd->attrs[1], UVERBS_ATTR_REG_DM_MR_OFFSET, 8, off);
 	dm_attr(&hd->attrs[2], UVERBS_ATTR_REG_DM_MR_LENGTH, 8, len);
@@ -2099,10 +2114,7 @@ static int dm_mr_ioctl(struct ctx *c, uint32_t pd, uint32_t dm, uint64_t off,
 		(uintptr_t)&lkey);
 	dm_attr(&hd->attrs[7], UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4,
 		(uintptr_t)&rkey);
-	err = ioctl_exec(c, hd);
-	if (!err)
-		*h = (uint32_t)hd->attrs[0].data;
-	return err;
+	return ioctl_create(c, hd, h);
 }
 
 /* UVERBS_METHOD_DM_FREE. */
@@ -2110,13 +2122,10 @@ static int dm_free_ioctl(struct ctx *c, uint32_t dm)
 {
 	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
 		    sizeof(struct ib_uverbs_attr)];
-	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	struct ib_uverbs_ioctl_hdr *hd = ioctl_start(buf, sizeof(buf),
+						     UVERBS_OBJECT_DM,
+						     UVERBS_METHOD_DM_FREE, 1);
 
-	memset(buf, 0, sizeof(buf));
-	hd->driver_id = RDMA_DRIVER_KITE;
-	hd->object_id = UVERBS_OBJECT_DM;
-	hd->method_id = UVERBS_METHOD_DM_FREE;
-	hd->num_attrs = 1;
 	dm_attr(&hd->attrs[0], UVERBS_ATTR_FREE_DM_HANDLE, 0, dm);
 	return ioctl_exec(c, hd);
 }
@@ -2261,15 +2270,11 @@ static int dmabuf_mr_ioctl(struct ctx *c, uint32_t pd, uint64_t off,
 {
 	alignas(8) uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
 		    9 * sizeof(struct ib_uverbs_attr)];
-	struct ib_uverbs_ioctl_hdr *hd = (void *)buf;
+	struct ib_uverbs_ioctl_hdr *hd = ioctl_start(buf, sizeof(buf),
+						     UVERBS_OBJECT_MR,
+						     UVERBS_METHOD_REG_DMABUF_MR, 9);
 	uint32_t lkey, rkey;
-	int err;
 
-	memset(buf, 0, sizeof(buf));
-	hd->driver_id = RDMA_DRIVER_KITE;
-	hd->object_id = UVERBS_OBJECT_MR;
-	hd->method_id = UVERBS_METHOD_REG_DMABUF_MR;
-	hd->num_attrs = 9;
 	dm_attr(&hd->attrs[0], UVERBS_ATTR_REG_DMABUF_MR_HANDLE, 0, 0);
 	dm_attr(&hd->attrs[1], UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE, 0, pd);
 	dm_attr(&hd->attrs[2], UVERBS_ATTR_REG_DMABUF_MR_OFFSET, 8, off);
@@ -2282,10 +2287,7 @@ static int dmabuf_mr_ioctl(struct ctx *c, uint32_t pd, uint64_t off,
 		(uintptr_t)&lkey);
 	dm_attr(&hd->attrs[8], UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, 4,
 		(uintptr_t)&rkey);
-	err = ioctl_exec(c, hd);
-	if (!err)
-		*h = (uint32_t)hd->attrs[0].data;
-	return err;
+	return ioctl_create(c, hd, h);
 }
 
 /*
