@@ -416,6 +416,7 @@ void g_cq_arm(void)
 	struct kite_cmd_query_cq_out o;
 	struct kite_cqe cqe;
 	const char *reply = "";
+	uint64_t rtc = 1700000000123456789ULL, clk;
 	uint32_t i;
 	unsigned n;
 
@@ -463,6 +464,12 @@ void g_cq_arm(void)
 
 	/* With a CQE source (optional debug-cqe property). */
 	need(create_cq(&c3, 2, eq1.eqn, 0, &r), &r, "CREATE_CQ depth 4");
+	/* The CQE carries both clocks (prm_cq.rst): set the real-time one. */
+	wreg(KITE_REG_RTC_ARG_LO, (uint32_t)rtc);
+	wreg(KITE_REG_RTC_ARG_HI, rtc >> 32);
+	wreg(KITE_REG_RTC_CMD, KITE_RTC_OP_SET);
+	clk = (uint64_t)reg(KITE_RDMA_REGS_OFFSET + KITE_RDMA_CLOCK_HI) << 32 |
+	      reg(KITE_RDMA_REGS_OFFSET + KITE_RDMA_CLOCK_LO);
 	if (!debug_cqe(c3.cqn)) {
 		qom_set("debug-cqe", "1", &reply);
 		skip("model has no debug-cqe property", "CQE-driven arm/fire/overflow tests");
@@ -473,6 +480,8 @@ void g_cq_arm(void)
 	memread(c3.b.data, &cqe, sizeof(cqe));
 	query_cq(c3.cqn, &o, &r);
 	tap((cqe.op_own & KITE_CQE_OWNER) == 1 && o.pi == 1, "debug CQE written at index 0 with owner 1, pi 1");
+	tap(cqe.timestamp >= clk && cqe.rtc - rtc == cqe.timestamp - clk,
+	    "CQE timestamp and rtc: the device clock and the real-time clock at one instant");
 	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0, "disarmed CQ: no event for a new CQE");
 	dbrec_arm(&c3, 0, KITE_CQ_ARM_NEXT, 0);
 	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 0));

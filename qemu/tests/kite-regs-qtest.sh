@@ -25,6 +25,9 @@ SERIAL=0x1122334455667788
 ID=0x000 HW_REV=0x004 FW_VER=0x008 CAPS=0x00c STATUS=0x010 CTRL=0x014
 INTR_TEST=0x018 MAC_LO=0x020 MAC_HI=0x024 SERIAL_LO=0x028 SERIAL_HI=0x02c
 ICR=0x030 IMR=0x034
+RTC_LO=0x040 RTC_HI=0x044 RTC_ARG_LO=0x048 RTC_ARG_HI=0x04c RTC_CMD=0x050
+RTC_SET=1 RTC_ADJ=2 RTC_FREQ=3
+CLOCK_LO=0x820 CLOCK_HI=0x824	# KITE_RDMA_CLOCK_*: BAR0 0x800 + 0x020
 READY=0x1 RESETTING=0x4 LINK_UP=0x8
 # Configuration space layout of the model.
 PCIE_CAP=0x80 MSIX_CAP=0xc0
@@ -108,7 +111,7 @@ map_bar0
 check "ID is KITE_ID_MAGIC" "$(reg $ID)" 0x4b495445
 check "HW_REV is 1.0" "$(reg $HW_REV)" 0x00010000
 check "CAPS.NUM_VECTORS is 64" $(($(reg $CAPS) & 0xff)) 64
-check "CAPS: 64 vectors, 4 Ethernet queue pairs, RDMA" "$(reg $CAPS)" 0x10440
+check "CAPS: 64 vectors, 4 Ethernet queue pairs, RDMA, RTC" "$(reg $CAPS)" 0x30440
 check "STATUS.LINK_UP follows the backend link" $(($(reg $STATUS) & LINK_UP)) $LINK_UP
 check "STATUS is RESETTING at power-on" "$(status)" $RESETTING
 check "FW_VER reads 0 while not ready" "$(reg $FW_VER)" 0
@@ -152,6 +155,66 @@ step $((RESET_NS / 2))
 check "a second reset restarts the delay" "$(status)" $RESETTING
 step $((RESET_NS / 2))
 check "READY after the restarted delay" "$(status)" $READY
+
+# The real-time clock and the device clock (prm.rst, prm_cmdq.rst): HI, LO,
+# HI again, as a driver reads them.
+clk64() {
+	local hi lo
+	while :; do
+		hi=$(reg "$2") lo=$(reg "$1")
+		[ "$(reg "$2")" -ne "$hi" ] || break
+	done
+	echo $(((hi << 32) | lo))
+}
+rtc() { clk64 $RTC_LO $RTC_HI; }
+clock() { clk64 $CLOCK_LO $CLOCK_HI; }
+# rtc_cmd OP ARG64
+rtc_cmd() {
+	wreg $RTC_ARG_LO $(($2 & 0xffffffff))
+	wreg $RTC_ARG_HI $((($2 >> 32) & 0xffffffff))
+	wreg $RTC_CMD "$1"
+}
+T=1700000000123456789
+check "RTC after reset: the time since the reset began" "$(rtc)" $RESET_NS
+rtc_cmd $RTC_SET $T
+check "RTC SET" "$(rtc)" $T
+step 1000000
+check "RTC runs at the nominal rate" "$(rtc)" $((T + 1000000))
+c0=$(clock)
+step 5000
+check "RDMA CLOCK counts nanoseconds" $(($(clock) - c0)) 5000
+rtc_cmd $RTC_ADJ -500
+check "RTC ADJ by -500 ns" "$(rtc)" $((T + 1000000 + 5000 - 500))
+T=$(rtc)
+rtc_cmd $RTC_FREQ 100000000
+step 1000000
+check "RTC FREQ +10 %: 1 ms becomes 1.1 ms" $(($(rtc) - T)) 1100000
+T=$(rtc)
+rtc_cmd $RTC_FREQ $((-50000 & 0xffffffff))	# ARG_HI 0
+step 1000000000
+check "RTC FREQ -50 ppm over 1 s" $(($(rtc) - T)) $((1000000000 - 50000))
+T=$(rtc)
+rtc_cmd $RTC_FREQ 100000001
+rtc_cmd $RTC_FREQ $(((1 << 32) | 1000))
+rtc_cmd $((RTC_SET | 0x10)) 5
+rtc_cmd 0 5
+rtc_cmd 4 5
+wreg $RTC_LO 0
+step 1000000
+check "out-of-range rate, reserved bits, unknown commands are ignored" \
+	$(($(rtc) - T)) $((1000000 - 50))
+check "RTC argument and command registers read 0" \
+	$(($(reg $RTC_ARG_LO) | $(reg $RTC_ARG_HI) | $(reg $RTC_CMD))) 0
+rtc_cmd $RTC_FREQ 0
+rtc_cmd $RTC_SET 0xfffffff0
+step 32
+check "RTC low half carries into the high half" "$(rtc)" 0x100000010
+wreg $CLOCK_LO 0
+c0=$(clock)
+wreg $CTRL 0x1
+step $RESET_NS
+check "reset: RTC starts again at 0, at the nominal rate" "$(rtc)" $RESET_NS
+check "reset: the device clock goes on" $(($(clock) - c0)) $RESET_NS
 
 # MSI-X
 v=$(cfg_rd32 $MSIX_CAP)
@@ -204,7 +267,8 @@ kill "$QEMU_PID" 2>/dev/null
 wait "$QEMU_PID" 2>/dev/null
 
 if grep -q "kite k: write 0x0 to read-only register 0x0" "$GUEST_LOG" &&
-	grep -q "kite k: INTR_TEST: vector 64 out of range" "$GUEST_LOG"; then
+	grep -q "kite k: INTR_TEST: vector 64 out of range" "$GUEST_LOG" &&
+	grep -q "kite k: RTC_CMD: rate offset 0x5f5e101 out of range" "$GUEST_LOG"; then
 	ok "guest errors are logged with LOG_GUEST_ERROR"
 else
 	not_ok "guest errors are logged with LOG_GUEST_ERROR"

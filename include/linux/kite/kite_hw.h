@@ -84,6 +84,7 @@
 #define KITE_CAPS_NUM_VECTORS		GENMASK(7, 0)
 #define KITE_CAPS_NUM_QUEUES		GENMASK(11, 8)	/* Ethernet queue pairs */
 #define KITE_CAPS_RDMA			BIT(16)		/* RDMA engine present */
+#define KITE_CAPS_RTC			BIT(17)		/* KITE_REG_RTC_* present */
 
 /* RO: device status. */
 #define KITE_REG_STATUS			0x010
@@ -116,6 +117,26 @@
 #define KITE_REG_IMR			0x034
 #define KITE_INT_LINK			BIT(0)	/* link state changed */
 #define KITE_INT_FATAL			BIT(1)	/* KITE_STATUS_FATAL was set */
+
+/*
+ * The real-time clock (KITE_CAPS_RTC): nanoseconds since the epoch the
+ * driver sets, advanced by the device at its nominal rate corrected by
+ * the frequency offset last set. RO: the clock's bits 31:0 and 63:32; a
+ * reader takes HI, LO and HI again and retries when the two HI differ.
+ * WO: the argument of the next command, then the command, which consumes
+ * it. Every CQE carries the clock's value when it was written (kite_cqe.rtc).
+ */
+#define KITE_REG_RTC_LO			0x040
+#define KITE_REG_RTC_HI			0x044
+#define KITE_REG_RTC_ARG_LO		0x048
+#define KITE_REG_RTC_ARG_HI		0x04c
+#define KITE_REG_RTC_CMD		0x050
+#define KITE_RTC_CMD_OP			GENMASK(3, 0)
+#define KITE_RTC_OP_SET			1	/* the clock = ARG */
+#define KITE_RTC_OP_ADJ			2	/* the clock += (s64)ARG */
+#define KITE_RTC_OP_FREQ		3	/* rate offset = (s32)ARG_LO ppb */
+/* The largest rate offset RTC_OP_FREQ takes, in parts per billion. */
+#define KITE_RTC_MAX_PPB		100000000
 
 /*
  * Time the device may take from a reset (KITE_CTRL_RESET, FLR or power-on)
@@ -211,6 +232,12 @@ struct kite_eth_rxd {
  */
 #define KITE_RDMA_CMD_TIMEOUT		0x018
 #define KITE_CMD_TIMEOUT_MS		GENMASK(15, 0)
+/*
+ * RO: the device clock of kite_cqe.timestamp, in nanoseconds, bits 31:0
+ * and 63:32; read HI, LO and HI again, retrying when the two HI differ.
+ */
+#define KITE_RDMA_CLOCK_LO		0x020
+#define KITE_RDMA_CLOCK_HI		0x024
 
 /* ------------------------------------------------------------------ */
 /* Doorbells (BAR2)                                                    */
@@ -887,7 +914,9 @@ struct kite_cqe {
 	__le16 vlan;		/* UD receive: KITE_VLAN_* */
 	u8 wqe_opcode;		/* requester CQEs: KITE_WQE_OP_* */
 	u8 rsvd0[3];
-	__le32 rsvd1[4];
+	__le32 rsvd1;
+	__le64 rtc;		/* KITE_CAPS_RTC: real-time clock, nanoseconds */
+	__le32 rsvd2;
 	__le32 op_own;		/* KITE_CQE_OWNER, KITE_CQE_OPCODE */
 };
 

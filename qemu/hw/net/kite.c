@@ -75,6 +75,76 @@ static void kite_reset_done(void *opaque)
     trace_kite_reset_done();
 }
 
+/*
+ * Clocks
+ *
+ * The device clock of CQE timestamps and KITE_RDMA_CLOCK is the virtual
+ * clock (it stops while the VM does). The real-time clock follows it at
+ * the rate the driver set: rtc_base at rtc_virt, plus the time since,
+ * corrected by rtc_ppb parts per billion. Every command re-bases it.
+ */
+
+uint64_t kite_clock_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static uint64_t kite_rtc_at(KiteState *s, int64_t now)
+{
+    int64_t d = now - s->rtc_virt;
+
+    return s->rtc_base + d + (int64_t)((__int128)d * s->rtc_ppb /
+                                       NANOSECONDS_PER_SECOND);
+}
+
+static void kite_rtc_rebase(KiteState *s, int64_t base)
+{
+    s->rtc_virt = kite_clock_ns();
+    s->rtc_base = base;
+}
+
+static void kite_rtc_cmd(KiteState *s, uint32_t val)
+{
+    uint64_t arg = s->rtc_arg;
+    int32_t ppb = (int32_t)arg;
+
+    s->rtc_arg = 0;
+    if (val & ~KITE_RTC_CMD_OP) {
+        kite_guest_error(s, "RTC_CMD: reserved bits set in 0x%x", val);
+        return;
+    }
+    switch (FIELD_GET(KITE_RTC_CMD_OP, val)) {
+    case KITE_RTC_OP_SET:
+        kite_rtc_rebase(s, arg);
+        break;
+    case KITE_RTC_OP_ADJ:
+        kite_rtc_rebase(s, kite_rtc_at(s, kite_clock_ns()) + (int64_t)arg);
+        break;
+    case KITE_RTC_OP_FREQ:
+        if (arg >> 32 || ppb > KITE_RTC_MAX_PPB || ppb < -KITE_RTC_MAX_PPB) {
+            kite_guest_error(s, "RTC_CMD: rate offset 0x%" PRIx64
+                             " out of range", arg);
+            return;
+        }
+        kite_rtc_rebase(s, kite_rtc_at(s, kite_clock_ns()));
+        s->rtc_ppb = ppb;
+        break;
+    default:
+        kite_guest_error(s, "RTC_CMD: unknown command 0x%x", val);
+        break;
+    }
+    trace_kite_rtc_cmd(val, arg, s->rtc_base, s->rtc_ppb);
+}
+
+/* A CQE's timestamps: both clocks, at the same instant. */
+void kite_cqe_stamp(KiteState *s, struct kite_cqe *cqe)
+{
+    int64_t now = kite_clock_ns();
+
+    cqe->timestamp = cpu_to_le64(now);
+    cqe->rtc = cpu_to_le64(kite_rtc_at(s, now));
+}
+
 static void kite_reset_start(KiteState *s)
 {
     trace_kite_reset_start(s->reset_delay_us);
@@ -82,6 +152,10 @@ static void kite_reset_start(KiteState *s)
     s->status = KITE_STATUS_RESETTING;
     s->icr = 0;
     s->imr = 0;
+    /* The real-time clock starts again at 0, at the nominal rate. */
+    kite_rtc_rebase(s, 0);
+    s->rtc_ppb = 0;
+    s->rtc_arg = 0;
     kite_rdma_reset(s);
     kite_eth_reset(s);
     memset(s->stats, 0, sizeof(s->stats));
@@ -258,7 +332,7 @@ static uint32_t kite_global_read(KiteState *s, hwaddr addr)
     case KITE_REG_CAPS:
         return FIELD_PREP(KITE_CAPS_NUM_VECTORS, KITE_MAX_VECTORS) |
                FIELD_PREP(KITE_CAPS_NUM_QUEUES, KITE_ETH_MAX_QUEUES) |
-               KITE_CAPS_RDMA;
+               KITE_CAPS_RDMA | KITE_CAPS_RTC;
     case KITE_REG_STATUS:
         return kite_fault_reg(s, addr, s->status |
                               (s->link_up ? KITE_STATUS_LINK_UP : 0));
@@ -276,8 +350,15 @@ static uint32_t kite_global_read(KiteState *s, hwaddr addr)
         return val;
     case KITE_REG_IMR:
         return s->imr;
+    case KITE_REG_RTC_LO:
+        return (uint32_t)kite_rtc_at(s, kite_clock_ns());
+    case KITE_REG_RTC_HI:
+        return kite_rtc_at(s, kite_clock_ns()) >> 32;
     case KITE_REG_CTRL:
     case KITE_REG_INTR_TEST:
+    case KITE_REG_RTC_ARG_LO:
+    case KITE_REG_RTC_ARG_HI:
+    case KITE_REG_RTC_CMD:
         /* Write-only. */
         return 0;
     default:
@@ -330,6 +411,15 @@ static void kite_global_write(KiteState *s, hwaddr addr, uint32_t val)
         }
         s->imr = val & (KITE_INT_LINK | KITE_INT_FATAL);
         break;
+    case KITE_REG_RTC_ARG_LO:
+        s->rtc_arg = deposit64(s->rtc_arg, 0, 32, val);
+        break;
+    case KITE_REG_RTC_ARG_HI:
+        s->rtc_arg = deposit64(s->rtc_arg, 32, 32, val);
+        break;
+    case KITE_REG_RTC_CMD:
+        kite_rtc_cmd(s, val);
+        break;
     case KITE_REG_ID:
     case KITE_REG_HW_REV:
     case KITE_REG_FW_VER:
@@ -340,6 +430,8 @@ static void kite_global_write(KiteState *s, hwaddr addr, uint32_t val)
     case KITE_REG_SERIAL_LO:
     case KITE_REG_SERIAL_HI:
     case KITE_REG_ICR:
+    case KITE_REG_RTC_LO:
+    case KITE_REG_RTC_HI:
         kite_guest_error(s, "write 0x%x to read-only register 0x%" HWADDR_PRIx,
                          val, addr);
         break;

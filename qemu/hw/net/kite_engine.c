@@ -411,7 +411,7 @@ void kite_engine_cqe(KiteState *s, uint32_t cqn, struct kite_cqe *cqe,
 {
     KiteCQ *cq = kite_cq_lookup(s, cqn);
 
-    cqe->timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    kite_cqe_stamp(s, cqe);
     cqe->op_own = cpu_to_le32(FIELD_PREP(KITE_CQE_OPCODE, opcode));
     if (cq) {
         kite_cq_write_cqe(s, cq, cqe);

@@ -569,6 +569,16 @@ struct KiteState {
     uint32_t icr;
     uint32_t imr;
 
+    /*
+     * The real-time clock (KITE_REG_RTC_*): rtc_base at the virtual-clock
+     * instant rtc_virt, running at 1 + rtc_ppb / 10^9 nanoseconds per
+     * nanosecond since; rtc_arg is the next command's argument.
+     */
+    int64_t rtc_base;
+    int64_t rtc_virt;
+    int32_t rtc_ppb;
+    uint64_t rtc_arg;
+
     /* Bad guest writes seen (offsets or values), QOM "bad-writes". */
     uint32_t bad_writes;
 
@@ -606,6 +616,8 @@ bool kite_ready(KiteState *s);
 void kite_raise_vector(KiteState *s, unsigned vector);
 void kite_link_changed(KiteState *s, bool up);
 uint32_t kite_fw_ver(KiteState *s);
+uint64_t kite_clock_ns(void);
+void kite_cqe_stamp(KiteState *s, struct kite_cqe *cqe);
 uint32_t kite_hw_rev(void);
 
 /* kite_rdma.c */

@@ -881,7 +881,7 @@ void kite_debug_cqe(KiteState *s, uint32_t arg)
         return;
     }
     cqe.wqe_idx = cpu_to_le16(cq->pi);
-    cqe.timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    kite_cqe_stamp(s, &cqe);
     if (arg & KITE_DEBUG_CQE_SOLICITED) {
         cqe.flags = cpu_to_le16(KITE_CQE_F_SOLICITED);
     }

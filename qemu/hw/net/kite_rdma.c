@@ -902,6 +902,10 @@ uint32_t kite_rdma_read(KiteState *s, hwaddr off)
         return r->cmdq_status;
     case KITE_RDMA_CMD_TIMEOUT:
         return FIELD_PREP(KITE_CMD_TIMEOUT_MS, s->cmd_timeout_ms);
+    case KITE_RDMA_CLOCK_LO:
+        return (uint32_t)kite_clock_ns();
+    case KITE_RDMA_CLOCK_HI:
+        return kite_clock_ns() >> 32;
     default:
         /* KITE_RDMA_CMDQ_PI is write-only. */
         return 0;
@@ -983,6 +987,8 @@ void kite_rdma_write(KiteState *s, hwaddr off, uint32_t val)
         break;
     case KITE_RDMA_CMDQ_CI:
     case KITE_RDMA_CMDQ_STATUS:
+    case KITE_RDMA_CLOCK_LO:
+    case KITE_RDMA_CLOCK_HI:
     case KITE_RDMA_CMD_TIMEOUT:
         kite_guest_error(s, "write 0x%x to read-only RDMA register 0x%"
                          HWADDR_PRIx, val, off);
