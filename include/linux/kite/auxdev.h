@@ -25,6 +25,8 @@ struct pci_dev;
 /* Room for a firmware version string "major.minor.patch". */
 #define KITE_FW_VERSION_LEN		32
 
+struct ptp_system_timestamp;
+
 /**
  * enum kite_aux_event - what kite_en tells the bound RDMA driver
  * @KITE_AUX_EVENT_LINK_UP: the Ethernet link came up
@@ -63,6 +65,8 @@ enum kite_aux_event {
  * @dm_phys: bus address of the device memory (BAR4), for mapping it into
  *	user contexts and the kernel
  * @dm_len: length of BAR4 in bytes; 0 if the function has none
+ * @rtc: the function has the real-time clock (KITE_CAPS_RTC), which
+ *	kite_en sets to the system's time, and its CQEs carry it
  * @first_vector: MSI-X table index of the first of them, which is what
  *	the device is told (vector i is at @first_vector + i)
  * @num_vectors: number of MSI-X vectors reserved for the RDMA driver
@@ -84,6 +88,7 @@ struct kite_aux_dev {
 	unsigned int db_pages;
 	phys_addr_t dm_phys;
 	resource_size_t dm_len;
+	bool rtc;
 	unsigned int first_vector;
 	unsigned int num_vectors;
 	int irqs[] __counted_by(num_vectors);
@@ -112,5 +117,16 @@ static inline struct kite_aux_dev *to_kite_aux_dev(struct auxiliary_device *adev
 }
 
 int kite_en_request_reset(struct kite_aux_dev *kadev);
+/**
+ * kite_en_clock_read() - read a 64-bit device clock split over two registers
+ * @regs: the register block the offsets are relative to
+ * @lo: the offset of the clock's bits 31:0
+ * @hi: the offset of the clock's bits 63:32
+ * @sts: system timestamps to take around the low half's read, or NULL
+ *
+ * Return: the clock's value; U64_MAX when the device does not answer.
+ */
+u64 kite_en_clock_read(void __iomem *regs, u32 lo, u32 hi,
+		       struct ptp_system_timestamp *sts);
 
 #endif /* _LINUX_KITE_AUXDEV_H */

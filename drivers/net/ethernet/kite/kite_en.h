@@ -9,6 +9,7 @@
  *   kite_en_ethtool.c ethtool operations
  *   kite_en_devlink.c devlink instance, info, parameters, health reporter
  *   kite_en_aux.c     the auxiliary device for the RDMA driver
+ *   kite_en_ptp.c     the real-time clock as a PTP hardware clock
  *   kite_en_test.c    KUnit suite (CONFIG_KITE_EN_KUNIT_TEST)
  *
  * Copyright (c) 2026 Kite
@@ -23,6 +24,8 @@
 #include <linux/kite/kite_hw.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/ptp_clock_kernel.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
@@ -157,6 +160,12 @@ struct kite_en_queue {
  *	with test_and_set_bit() so that the interrupt and the poll report it
  *	once
  * @resets: function resets completed since probe
+ * @rtc: the function has the real-time clock (KITE_CAPS_RTC)
+ * @ptp_info: the PTP clock operations of the real-time clock
+ * @ptp: the PTP hardware clock, NULL without KITE_CAPS_RTC or PTP support
+ * @ptp_lock: makes each real-time clock command (argument, then command
+ *	register) one step, and guards @ptp_ppb
+ * @ptp_ppb: the rate offset last set, given back to the device after a reset
  */
 struct kite_en_dev {
 	struct pci_dev *pdev;
@@ -196,6 +205,11 @@ struct kite_en_dev {
 	struct delayed_work health_work;
 	unsigned long fatal_seen;
 	u64 resets;
+	bool rtc;
+	struct ptp_clock_info ptp_info;
+	struct ptp_clock *ptp;
+	spinlock_t ptp_lock;	/* see @ptp_lock above */
+	s32 ptp_ppb;
 };
 
 /* The health poll's period. */
@@ -245,6 +259,12 @@ void kite_en_devlink_free(struct kite_en_dev *en);
 int kite_en_health_create(struct kite_en_dev *en);
 void kite_en_health_destroy(struct kite_en_dev *en);
 void kite_en_fatal(struct kite_en_dev *en, const char *why);
+
+/* kite_en_ptp.c */
+int kite_en_ptp_create(struct kite_en_dev *en);
+void kite_en_ptp_destroy(struct kite_en_dev *en);
+void kite_en_ptp_restore(struct kite_en_dev *en);
+int kite_en_ptp_index(struct kite_en_dev *en);
 
 /* kite_en_aux.c */
 int kite_en_rdma_add(struct kite_en_dev *en);

@@ -63,6 +63,7 @@ int kite_en_rdma_add(struct kite_en_dev *en)
 	/* Absent on a device without KITE_FEAT_DM: length 0. */
 	kadev->dm_phys = pci_resource_start(en->pdev, KITE_BAR_DM);
 	kadev->dm_len = pci_resource_len(en->pdev, KITE_BAR_DM);
+	kadev->rtc = en->rtc;
 	kadev->first_vector = first;
 	for (i = 0; i < n; i++)
 		kadev->irqs[i] = pci_irq_vector(en->pdev, first + i);

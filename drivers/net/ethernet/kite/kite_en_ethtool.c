@@ -157,6 +157,18 @@ static void kite_en_set_msglevel(struct net_device *netdev, u32 level)
 	kite_en_ethtool_dev(netdev)->msg_enable = level;
 }
 
+/*
+ * Packets are timestamped in software (the transmit path calls
+ * skb_tx_timestamp()); the PHC is the clock of the RDMA completions.
+ */
+static int kite_en_get_ts_info(struct net_device *netdev,
+			       struct kernel_ethtool_ts_info *info)
+{
+	info->so_timestamping = SOF_TIMESTAMPING_TX_SOFTWARE;
+	info->phc_index = kite_en_ptp_index(kite_en_ethtool_dev(netdev));
+	return 0;
+}
+
 const struct ethtool_ops kite_en_ethtool_ops = {
 	.get_drvinfo = kite_en_get_drvinfo,
 	.get_link = ethtool_op_get_link,
@@ -170,4 +182,5 @@ const struct ethtool_ops kite_en_ethtool_ops = {
 	.get_ethtool_stats = kite_en_get_ethtool_stats,
 	.get_msglevel = kite_en_get_msglevel,
 	.set_msglevel = kite_en_set_msglevel,
+	.get_ts_info = kite_en_get_ts_info,
 };

@@ -196,6 +196,7 @@ static void kite_en_restore_config(struct kite_en_dev *en)
 	kite_en_wr(en, KITE_REG_ETH_MAC_HI, hi);
 	kite_en_wr(en, KITE_REG_ETH_MTU, en->netdev->mtu);
 	kite_en_wr(en, KITE_REG_IMR, KITE_INT_LINK | KITE_INT_FATAL);
+	kite_en_ptp_restore(en);
 }
 
 /*
@@ -352,10 +353,13 @@ static int kite_en_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = kite_en_netdev_create(en);
 	if (err)
 		goto err_free_core_irq;
+	err = kite_en_ptp_create(en);
+	if (err)
+		goto err_netdev_destroy;
 	/* Before the first event: link_work reports fatal errors to it. */
 	err = kite_en_health_create(en);
 	if (err)
-		goto err_netdev_destroy;
+		goto err_ptp_destroy;
 
 	/* Device events need the netdev; pick up the current link state. */
 	kite_en_wr(en, KITE_REG_IMR, KITE_INT_LINK | KITE_INT_FATAL);
@@ -389,6 +393,8 @@ err_events_off:
 	cancel_work_sync(&en->event_work);
 	cancel_work_sync(&en->fatal_work);
 	kite_en_health_destroy(en);
+err_ptp_destroy:
+	kite_en_ptp_destroy(en);
 err_netdev_destroy:
 	kite_en_netdev_destroy(en);
 err_free_core_irq:
@@ -433,6 +439,7 @@ static void kite_en_remove(struct pci_dev *pdev)
 	kite_en_rdma_del(en);
 	mutex_unlock(&en->rdma_lock);
 	cancel_work_sync(&en->event_work);
+	kite_en_ptp_destroy(en);
 	kite_en_netdev_destroy(en);
 	free_irq(pci_irq_vector(pdev, 0), en);
 	pci_free_irq_vectors(pdev);
