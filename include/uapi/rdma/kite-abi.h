@@ -34,6 +34,15 @@ enum kite_ib_alloc_ucontext_resp_mask {
 	KITE_IB_UCTX_RESP_STATUS_PAGE = 1 << 0,
 };
 
+/* kite_ib_alloc_ucontext_resp.caps */
+enum kite_ib_uctx_caps {
+	/*
+	 * The CQEs carry the real-time clock (the NIC's PTP hardware clock,
+	 * set to the system's time): wall-clock completion timestamps.
+	 */
+	KITE_IB_UCTX_CAP_RTC = 1 << 0,
+};
+
 struct kite_ib_alloc_ucontext_resp {
 	__u32 comp_mask;
 	/* Size of a doorbell page, in bytes. */
@@ -49,6 +58,12 @@ struct kite_ib_alloc_ucontext_resp {
 	__u32 status_page_size;
 	__u32 reserved;
 	__aligned_u64 status_mmap_offset;
+	/*
+	 * KITE_IB_UCTX_CAP_*: what the device offers beyond the first
+	 * version of this interface; 0 for a library with a shorter buffer.
+	 */
+	__u32 caps;
+	__u32 reserved1;
 };
 
 /*
@@ -201,8 +216,8 @@ enum kite_ib_dm_alloc_attrs {
  *
  * The driver's attribute of the core's UVERBS_METHOD_QUERY_CONTEXT: the
  * context's struct kite_ib_alloc_ucontext_resp, as ALLOC_UCONTEXT gave it
- * (the status page only to a buffer of the whole struct, and only when
- * the context has one).
+ * (the status page only to a buffer that reaches status_mmap_offset, and
+ * only when the context has one).
  */
 enum kite_ib_query_context_attrs {
 	KITE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = (1U << UVERBS_ID_NS_SHIFT),
@@ -230,6 +245,18 @@ enum kite_ib_query_dm_attrs {
 	KITE_IB_ATTR_QUERY_DM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
 	KITE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,		/* __u64 */
 	KITE_IB_ATTR_QUERY_DM_RESP_LENGTH,		/* __u64 */
+};
+
+/*
+ * Driver methods of the core's device object: the device clock of the
+ * completion timestamps now (ibv_query_rt_values_ex()), in nanoseconds.
+ */
+enum kite_ib_device_methods {
+	KITE_IB_METHOD_QUERY_CLOCK = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum kite_ib_query_clock_attrs {
+	KITE_IB_ATTR_QUERY_CLOCK_RESP_CLOCK = (1U << UVERBS_ID_NS_SHIFT), /* __u64 */
 };
 
 #endif /* KITE_ABI_USER_H */

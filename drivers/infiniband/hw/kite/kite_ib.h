@@ -570,8 +570,9 @@ struct kite_ib_ah {
 /* The device                                                          */
 /* ------------------------------------------------------------------ */
 
-/**
- * struct kite_ib_caps - QUERY_DEVICE, in CPU byte order
+/*
+ * The answer of QUERY_DEVICE (struct kite_cmd_query_device_out, kite_hw.h),
+ * field for field, in CPU byte order.
  */
 struct kite_ib_caps {
 	u64 node_guid;

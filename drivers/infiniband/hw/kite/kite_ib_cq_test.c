@@ -387,6 +387,7 @@ static const struct kite_ib_page_ops fake_page_ops = {
  * @dbrec: the CQ's doorbell record
  * @other: another CQ, for a QP that does not complete on @cq
  * @sq_wr_id: the SQ's wr_id array
+ * @sq_opcode: the SQ's opcode array
  * @rq_wr_id: the RQ's wr_id array
  * @rq_len: the RQ's posted lengths
  */

@@ -64,7 +64,12 @@ static void kite_state_test_status_abi(struct kunit *test)
 	/* An older library's response ends with the doorbell page. */
 	KUNIT_EXPECT_EQ(test, offsetofend(struct kite_ib_alloc_ucontext_resp,
 					  db_mmap_offset), 16);
-	KUNIT_EXPECT_EQ(test, sizeof(struct kite_ib_alloc_ucontext_resp), 32);
+	/* One that ends with the status page still gets it. */
+	KUNIT_EXPECT_EQ(test, offsetofend(struct kite_ib_alloc_ucontext_resp,
+					  status_mmap_offset), 32);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kite_ib_alloc_ucontext_resp,
+				       caps), 32);
+	KUNIT_EXPECT_EQ(test, sizeof(struct kite_ib_alloc_ucontext_resp), 40);
 }
 
 /* A kernel QP with one-page rings, both queues used and counters moved. */

@@ -107,8 +107,16 @@ kite_ib_mmap_insert(struct ib_ucontext *ibuc, enum kite_ib_mmap_type type,
 }
 
 /*
- * What a library learns of a context: its doorbell page, and its status
- * page when the context has one and the library's @outlen bytes hold it.
+ * A response buffer at least this long gets the status page: a library
+ * older than the status page has a shorter one.
+ */
+#define KITE_IB_UCTX_RESP_STATUS_END					\
+	offsetofend(struct kite_ib_alloc_ucontext_resp, status_mmap_offset)
+
+/*
+ * What a library learns of a context: its doorbell page, its status page
+ * when the context has one and the library's @outlen bytes hold it, and
+ * the device's capabilities (which a shorter buffer does not get).
  */
 static void kite_ib_uctx_resp(struct kite_ib_ucontext *uc, size_t outlen,
 			      struct kite_ib_alloc_ucontext_resp *resp)
@@ -116,7 +124,9 @@ static void kite_ib_uctx_resp(struct kite_ib_ucontext *uc, size_t outlen,
 	memset(resp, 0, sizeof(*resp));
 	resp->db_page_size = KITE_DB_PAGE_SIZE;
 	resp->db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
-	if (uc->status_entry && outlen >= sizeof(*resp)) {
+	if (to_kdev(uc->ibuc.device)->kadev->rtc)
+		resp->caps |= KITE_IB_UCTX_CAP_RTC;
+	if (uc->status_entry && outlen >= KITE_IB_UCTX_RESP_STATUS_END) {
 		resp->comp_mask |= KITE_IB_UCTX_RESP_STATUS_PAGE;
 		resp->status_page_size = PAGE_SIZE;
 		resp->status_mmap_offset =
@@ -174,7 +184,7 @@ int kite_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	}
 	uc->db_entry = &entry->rdma_entry;
 
-	if (udata->outlen >= sizeof(resp)) {
+	if (udata->outlen >= KITE_IB_UCTX_RESP_STATUS_END) {
 		entry = kite_ib_mmap_insert(ibuc, KITE_IB_MMAP_STATUS,
 					    virt_to_phys(dev->status),
 					    PAGE_SIZE);
@@ -351,6 +361,33 @@ DECLARE_UVERBS_NAMED_METHOD(KITE_IB_METHOD_PD_QUERY,
 ADD_UVERBS_METHODS(kite_ib_pd, UVERBS_OBJECT_PD,
 		   &UVERBS_METHOD(KITE_IB_METHOD_PD_QUERY));
 
+/*
+ * KITE_IB_METHOD_QUERY_CLOCK: the device clock of the CQE timestamps, for
+ * a library to relate them to the present (ibv_query_rt_values_ex()).
+ */
+static int UVERBS_HANDLER(KITE_IB_METHOD_QUERY_CLOCK)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_ucontext *ibuc = ib_uverbs_get_ucontext(attrs);
+	u64 clock;
+
+	if (IS_ERR(ibuc))
+		return PTR_ERR(ibuc);
+	clock = kite_en_clock_read(to_kdev(ibuc->device)->regs,
+				   KITE_RDMA_CLOCK_LO, KITE_RDMA_CLOCK_HI, NULL);
+	if (clock == U64_MAX)
+		return -EIO;
+	return uverbs_copy_to(attrs, KITE_IB_ATTR_QUERY_CLOCK_RESP_CLOCK,
+			      &clock, sizeof(clock));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(KITE_IB_METHOD_QUERY_CLOCK,
+			    UVERBS_ATTR_PTR_OUT(KITE_IB_ATTR_QUERY_CLOCK_RESP_CLOCK,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(kite_ib_device, UVERBS_OBJECT_DEVICE,
+		   &UVERBS_METHOD(KITE_IB_METHOD_QUERY_CLOCK));
+
 /* An older library's response ends with the doorbell page. */
 #define KITE_IB_UCTX_RESP_MIN						\
 	UVERBS_ATTR_STRUCT(struct kite_ib_alloc_ucontext_resp, db_mmap_offset)
@@ -364,6 +401,7 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(kite_ib_query_context, UVERBS_OBJECT_DEVICE,
 /* The driver's additions to the core's uverbs objects and methods. */
 const struct uapi_definition kite_ib_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &kite_ib_query_context),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &kite_ib_device),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &kite_ib_pd),
 	UAPI_DEF_CHAIN(kite_ib_dm_uapi_defs),
 	{}
