@@ -178,18 +178,20 @@ static void kite_cq_unlock(struct kite_cq *cq)
  * The work completion fields a CQE carries, so the ones ibv_create_cq_ex()
  * may ask for: the standard ones as kite_poll_cq() reports them (slid and
  * dlid_path_bits are 0 on RoCE, sl is the VLAN priority of a UD receive),
- * and the completion timestamp, the device clock in nanoseconds
- * (ibv_device_attr_ex.hca_core_clock). Not: the wall-clock timestamp (the
- * device clock is not synchronized to any host clock), CVLAN (no verbs flag
- * would say whether the packet had a tag), flow tags and tag matching.
+ * the completion timestamp, the device clock in nanoseconds
+ * (ibv_device_attr_ex.hca_core_clock), and, from a device whose CQEs carry
+ * the real-time clock (the NIC's PTP hardware clock, which the kernel sets
+ * to the system's time), the wall-clock timestamp. Not: CVLAN (no verbs
+ * flag would say whether the packet had a tag), flow tags and tag matching.
  */
 #define KITE_CQ_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
-				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 static int kite_cq_check_attr(struct ibv_context *ibctx,
 			      const struct ibv_cq_init_attr_ex *attr)
 {
-	uint64_t wc_flags = attr->wc_flags;
+	uint64_t wc_flags = attr->wc_flags, wc_flags_ok = KITE_CQ_WC_FLAGS;
 
 	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
 				IBV_CQ_INIT_ATTR_MASK_PD)) {
@@ -219,10 +221,12 @@ static int kite_cq_check_attr(struct ibv_context *ibctx,
 			return EOPNOTSUPP;
 		}
 	}
-	if (wc_flags & ~(uint64_t)KITE_CQ_WC_FLAGS) {
+	if (!to_kite_ctx(ibctx)->rtc)
+		wc_flags_ok &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	if (wc_flags & ~wc_flags_ok) {
 		verbs_err(verbs_get_ctx(ibctx),
 			  "create CQ: unsupported wc_flags %#llx\n",
-			  (unsigned long long)(wc_flags & ~(uint64_t)KITE_CQ_WC_FLAGS));
+			  (unsigned long long)(wc_flags & ~wc_flags_ok));
 		return EOPNOTSUPP;
 	}
 	return 0;
@@ -687,6 +691,14 @@ static inline ALWAYS_INLINE uint32_t kite_cqe_bits(uint32_t op, uint32_t phase)
 	return FIELD_PREP(KITE_CQE_OPCODE, op) | phase;
 }
 
+/* The CQE's timestamps; read after its owner bit, as its other fields. */
+static inline void kite_cqe_ts(const struct kite_cqe *cqe,
+			       struct kite_wc_ts *ts)
+{
+	ts->clock = le64toh(cqe->timestamp);
+	ts->rtc = le64toh(cqe->rtc);
+}
+
 /*
  * The fast path of kite_cq_next_wc(), for the most frequent CQEs: a
  * send's, or a receive's from the QP's own RQ, on the QP of the CQE
@@ -698,7 +710,7 @@ static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 						 const struct kite_cqe *cqe,
 						 bool send,
 						 struct ibv_wc *restrict wc,
-						 uint64_t *ts)
+						 struct kite_wc_ts *ts)
 {
 	struct kite_qp *qp = cur->qp;
 	uint64_t wr_id;
@@ -721,7 +733,7 @@ static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 		kite_recv_wc(qp, cqe, KITE_CQE_OP_RESP_SEND, cur->qpn, wr_id,
 			     wc);
 	}
-	*ts = le64toh(cqe->timestamp);
+	kite_cqe_ts(cqe, ts);
 	kite_cq_cursor_next(cur);
 	return true;
 }
@@ -736,7 +748,7 @@ static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
 						struct kite_cq_cursor *cur,
 						struct ibv_wc *restrict wc,
-						uint64_t *ts)
+						struct kite_wc_ts *ts)
 {
 	for (;;) {
 		const struct kite_cqe *cqe = cur->cqe;
@@ -768,7 +780,7 @@ static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
 		qpn = le32toh(cqe->qpn) & KITE_OBJ_MASK;
 		ok = kite_cqe_to_wc(cq, kite_cq_qp(cq, cur, qpn), qpn, cqe, op,
 				    kind, wc);
-		*ts = le64toh(cqe->timestamp);
+		kite_cqe_ts(cqe, ts);
 		kite_cq_cursor_next(cur);
 		if (likely(ok))
 			return 0;
@@ -841,8 +853,8 @@ int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct kite_cq *cq = to_kite_cq(ibcq);
 	struct kite_cq_cursor cur;
+	struct kite_wc_ts ts;
 	uint32_t start;
-	uint64_t ts;
 	int n = 0;
 
 	kite_cq_lock(cq);
@@ -934,7 +946,8 @@ KITE_WC_READ(src_qp, uint32_t, cur_wc.src_qp)
 KITE_WC_READ(slid, uint32_t, cur_wc.slid)
 KITE_WC_READ(sl, uint8_t, cur_wc.sl)
 KITE_WC_READ(dlid_path_bits, uint8_t, cur_wc.dlid_path_bits)
-KITE_WC_READ(completion_ts, uint64_t, cur_ts)
+KITE_WC_READ(completion_ts, uint64_t, cur_ts.clock)
+KITE_WC_READ(completion_wallclock_ns, uint64_t, cur_ts.rtc)
 
 /*
  * The read_* functions of the fields asked for; like every provider, none
@@ -967,6 +980,9 @@ static void kite_cq_ex_set_ops(struct kite_cq *cq, uint64_t wc_flags)
 		ex->read_dlid_path_bits = kite_wc_read_dlid_path_bits;
 	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 		ex->read_completion_ts = kite_wc_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		ex->read_completion_wallclock_ns =
+			kite_wc_read_completion_wallclock_ns;
 }
 
 int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -67,6 +67,32 @@ static int kite_query_device_ex(struct ibv_context *ibctx,
 	return 0;
 }
 
+/*
+ * The device clock of the completion timestamps now, as mlx4 and mlx5
+ * report theirs: in hca_core_clock units (nanoseconds) in raw_clock.tv_nsec,
+ * tv_sec 0.
+ */
+static int kite_query_rt_values(struct ibv_context *ibctx,
+				struct ibv_values_ex *values)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DEVICE,
+			       KITE_IB_METHOD_QUERY_CLOCK, 1);
+	uint64_t clock;
+	int err;
+
+	if (!check_comp_mask(values->comp_mask, IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	fill_attr_out_ptr(cmdb, KITE_IB_ATTR_QUERY_CLOCK_RESP_CLOCK, &clock);
+	err = execute_ioctl(ibctx, cmdb);
+	if (err)
+		return err;
+	values->raw_clock.tv_sec = 0;
+	values->raw_clock.tv_nsec = clock;
+	return 0;
+}
+
 static int kite_query_port(struct ibv_context *ibctx, uint8_t port,
 			   struct ibv_port_attr *attr)
 {
@@ -662,6 +688,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.query_device_ex = kite_query_device_ex,
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
+	.query_rt_values = kite_query_rt_values,
 	.query_srq = kite_query_srq,
 	.reg_dm_mr = kite_reg_dm_mr,
 	.reg_dmabuf_mr = kite_reg_dmabuf_mr,
@@ -755,6 +782,7 @@ static int kite_set_context(struct kite_context *ctx,
 		ctx->status = page;
 		ctx->status_size = resp->status_page_size;
 	}
+	ctx->rtc = resp->caps & KITE_IB_UCTX_CAP_RTC;
 
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
 	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);

@@ -134,6 +134,8 @@ struct kite_context {
 	 */
 	const volatile struct kite_ib_dev_status *status;
 	size_t status_size;
+	/* The CQEs carry the real-time clock: wall-clock timestamps. */
+	bool rtc;
 	/*
 	 * QPN -> QP, for CQEs: a two-level table over the 24-bit QPN, the
 	 * second level allocated on first use. Written under qp_table_mutex;
@@ -220,6 +222,12 @@ enum kite_res_type {
 	KITE_RES_SRQ = 4,
 };
 
+/* A CQE's timestamps: the device clock and the real-time clock. */
+struct kite_wc_ts {
+	uint64_t clock;
+	uint64_t rtc;
+};
+
 /* A ring of 2^log_depth entries in memory the device reads or writes. */
 struct kite_ring {
 	void *buf;
@@ -260,7 +268,7 @@ struct kite_cq {
 	 */
 	uint32_t poll_ci;
 	struct ibv_wc cur_wc;
-	uint64_t cur_ts;
+	struct kite_wc_ts cur_ts;
 };
 
 /*
