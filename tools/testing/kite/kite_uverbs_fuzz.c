@@ -1856,7 +1856,8 @@ static int ioctl_exec(struct ctx *c, struct ib_uverbs_ioctl_hdr *h)
 
 /*
  * Well-formed ioctl queries that reach the driver: port, context (with the
- * driver's answer), GIDs, and what an importer asks of a PD or a DM.
+ * driver's answer), GIDs, what an importer asks of a PD or a DM, and the
+ * device clock.
  */
 static int op_ioctl_query(struct rng *r, struct ctx *c)
 {
@@ -1870,7 +1871,7 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 
 	memset(buf, 0, sizeof(buf));
 	h->driver_id = RDMA_DRIVER_KITE;
-	switch (rnd(r, 6)) {
+	switch (rnd(r, 7)) {
 	case 0:
 		h->object_id = UVERBS_OBJECT_DEVICE;
 		h->method_id = UVERBS_METHOD_QUERY_PORT;
@@ -1931,6 +1932,15 @@ static int op_ioctl_query(struct rng *r, struct ctx *c)
 			h->attrs[2].data = (uintptr_t)(out + 64);
 			h->num_attrs = 3;
 		}
+		break;
+	case 6:
+		/* The device clock, into an answer of a random length. */
+		h->object_id = UVERBS_OBJECT_DEVICE;
+		h->method_id = KITE_IB_METHOD_QUERY_CLOCK;
+		h->num_attrs = 1;
+		h->attrs[0].attr_id = KITE_IB_ATTR_QUERY_CLOCK_RESP_CLOCK;
+		h->attrs[0].len = chance(r, 4) ? rnd(r, 16) : 8;
+		h->attrs[0].data = (uintptr_t)out;
 		break;
 	case 2:
 		h->object_id = UVERBS_OBJECT_DEVICE;

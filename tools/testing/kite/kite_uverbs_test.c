@@ -37,6 +37,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,9 +46,12 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <linux/ptp_clock.h>
 #include <linux/udmabuf.h>
 
 #include <infiniband/driver.h>
@@ -1914,7 +1918,7 @@ struct ex_wc {
 	unsigned int wc_flags;
 	uint32_t imm;
 	uint8_t sl, dlid_path_bits;
-	uint64_t ts;
+	uint64_t ts, wall;
 };
 
 static void ex_wc_read(struct ibv_cq_ex *cq, struct ex_wc *w)
@@ -1932,6 +1936,9 @@ static void ex_wc_read(struct ibv_cq_ex *cq, struct ex_wc *w)
 	w->sl = ibv_wc_read_sl(cq);
 	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
 	w->ts = ibv_wc_read_completion_ts(cq);
+	/* Only a CQ created with the wall-clock flag has the function. */
+	w->wall = cq->read_completion_wallclock_ns ?
+		  ibv_wc_read_completion_wallclock_ns(cq) : 0;
 }
 
 /*
@@ -1964,7 +1971,8 @@ static int ex_poll(struct ibv_cq_ex *cq, struct ex_wc *w, int want, int max)
 }
 
 #define CQ_EX_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
-			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /*
  * ibv_create_cq_ex() with @comp_mask, @flags and @wc_flags fails with
@@ -2035,6 +2043,13 @@ static void cq_ex_loopback(struct ibv_context *ctx, struct ibv_cq_ex *cq)
 	report(n == 2 && w[0].ts && w[1].ts >= w[0].ts,
 	       "cq_ex loopback: completion timestamps set, in order (%llu, %llu)",
 	       (unsigned long long)w[0].ts, (unsigned long long)w[1].ts);
+	/* Both clocks stamp one CQE at one instant; rates differ by <= 10 %. */
+	report(n == 2 && w[0].wall && w[1].wall >= w[0].wall &&
+	       llabs((long long)(w[1].wall - w[0].wall) -
+		     (long long)(w[1].ts - w[0].ts)) <=
+	       (long long)(w[1].ts - w[0].ts) / 10 + 1000,
+	       "cq_ex loopback: wall-clock timestamps set, in order, as far apart as the device clock's (%llu, %llu)",
+	       (unsigned long long)w[0].wall, (unsigned long long)w[1].wall);
 	for (i = 0; i < 100; i++)
 		if (u.buf[40 + i] != (char)(i ^ 0x5a))
 			data_ok = 0;
@@ -2150,8 +2165,8 @@ static void test_cq_ex(struct ibv_context *ctx, int data)
 	cq_ex_attr(ctx, "IBV_CREATE_CQ_ATTR_SINGLE_THREADED",
 		   IBV_CQ_INIT_ATTR_MASK_FLAGS,
 		   IBV_CREATE_CQ_ATTR_SINGLE_THREADED, CQ_EX_WC_FLAGS, 0);
-	cq_ex_attr(ctx, "wall-clock timestamps refused", 0, 0,
-		   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, EOPNOTSUPP);
+	cq_ex_attr(ctx, "wall-clock timestamps alone", 0, 0,
+		   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, 0);
 	cq_ex_attr(ctx, "CVLAN refused", 0, 0, IBV_WC_EX_WITH_CVLAN,
 		   EOPNOTSUPP);
 	cq_ex_attr(ctx, "flow tag refused", 0, 0, IBV_WC_EX_WITH_FLOW_TAG,
@@ -3696,6 +3711,247 @@ static void qpx_ud_no_sge(struct qpx_loop *l)
 		ibv_destroy_ah(ah);
 	if (n.qp)
 		ibv_destroy_qp(n.qp);
+}
+
+/* The dynamic clock ID of an open PHC (clock_gettime(2) on its file). */
+#define PHC_CLOCKID(fd)		((~(clockid_t)(fd) << 3) | 3)
+#define NSEC			1000000000LL
+
+/* The PTP hardware clock of device @name's PCI function (kite_en's). */
+static int phc_open(const char *name)
+{
+	char pat[160], dev[64];
+	glob_t g;
+	int fd = -1;
+
+	snprintf(pat, sizeof(pat), "/sys/class/infiniband/%s/device/../ptp/ptp*",
+		 name);
+	if (!glob(pat, 0, NULL, &g) && g.gl_pathc == 1) {
+		snprintf(dev, sizeof(dev), "/dev/%s",
+			 strrchr(g.gl_pathv[0], '/') + 1);
+		fd = open(dev, O_RDWR | O_CLOEXEC);
+	} else {
+		errno = ENOENT;
+	}
+	globfree(&g);
+	return fd;
+}
+
+static long long clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return -1;
+	return ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/* clock_adjtime(2) of the PHC: step by @ns, or (@freq) set the rate. */
+static int phc_adj(int fd, long long ns, long freq, int set_freq)
+{
+	struct timex tx = {};
+
+	if (set_freq) {
+		tx.modes = ADJ_FREQUENCY;
+		tx.freq = freq;
+	} else {
+		tx.modes = ADJ_SETOFFSET | ADJ_NANO;
+		tx.time.tv_sec = ns / NSEC;
+		tx.time.tv_usec = ns % NSEC;
+		if (tx.time.tv_usec < 0) {
+			tx.time.tv_sec--;
+			tx.time.tv_usec += NSEC;
+		}
+	}
+	return clock_adjtime(PHC_CLOCKID(fd), &tx) < 0 ? errno : 0;
+}
+
+/* The PHC's rate against CLOCK_MONOTONIC over @us microseconds. */
+static double phc_rate(int fd, unsigned int us)
+{
+	long long m0 = clock_ns(CLOCK_MONOTONIC), p0 = clock_ns(PHC_CLOCKID(fd));
+	long long p1, m1;
+
+	usleep(us);
+	p1 = clock_ns(PHC_CLOCKID(fd));
+	m1 = clock_ns(CLOCK_MONOTONIC);
+	return (double)(p1 - p0) / (double)(m1 - m0);
+}
+
+/*
+ * The NIC's real-time clock as a PTP hardware clock (kite_en): set to the
+ * system's time, set, stepped and slewed through the PHC API, and its
+ * limits enforced; it is given back the system's time and rate at the end.
+ */
+static void test_phc(const char *name)
+{
+	struct ptp_sys_offset_extended ext = { .n_samples = 3 };
+	struct ptp_clock_caps caps = {};
+	long max = 100000L << 16;	/* 10 %, in scaled ppm */
+	struct timespec ts = { .tv_sec = 2000000000 };
+	long long p0, p1, r;
+	int fd = phc_open(name), ret, i, ok;
+	double rate;
+
+	report(fd >= 0, "phc: the PTP hardware clock of %s's PCI function: %s",
+	       name, fd >= 0 ? "open" : strerror(errno));
+	if (fd < 0)
+		return;
+	ret = ioctl(fd, PTP_CLOCK_GETCAPS, &caps) ? errno : 0;
+	report(!ret && caps.max_adj == 100000000,
+	       "phc: PTP_CLOCK_GETCAPS: max_adj %d ppb: %s", caps.max_adj,
+	       strerror(ret));
+	p0 = clock_ns(PHC_CLOCKID(fd));
+	r = clock_ns(CLOCK_REALTIME);
+	report(p0 > 0 && llabs(p0 - r) < 5 * NSEC,
+	       "phc: the driver set it to the system's time (%lld ns apart)",
+	       p0 - r);
+
+	ret = clock_settime(PHC_CLOCKID(fd), &ts) ? errno : 0;
+	p0 = clock_ns(PHC_CLOCKID(fd));
+	report(!ret && p0 >= ts.tv_sec * NSEC && p0 < ts.tv_sec * NSEC + NSEC / 2,
+	       "phc: clock_settime: reads %lld: %s", p0, strerror(ret));
+	p0 = clock_ns(PHC_CLOCKID(fd));
+	ret = phc_adj(fd, 1500000000LL, 0, 0);
+	p1 = clock_ns(PHC_CLOCKID(fd));
+	report(!ret && p1 - p0 >= 1500000000LL && p1 - p0 < 1700000000LL,
+	       "phc: step by +1.5 s (ADJ_SETOFFSET): %lld ns later: %s",
+	       p1 - p0, strerror(ret));
+	p0 = clock_ns(PHC_CLOCKID(fd));
+	ret = phc_adj(fd, -1500000000LL, 0, 0);
+	p1 = clock_ns(PHC_CLOCKID(fd));
+	report(!ret && p0 - p1 <= 1500000000LL && p0 - p1 > 1300000000LL,
+	       "phc: step by -1.5 s: %lld ns earlier: %s", p0 - p1,
+	       strerror(ret));
+
+	ret = phc_adj(fd, 0, max, 1);
+	rate = ret ? 0 : phc_rate(fd, 300000);
+	report(!ret && rate > 1.07 && rate < 1.13,
+	       "phc: rate +10 %% (ADJ_FREQUENCY): runs %.4f times CLOCK_MONOTONIC: %s",
+	       rate, strerror(ret));
+	ret = phc_adj(fd, 0, -max, 1);
+	rate = ret ? 0 : phc_rate(fd, 300000);
+	report(!ret && rate > 0.87 && rate < 0.93,
+	       "phc: rate -10 %%: runs %.4f times CLOCK_MONOTONIC: %s", rate,
+	       strerror(ret));
+	ret = phc_adj(fd, 0, max + (1L << 16), 1);
+	report(ret == ERANGE, "phc: a rate beyond max_adj refused: %s",
+	       strerror(ret));
+	ret = phc_adj(fd, 0, 0, 1);
+	rate = ret ? 0 : phc_rate(fd, 300000);
+	report(!ret && rate > 0.98 && rate < 1.02,
+	       "phc: the refused rate left no trace; nominal again: %.4f: %s",
+	       rate, strerror(ret));
+
+	ret = ioctl(fd, PTP_SYS_OFFSET_EXTENDED, &ext) ? errno : 0;
+	for (i = 0, ok = !ret; ok && i < (int)ext.n_samples; i++) {
+		long long pre = ext.ts[i][0].sec * NSEC + ext.ts[i][0].nsec;
+		long long phc = ext.ts[i][1].sec * NSEC + ext.ts[i][1].nsec;
+		long long post = ext.ts[i][2].sec * NSEC + ext.ts[i][2].nsec;
+
+		ok = pre <= post && phc > ts.tv_sec * NSEC &&
+		     phc < (ts.tv_sec + 60) * NSEC;
+	}
+	report(ok, "phc: PTP_SYS_OFFSET_EXTENDED: %u samples, PHC reads between system reads: %s",
+	       ext.n_samples, strerror(ret));
+
+	ret = clock_gettime(CLOCK_REALTIME, &ts) ?: clock_settime(PHC_CLOCKID(fd), &ts);
+	report(!ret, "phc: given back the system's time: %s",
+	       strerror(ret ? errno : 0));
+	close(fd);
+}
+
+/* ibv_query_rt_values_ex() for the raw clock: its value, or 0. */
+static uint64_t rt_clock(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) ||
+	    v.comp_mask != IBV_VALUES_MASK_RAW_CLOCK || v.raw_clock.tv_sec)
+		return 0;
+	return v.raw_clock.tv_nsec;
+}
+
+/*
+ * Completion timestamps against the clocks they come from: the device
+ * clock (ibv_query_rt_values_ex() before and after) and the real-time
+ * clock, the PHC (clock_gettime() on it before and after), also once the
+ * PHC has been stepped: what steers the PHC steers the completions.
+ */
+static void test_timestamps(struct ibv_context *ctx, const char *name)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 16,
+		.wc_flags = CQ_EX_WC_FLAGS,
+	};
+	struct ibv_values_ex v = { .comp_mask = 1U << 1 };
+	long long step = 1000 * NSEC, off, p0, p1, r;
+	uint64_t c0, c1;
+	struct ex_wc w[4];
+	struct ibv_cq_ex *cq;
+	struct ud_loop u;
+	int fd, ret, n, i, stepped = 0;
+
+	c0 = rt_clock(ctx);
+	c1 = rt_clock(ctx);
+	report(c0 && c1 > c0,
+	       "timestamps: ibv_query_rt_values_ex: the device clock, raw_clock.tv_nsec, going on (%llu, %llu)",
+	       (unsigned long long)c0, (unsigned long long)c1);
+	ret = ibv_query_rt_values_ex(ctx, &v);
+	report(ret == EINVAL, "timestamps: ibv_query_rt_values_ex, an unknown comp_mask bit: %s",
+	       strerror(ret));
+	v.comp_mask = 0;
+	ret = ibv_query_rt_values_ex(ctx, &v);
+	report(!ret && !v.comp_mask,
+	       "timestamps: ibv_query_rt_values_ex asking nothing: %s",
+	       strerror(ret));
+
+	fd = phc_open(name);
+	report(fd >= 0, "timestamps: the PHC of %s: %s", name,
+	       fd >= 0 ? "open" : strerror(errno));
+	cq = ibv_create_cq_ex(ctx, &attr);
+	ret = cq ? ud_loop_init(ctx, ibv_cq_ex_to_cq(cq), &u) : errno;
+	report(!ret, "timestamps: CQ with both timestamps, UD QP to itself: %s",
+	       strerror(ret));
+	for (off = 0; !ret && fd >= 0 && off <= step; off += step) {
+		if (off) {
+			stepped = !phc_adj(fd, step, 0, 0);
+			report(stepped, "timestamps: the PHC stepped by %+lld s",
+			       step / NSEC);
+			if (!stepped)
+				break;
+		}
+		memset(w, 0, sizeof(w));
+		c0 = rt_clock(ctx);
+		p0 = clock_ns(PHC_CLOCKID(fd));
+		r = clock_ns(CLOCK_REALTIME);
+		n = ud_loop_post(&u, 41, 42, 64, 0) ? 0 : ex_poll(cq, w, 2, 4);
+		p1 = clock_ns(PHC_CLOCKID(fd));
+		c1 = rt_clock(ctx);
+		report(n == 2, "timestamps (PHC %+lld s): two completions (%d)",
+		       off / NSEC, n);
+		for (i = 0; i < n; i++) {
+			report(w[i].ts >= c0 && w[i].ts <= c1,
+			       "timestamps (PHC %+lld s): completion %d's timestamp between two device clock readings",
+			       off / NSEC, i);
+			report(w[i].wall >= (uint64_t)p0 && w[i].wall <= (uint64_t)p1,
+			       "timestamps (PHC %+lld s): completion %d's wall-clock time between two PHC readings",
+			       off / NSEC, i);
+			report(llabs((long long)w[i].wall - (r + off)) < 5 * NSEC,
+			       "timestamps (PHC %+lld s): completion %d's wall-clock time is the system's %+lld s (%lld ns apart)",
+			       off / NSEC, i, off / NSEC,
+			       (long long)w[i].wall - (r + off));
+		}
+	}
+	if (stepped)
+		report(!phc_adj(fd, -step, 0, 0),
+		       "timestamps: the PHC stepped back");
+	if (fd >= 0)
+		close(fd);
+	if (!ret)
+		ud_loop_free(&u);
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 }
 
 /* UD sends to the QP itself: the address, SGEs or inline data. */
@@ -5469,6 +5725,8 @@ int main(int argc, char **argv)
 		test_dm(ctx);
 		test_dmabuf(ctx);
 		test_import(ctx);
+		test_phc(name);
+		test_timestamps(ctx, name);
 	}
 	test_mw(ctx, &da, data);
 	test_rereg(ctx, &da, data);
