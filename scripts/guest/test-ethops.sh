@@ -32,6 +32,9 @@ check "ethtool -G: too large refused" bash -c "! ethtool -G $nic rx 8192"
 check "ethtool -l: channels reported" bash -c "ethtool -l $nic | grep -q '^Combined:'"
 check "ethtool -L: too many refused" bash -c "! ethtool -L $nic combined 64"
 check "ethtool -S: per-queue counters" bash -c "ethtool -S $nic | grep -q 'tx0_packets:'"
+check "ethtool -T: software timestamps and the PTP hardware clock" bash -c \
+	"ethtool -T $nic | grep -q 'software-transmit' && ethtool -T $nic | grep -qE 'PTP Hardware Clock: [0-9]+'"
+check "PHC: set to the system's time at probe" "$KITE_TOOLS/kite_uverbs_test" kite0 --phc-near
 check "ethtool: msglvl settable" ethtool -s "$nic" msglvl 0x7
 check "devlink dev info: serial and firmware" bash -c \
 	"devlink dev info pci/$bdf | grep -q 'serial_number 4b49544500000001' && devlink dev info pci/$bdf | grep -qE 'fw 1\.0\.0'"
@@ -75,6 +78,9 @@ check "reset: PCI function reset through sysfs" bash -c "echo 1 >/sys/bus/pci/de
 check "reset: kite_ib was unbound before the reset" since reset 'kite_ib.*unbound'
 check "reset: kite_ib re-probed after the reset" wait_for 10 kite_ib_bound
 check "reset: interface running with carrier" wait_for 10 grep -qx 1 "/sys/class/net/$nic/carrier"
+# The reset started the NIC's real-time clock again at 0; kite_en set it.
+check "reset: the PTP hardware clock reads the system's time again" \
+	"$KITE_TOOLS/kite_uverbs_test" kite0 --phc-near
 
 kite_mark roceoff
 check "devlink: enable_roce false" devlink dev param set "pci/$bdf" name enable_roce value false cmode driverinit

@@ -18,8 +18,9 @@
  *           ibv_poll_cq() and with the extended CQ API, that an armed
  *           extended CQ raises a completion event, every operation of
  *           the extended QP API (ibv_wr_*) over RC and UD QPs looped back,
- *           UD multicast to the attached QPs through the device, and
- *           memory windows of both types bound, used, invalidated
+ *           UD multicast to the attached QPs through the device,
+ *           memory windows of both types bound, used, invalidated, and
+ *           the NIC's PTP hardware clock with the completion timestamps
  *   --hold N: only connect an RC QP to itself, complete N 4096-byte RDMA
  *           WRITEs on it, print "held QPN" and keep the QP until standard
  *           input closes (for the QP's counters, rdma statistic qp)
@@ -30,6 +31,8 @@
  *           the device goes away as an application must see it
  *           (IBV_EVENT_DEVICE_FATAL, then ibv_alloc_pd() failing with
  *           EIO, and the context closed cleanly)
+ *   --phc-near: only check that the PTP hardware clock of DEVICE's PCI
+ *           function reads the system's time, within two seconds
  *
  * Copyright (c) 2026 Kite
  */
@@ -3861,6 +3864,25 @@ static void test_phc(const char *name)
 	close(fd);
 }
 
+/*
+ * --phc-near: the PHC of device @name reads the system's time, within
+ * two seconds (kite_en sets it at probe and after a reset, when the device
+ * has started its clock again at 0). Returns the number of failed checks.
+ */
+static int phc_near(const char *name)
+{
+	int fd = phc_open(name);
+	long long p = fd < 0 ? -1 : clock_ns(PHC_CLOCKID(fd));
+	long long r = clock_ns(CLOCK_REALTIME);
+
+	report(p > 0 && llabs(p - r) < 2 * NSEC,
+	       "phc: %s's PHC reads the system's time (%lld ns apart)%s%s",
+	       name, p - r, fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
+	if (fd >= 0)
+		close(fd);
+	return failed;
+}
+
 /* ibv_query_rt_values_ex() for the raw clock: its value, or 0. */
 static uint64_t rt_clock(struct ibv_context *ctx)
 {
@@ -5678,6 +5700,8 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	int i, n, ret;
 
+	if (argc > 2 && !strcmp(argv[2], "--phc-near"))
+		return phc_near(name);
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
