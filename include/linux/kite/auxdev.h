@@ -124,7 +124,8 @@ int kite_en_request_reset(struct kite_aux_dev *kadev);
  * @hi: the offset of the clock's bits 63:32
  * @sts: system timestamps to take around the low half's read, or NULL
  *
- * Return: the clock's value; U64_MAX when the device does not answer.
+ * Return: the clock's value; U64_MAX when the device does not answer, or
+ * when its clock's high half changed at each of a few tries.
  */
 u64 kite_en_clock_read(void __iomem *regs, u32 lo, u32 hi,
 		       struct ptp_system_timestamp *sts);

@@ -20,25 +20,36 @@
 #include "kite_en.h"
 
 /*
+ * Reads of a split clock before kite_en_clock_read() gives up: the high
+ * half changes once every 4.3 seconds, so a second try always succeeds
+ * on a device that works.
+ */
+#define KITE_EN_CLOCK_READ_TRIES	3
+
+/*
  * kite_en_clock_read() (kernel-doc in auxdev.h): the device does not latch
  * the halves (prm.rst): read HI, LO and HI again, and start again when the
- * low half wrapped in between. A device that does not answer reads all
- * ones, U64_MAX, which no clock gets to.
+ * low half wrapped in between - a bounded number of times, so that a device
+ * whose high half never holds still cannot keep the CPU here. A device that
+ * does not answer reads all ones, U64_MAX, which no clock gets to.
  */
 u64 kite_en_clock_read(void __iomem *regs, u32 lo, u32 hi,
 		       struct ptp_system_timestamp *sts)
 {
 	u32 h0, h1, l;
+	int tries;
 
 	h1 = readl(regs + hi);
-	do {
+	for (tries = 0; tries < KITE_EN_CLOCK_READ_TRIES; tries++) {
 		h0 = h1;
 		ptp_read_system_prets(sts);
 		l = readl(regs + lo);
 		ptp_read_system_postts(sts);
 		h1 = readl(regs + hi);
-	} while (h1 != h0);
-	return (u64)h1 << 32 | l;
+		if (h1 == h0)
+			return (u64)h1 << 32 | l;
+	}
+	return U64_MAX;
 }
 EXPORT_SYMBOL_NS_GPL(kite_en_clock_read, "KITE");
 
