@@ -293,8 +293,8 @@ void g_query(void)
 			   KITE_FEAT_SRQ_RESIZE | KITE_FEAT_ATOMIC_WRITE | KITE_FEAT_FLUSH |
 			   KITE_FEAT_DM),
 	    "features 0x%x", d.features);
-	CHK(d.max_dm_size == KITE_BAR_DM_SIZE && !d.rsvd, "max_dm_size %u (BAR4), rsvd %u",
-	    d.max_dm_size, d.rsvd);
+	CHK(d.max_dm_size == KITE_BAR_DM_SIZE && !d.max_xrcd, "max_dm_size %u (BAR4), max_xrcd %u",
+	    d.max_dm_size, d.max_xrcd);
 	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_mcast_grp == 64, "max_mcast_grp %u", d.max_mcast_grp);
 	CHK(d.max_mcast_qp_attach == 32, "max_mcast_qp_attach %u", d.max_mcast_qp_attach);

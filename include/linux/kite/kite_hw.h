@@ -332,6 +332,8 @@ struct kite_cmd {
 #define KITE_CMD_DEALLOC_UCTX		0x09
 #define KITE_CMD_ALLOC_PD		0x0a
 #define KITE_CMD_DEALLOC_PD		0x0b
+#define KITE_CMD_ALLOC_XRCD		0x0c
+#define KITE_CMD_DEALLOC_XRCD		0x0d
 #define KITE_CMD_CREATE_EQ		0x10
 #define KITE_CMD_DESTROY_EQ		0x11
 #define KITE_CMD_CREATE_CQ		0x18
@@ -419,7 +421,7 @@ struct kite_cmd_query_device_out {
 	__le32 max_mcast_total_attach;
 	__le32 max_mw;		/* KITE_FEAT_MW: windows at most */
 	__le32 max_dm_size;	/* KITE_FEAT_DM: bytes of device memory (BAR4) */
-	__le32 rsvd;
+	__le32 max_xrcd;	/* KITE_FEAT_XRC: XRC domains, number 0 unused */
 };
 
 #define KITE_FEAT_RC			BIT(0)
@@ -439,6 +441,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_ATOMIC_WRITE		BIT(14)	/* KITE_WQE_OP_ATOMIC_WRITE */
 #define KITE_FEAT_FLUSH			BIT(15)	/* KITE_WQE_OP_FLUSH, KITE_ACCESS_FLUSH_GLOBAL */
 #define KITE_FEAT_DM			BIT(16)	/* device memory, KITE_MR_F_DM */
+#define KITE_FEAT_XRC			BIT(17)	/* XRC domains, SRQs and QPs */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -519,6 +522,8 @@ struct kite_cmd_set_qp_cntr {
 
 /* ALLOC_UCTX: no input; result = the context's number, which is also its
  * doorbell page. DEALLOC_UCTX, ALLOC_PD, DEALLOC_PD: struct kite_cmd_obj.
+ * ALLOC_XRCD: no input; result = the XRC domain's number. DEALLOC_XRCD:
+ * struct kite_cmd_obj (uctx 0); KITE_CMD_E_BUSY while an SRQ or QP is in it.
  */
 struct kite_cmd_obj {
 	__le32 obj;		/* object number or key */
@@ -613,13 +618,16 @@ struct kite_cmd_create_qp {
 	struct kite_pbl sq_pbl;
 	struct kite_pbl rq_pbl;	/* KITE_QP_F_SRQ: zero */
 	__le32 srqn;		/* KITE_QP_F_SRQ: the SRQ; else zero */
-	__le32 rsvd[3];
+	__le32 xrcd;		/* KITE_QPT_XRC_TGT: its XRC domain; else zero */
+	__le32 rsvd[2];
 };
 
 #define KITE_QPT_RC			1
 #define KITE_QPT_UD			2
 #define KITE_QPT_GSI			3	/* QPN 1 */
 #define KITE_QPT_UC			4
+#define KITE_QPT_XRC_INI		5	/* XRC initiator: a send queue */
+#define KITE_QPT_XRC_TGT		6	/* XRC target: no queues */
 #define KITE_QP_F_SQ_SIG_ALL		BIT(0)
 #define KITE_QP_F_SRQ			BIT(1)	/* receives from srqn */
 /* CREATE_QP input without srqn and rsvd (no KITE_QP_F_SRQ) */
@@ -784,7 +792,14 @@ struct kite_cmd_create_srq {
 	__le32 cfg;		/* KITE_WQ_CFG_* */
 	__le32 limit;		/* arm the limit event at this many, 0: not */
 	struct kite_pbl pbl;
+	__le32 flags;		/* KITE_SRQ_F_XRC */
+	__le32 xrcd;		/* KITE_SRQ_F_XRC: its XRC domain */
+	__le32 cqn;		/* KITE_SRQ_F_XRC: the CQ of its receives */
+	__le32 rsvd;
 };
+
+/* CREATE_SRQ input without flags, xrcd, cqn and rsvd (no KITE_SRQ_F_XRC) */
+#define KITE_CMD_CREATE_SRQ_V0_LEN	32
 
 /* MODIFY_SRQ; commands without KITE_MODIFY_SRQ_RESIZE may end at cfg */
 struct kite_cmd_modify_srq {
@@ -815,6 +830,7 @@ struct kite_cmd_query_srq_out {
 #define KITE_SRQ_STATE_OK		0
 #define KITE_SRQ_STATE_ERROR		1	/* a WQE was unreachable */
 #define KITE_SRQ_F_ARMED		BIT(0)	/* the limit event is armed */
+#define KITE_SRQ_F_XRC			BIT(1)	/* an XRC SRQ (create, query) */
 #define KITE_SRQ_INDEX			GENMASK(15, 0)
 
 /* ATTACH_MCAST, DETACH_MCAST (prm_mcast.rst) */
@@ -914,7 +930,7 @@ struct kite_cqe {
 	__le16 vlan;		/* UD receive: KITE_VLAN_* */
 	u8 wqe_opcode;		/* requester CQEs: KITE_WQE_OP_* */
 	u8 rsvd0[3];
-	__le32 rsvd1;
+	__le32 srqn;		/* XRC receive: the XRC SRQ, KITE_OBJ_MASK */
 	__le64 rtc;		/* KITE_CAPS_RTC: real-time clock, nanoseconds */
 	__le32 rsvd2;
 	__le32 op_own;		/* KITE_CQE_OWNER, KITE_CQE_OPCODE */
@@ -970,7 +986,7 @@ struct kite_wqe_ctrl {
 	};
 	__le16 wqe_idx;		/* producer index of this WQE */
 	__le16 inline_len;	/* KITE_WQE_F_INLINE: bytes of inline data */
-	__le32 rsvd;
+	__le32 xrc_srqn;	/* XRC_INI: the remote XRC SRQ, KITE_OBJ_MASK */
 };
 
 #define KITE_WQE_OPCODE			GENMASK(7, 0)
@@ -1114,7 +1130,7 @@ static_assert(sizeof(struct kite_cmd_alloc_mr) == 16);
 static_assert(sizeof(struct kite_cmd_rereg_mr) == 48);
 static_assert(sizeof(struct kite_cmd_alloc_mw) == 16);
 static_assert(sizeof(struct kite_cmd_add_gid) == 32);
-static_assert(sizeof(struct kite_cmd_create_srq) == 32);
+static_assert(sizeof(struct kite_cmd_create_srq) == 48);
 static_assert(sizeof(struct kite_cmd_modify_srq) == 32);
 static_assert(sizeof(struct kite_cmd_query_srq_out) == 32);
 static_assert(sizeof(struct kite_cmd_mcast) == 24);

@@ -645,7 +645,7 @@ static uint32_t kite_ud_send(KiteState *s, uint32_t qpn, KiteQP *qp,
     inl = opw & KITE_WQE_F_INLINE;
     ilen = le16_to_cpu(ctrl.inline_len);
 
-    if ((opw & KITE_WQE_CTRL_RSVD) || ctrl.rsvd) {
+    if ((opw & KITE_WQE_CTRL_RSVD) || ctrl.xrc_srqn) {
         return kite_synd(KITE_SYND_LOCAL_QP_OP, KITE_VSYND_WQE);
     }
     if (op == KITE_WQE_OP_LOCAL_INV || op == KITE_WQE_OP_REG_MR) {

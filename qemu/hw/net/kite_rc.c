@@ -507,7 +507,7 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     w->va = w->rkey = w->swap = w->cmp = 0;
     w->feth = w->flen = 0;
     if ((w->opw & KITE_WQE_CTRL_RSVD) ||
-        ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(rsvd))) {
+        ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(xrc_srqn))) {
         return bad;
     }
     switch (w->op) {

@@ -68,7 +68,7 @@ static void expect_ctrl(struct kunit *test, struct kite_wqe_test *t,
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(c->inv_key), imm_or_key);
 	KUNIT_EXPECT_EQ(test, le16_to_cpu(c->wqe_idx), idx);
 	KUNIT_EXPECT_EQ(test, le16_to_cpu(c->inline_len), inline_len);
-	KUNIT_EXPECT_EQ(test, le32_to_cpu(c->rsvd), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(c->xrc_srqn), 0);
 }
 
 static void expect_sge(struct kunit *test, struct kite_wqe_test *t,
