@@ -291,9 +291,9 @@ void g_query(void)
 			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW |
 			   KITE_FEAT_REREG_MR | KITE_FEAT_EQ_MODERATION |
 			   KITE_FEAT_SRQ_RESIZE | KITE_FEAT_ATOMIC_WRITE | KITE_FEAT_FLUSH |
-			   KITE_FEAT_DM),
+			   KITE_FEAT_DM | KITE_FEAT_XRC),
 	    "features 0x%x", d.features);
-	CHK(d.max_dm_size == KITE_BAR_DM_SIZE && !d.max_xrcd, "max_dm_size %u (BAR4), max_xrcd %u",
+	CHK(d.max_dm_size == KITE_BAR_DM_SIZE && d.max_xrcd == 256, "max_dm_size %u (BAR4), max_xrcd %u",
 	    d.max_dm_size, d.max_xrcd);
 	CHK(d.max_cntr == 64, "max_cntr %u", d.max_cntr);
 	CHK(d.max_mcast_grp == 64, "max_mcast_grp %u", d.max_mcast_grp);

@@ -115,7 +115,7 @@ void g_srq(void)
 
 	/* Invalid CREATE_SRQ input. */
 	in = srq_in(&t, fx_pd, 6, 6, 0);
-	srq_create_in(&in, sizeof(in) - 1, &r);
+	srq_create_in(&in, KITE_CMD_CREATE_SRQ_V0_LEN - 1, &r);
 	expect(&r, KITE_CMD_E_LENGTH, -1, "CREATE_SRQ with in_len 31 -> E_LENGTH");
 	in.pdn = 0;
 	srq_create_in(&in, sizeof(in), &r);

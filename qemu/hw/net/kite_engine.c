@@ -18,9 +18,12 @@
  * payload are scattered, and completes with a receive CQE. Anything
  * malformed is dropped and counted in KITE_STAT_ROCE_RX_DROPS.
  *
- * RC QPs: the SQ is worked on, and RC packets are handled, by the RC
- * transport in kite_rc.c, which shares the frame building, parsing, key
- * checks and completion helpers of this file.
+ * RC, UC and XRC QPs: the SQ is worked on, and their packets are handled,
+ * by the transports in kite_rc.c, which share the frame building (the
+ * XRCETH of XRC requests included), parsing, key checks and completion
+ * helpers of this file. A connected packet goes only to a QP of its
+ * transport: RC, UC, XRC requests to XRC targets, XRC responses to XRC
+ * initiators.
  *
  * Every value read from guest memory or from the wire is checked before
  * it is used; every DMA goes through pci_dma_read/write and its result is
@@ -54,6 +57,7 @@
 #define KITE_UDP_HLEN           8
 #define KITE_BTH_LEN            12
 #define KITE_DETH_LEN           8
+#define KITE_XRCETH_LEN         4
 #define KITE_IMMDT_LEN          4
 #define KITE_ICRC_LEN           4
 #define KITE_PKEY_DEFAULT       0xffff
@@ -186,6 +190,7 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     l4 = l3 + iplen;
     ib = l4 + KITE_UDP_HLEN;
     iblen = KITE_BTH_LEN + len + pad + KITE_ICRC_LEN +
+            (t->xrc ? KITE_XRCETH_LEN : 0) +
             (t->rc ? t->ext_len :
              KITE_DETH_LEN + (t->has_imm ? KITE_IMMDT_LEN : 0));
 
@@ -225,6 +230,10 @@ size_t kite_roce_build(uint8_t *f, const KiteRoceTx *t,
     stl_be_p(f + off + 8, (t->psn & KITE_PSN_MASK) |
              (t->ackreq ? BIT(31) : 0));
     off += KITE_BTH_LEN;
+    if (t->xrc) {
+        stl_be_p(f + off, t->xrc_srqn & KITE_OBJ_MASK);     /* 31:24 zero */
+        off += KITE_XRCETH_LEN;
+    }
     if (t->rc) {
         memcpy(f + off, t->ext, t->ext_len);
         off += t->ext_len;
@@ -441,7 +450,7 @@ void kite_resp_err_cqe(KiteState *s, uint32_t qpn, KiteQP *qp,
         .syndrome = cpu_to_le32(synd),
     };
 
-    kite_engine_cqe(s, qp->recv_cqn, &cqe, KITE_CQE_OP_RESP_ERR);
+    kite_recv_cqe(s, qp, &cqe, KITE_CQE_OP_RESP_ERR);
 }
 
 uint32_t kite_synd(uint8_t synd, uint8_t vendor)
@@ -450,11 +459,14 @@ uint32_t kite_synd(uint8_t synd, uint8_t vendor)
            FIELD_PREP(KITE_CQE_VENDOR_SYNDROME, vendor);
 }
 
-/* A WQE completed in error: UD and GSI send errors go to SQE, others ERR. */
+/*
+ * A WQE completed in error: UD, GSI and UC send errors go to SQE, others
+ * ERR.
+ */
 void kite_engine_qp_fail(KiteState *s, uint32_t qpn, KiteQP *qp,
                          bool send)
 {
-    if (send && qp->type != KITE_QPT_RC) {
+    if (send && !kite_qp_reliable(qp)) {
         if (qp->state == KITE_QPS_RTS || qp->state == KITE_QPS_SQD) {
             qp->state = KITE_QPS_SQE;
         }
@@ -959,21 +971,29 @@ static const char *kite_roce_parse_ip(const uint8_t *buf, size_t len,
 }
 
 /*
- * Parse the headers after the BTH of the RC or UC packet @ib (@iblen
+ * Parse the headers after the BTH of the RC, UC or XRC packet @ib (@iblen
  * bytes with the ICRC, @pad bytes of padding). Returns NULL, or why the
  * packet is dropped.
  */
 static const char *kite_roce_parse_rc(const uint8_t *ib, size_t iblen,
                                       uint8_t pad, KiteRoceRx *p)
 {
-    size_t hdr;
+    size_t hdr, xrceth = 0;
     int ext;
 
     /*
-     * RC (0x00-0x1f) and UC (0x20-0x2b, the RC SEND and WRITE
-     * opcodes + 0x20): UC is parsed as its RC equivalent.
+     * RC (0x00-0x1f), UC (0x20-0x2b, the RC SEND and WRITE opcodes +
+     * 0x20) and XRC (0xa0-0xbd, the RC opcodes + 0xa0): UC and XRC are
+     * parsed as their RC equivalents. An XRC request has the XRCETH
+     * after the BTH, ahead of the RC headers.
      */
-    if (p->opcode >= 0x20) {
+    if (p->opcode >= KITE_XRC_OPCODE) {
+        p->xrc = true;
+        p->opcode -= KITE_XRC_OPCODE;
+        if (!kite_rc_opcode_is_response(p->opcode)) {
+            xrceth = KITE_XRCETH_LEN;
+        }
+    } else if (p->opcode >= 0x20) {
         if (p->opcode > KITE_BTH_UC_LAST) {
             return "UC BTH opcode not supported";
         }
@@ -983,14 +1003,21 @@ static const char *kite_roce_parse_rc(const uint8_t *ib, size_t iblen,
     }
     ext = kite_rc_ext_len(p->opcode);
     if (ext < 0) {
-        return "RC BTH opcode not supported";
+        return p->xrc ? "XRC BTH opcode not supported" :
+                        "RC BTH opcode not supported";
     }
     p->rc = true;
-    hdr = KITE_BTH_LEN + ext;
+    hdr = KITE_BTH_LEN + xrceth + ext;
     if (iblen < hdr + pad + KITE_ICRC_LEN) {
         return "short RC packet";
     }
-    p->ext = ib + KITE_BTH_LEN;
+    if (xrceth) {
+        p->xrc_srqn = ldl_be_p(ib + KITE_BTH_LEN);
+        if (p->xrc_srqn & ~KITE_OBJ_MASK) {
+            return "XRCETH reserved bits set";
+        }
+    }
+    p->ext = ib + KITE_BTH_LEN + xrceth;
     p->payload = ib + hdr;
     p->len = iblen - hdr - pad - KITE_ICRC_LEN;
     if (p->len > KITE_ROCE_MAX_PAYLOAD) {
@@ -1088,7 +1115,8 @@ const char *kite_roce_parse(const uint8_t *buf, size_t len, KiteRoceRx *p)
     p->dqpn = ldl_be_p(buf + ib + 4) & KITE_OBJ_MASK;
     p->psn = ldl_be_p(buf + ib + 8) & KITE_PSN_MASK;
     p->ackreq = buf[ib + 8] & 0x80;
-    if (p->opcode < 0x40) {
+    if (p->opcode < 0x40 || (p->opcode >= KITE_XRC_OPCODE &&
+                             p->opcode < KITE_XRC_OPCODE + 0x20)) {
         return kite_roce_parse_rc(buf + ib, iblen, pad, p);
     }
     return kite_roce_parse_ud(buf + ib, iblen, pad, p);
@@ -1278,16 +1306,30 @@ void kite_qp_count_rx(KiteState *s, uint32_t qpn, size_t len, uint64_t drops)
     }
 }
 
+/*
+ * The QP type a connected packet is for: XRC requests go to targets, XRC
+ * responses to initiators.
+ */
+static uint32_t kite_roce_rx_qp_type(const KiteRoceRx *p)
+{
+    if (p->xrc) {
+        return kite_rc_opcode_is_response(p->opcode) ? KITE_QPT_XRC_INI :
+                                                       KITE_QPT_XRC_TGT;
+    }
+    return p->uc ? KITE_QPT_UC : KITE_QPT_RC;
+}
+
 /* A unicast packet, to the QP it names. */
 static void kite_engine_receive_unicast(KiteState *s, const KiteRoceRx *p)
 {
     KiteQP *qp = p->dqpn < KITE_MAX_QP ? &s->rdma.qp[p->dqpn] : NULL;
 
     if (p->rc) {
-        if (!qp || !qp->valid ||
-            qp->type != (p->uc ? KITE_QPT_UC : KITE_QPT_RC)) {
+        if (!qp || !qp->valid || qp->type != kite_roce_rx_qp_type(p)) {
             kite_rx_drop(s, p->uc ? "no UC QP with the destination QPN" :
-                                    "no RC QP with the destination QPN");
+                            p->xrc ? "no XRC QP of the packet's side with "
+                                     "the destination QPN" :
+                                     "no RC QP with the destination QPN");
             return;
         }
         kite_rc_receive(s, p->dqpn, qp, p);

@@ -4,10 +4,11 @@
  * kite.c owns the PCI function, BAR0 global registers, reset and
  * interrupts; kite_eth.c the Ethernet function; kite_rdma.c the command
  * queue and the UCTX/PD/MR/GID tables; kite_queue.c the event, completion
- * and work queues and the doorbell BAR; kite_srq.c shared receive queues;
+ * and work queues and the doorbell BAR; kite_srq.c shared receive queues
+ * (and XRC SRQs);
  * kite_mw.c memory windows; kite_pbl.c page buffer lists; kite_engine.c
  * the RDMA data engine (RoCEv2 framing, UD, the receive side); kite_rc.c
- * the RC and UC transports (requester, responder, retransmission);
+ * the RC, UC and XRC transports (requester, responder, retransmission);
  * kite_mcast.c multicast groups; kite_cntr.c QP counter sets; kite_loss.c
  * loss, duplication and reordering on demand.
  *
@@ -42,6 +43,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MAX_QP             1024    /* QPN 0 never, 1 only for GSI */
 #define KITE_MAX_MR             4096    /* key index 0 never allocated */
 #define KITE_MAX_SRQ            256     /* SRQN 0 never allocated */
+#define KITE_MAX_XRCD           256     /* XRC domain 0 never allocated */
 #define KITE_MAX_CNTR           64      /* QP counter sets; 0 is the default */
 #define KITE_GID_TBL_LEN        16
 /* Multicast groups (kite_mcast.c). */
@@ -68,10 +70,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 
 /*
  * The largest RoCEv2 frame the engine builds: Ethernet 14, 802.1Q 4,
- * IPv6 40, UDP 8, BTH 12, DETH 8, ImmDt 4, 4096 bytes of payload, 3 pad
- * bytes and the ICRC.
+ * IPv6 40, UDP 8, BTH 12, XRCETH 4, RETH 16 (or DETH 8), ImmDt 4, 4096
+ * bytes of payload, 3 pad bytes and the ICRC.
  */
-#define KITE_ROCE_MAX_FRAME     (14 + 4 + 40 + 8 + 12 + 16 + 4 + \
+#define KITE_ROCE_MAX_FRAME     (14 + 4 + 40 + 8 + 12 + 4 + 16 + 4 + \
                                  KITE_ROCE_MAX_PAYLOAD + 3 + 4)
 #define KITE_ROCE_UDP_PORT      4791
 #define KITE_GSI_QKEY           0x80010000u
@@ -200,7 +202,9 @@ typedef struct KiteSRQ {
     uint32_t state;             /* KITE_SRQ_STATE_* */
     bool armed;
     uint32_t limit;
-    uint32_t nqp;               /* QPs attached */
+    uint32_t nqp;               /* QPs attached; XRC: always 0 */
+    uint32_t xrcd;              /* an XRC SRQ: its domain; else 0 */
+    uint32_t cqn;               /* XRC: the CQ of its receive completions */
     KiteWQ wq;
 } KiteSRQ;
 
@@ -244,6 +248,7 @@ typedef struct KiteRcSwqe {
     uint64_t total;             /* message length */
     int64_t sent_ns;            /* QEMU_CLOCK_VIRTUAL of its first packet */
     bool resent;                /* sent again: no round-trip sample */
+    uint32_t xrc_srqn;          /* XRC initiator: the XRCETH of its packets */
 } KiteRcSwqe;
 
 /* A response the responder owes, sent in order by the engine. */
@@ -358,7 +363,12 @@ typedef struct KiteQP {
     struct kite_cmd_modify_qp attr;     /* little-endian, as in commands */
     KiteWQ sq;
     KiteWQ rq;                  /* unused with an SRQ */
-    uint32_t srqn;              /* 0: receives from rq */
+    /*
+     * 0: receives from rq. An XRC target: the XRC SRQ of the last request
+     * (and of the message in progress), which also set pdn.
+     */
+    uint32_t srqn;
+    uint32_t xrcd;              /* an XRC target: its domain */
     KiteRwqe rwqe;              /* SRQ: the WQE of the message in progress */
     bool last_wqe;              /* SRQ: KITE_EQE_QP_LAST_WQE posted */
     uint32_t cntr;              /* the counter set it counts in */
@@ -444,6 +454,7 @@ typedef struct KiteRdma {
     KiteMR mr[KITE_MAX_MR];
     KiteGid gid[KITE_GID_TBL_LEN];
     KiteSRQ srq[KITE_MAX_SRQ];
+    bool xrcd[KITE_MAX_XRCD];
     KiteCntr cntr[KITE_MAX_CNTR];
     KiteMcg mcg[KITE_MAX_MCAST_GRP];
     uint32_t mcast_attached;    /* attachments in all groups */
@@ -631,6 +642,7 @@ void kite_rdma_receive(KiteState *s, const uint8_t *buf, size_t len);
 bool kite_uctx_valid(KiteState *s, uint32_t uctx);
 uint8_t kite_active_mtu(KiteState *s);
 bool kite_pd_valid(KiteState *s, uint32_t pdn);
+bool kite_xrcd_valid(KiteState *s, uint32_t xrcd);
 
 /* Command execution context. */
 typedef struct KiteCmdCtx {
@@ -763,6 +775,8 @@ typedef struct KiteRoceTx {
     bool has_imm;
     uint8_t imm[4];             /* as on the wire */
     bool rc;                    /* ext[] follows the BTH instead of DETH */
+    bool xrc;                   /* an XRC request: XRCETH before ext[] */
+    uint32_t xrc_srqn;          /* its XRCETH */
     uint8_t ext_len;
     uint8_t ext[32];
 } KiteRoceTx;
@@ -784,7 +798,9 @@ typedef struct KiteRoceRx {
     uint32_t imm;               /* raw, as on the wire */
     bool rc;                    /* RC or UC: ext[] follows the BTH */
     bool uc;                    /* UC; opcode is the RC equivalent */
-    const uint8_t *ext;         /* RC: headers after the BTH */
+    bool xrc;                   /* XRC; opcode is the RC equivalent */
+    uint32_t xrc_srqn;          /* XRC request: the XRCETH's SRQ number */
+    const uint8_t *ext;         /* RC: headers after the BTH (and XRCETH) */
     const uint8_t *payload;
     uint32_t len;
 } KiteRoceRx;
@@ -873,6 +889,14 @@ KiteSRQ *kite_srq_lookup(KiteState *s, uint32_t srqn);
 void kite_db_srq(KiteState *s, hwaddr addr, unsigned page, uint64_t val);
 bool kite_srq_pd_used(KiteState *s, uint32_t pdn);
 bool kite_srq_uctx_used(KiteState *s, uint32_t uctx);
+bool kite_srq_xrcd_used(KiteState *s, uint32_t xrcd);
+bool kite_srq_cq_used(KiteState *s, uint32_t cqn);
+/*
+ * An XRC target's request names XRC SRQ @srqn: false if it names none of
+ * the target's domain (or another SRQ than the message in progress);
+ * else the SRQ becomes the QP's (srqn, and pdn for the key checks).
+ */
+bool kite_xrc_srq_use(KiteState *s, KiteQP *qp, uint32_t srqn);
 /* kite_recv_take(): no WQE could be taken (SRQ empty or in error). */
 #define KITE_RECV_NONE          UINT32_MAX
 /* No receive WQE is available to start a message. */
@@ -888,7 +912,16 @@ bool kite_recv_busy(KiteQP *qp);
 uint16_t kite_recv_idx(KiteQP *qp);
 /* The message's CQE was written: release its WQE. */
 void kite_recv_done(KiteQP *qp);
-/* A QP with an SRQ in ERR: flush its WQE, post the last-WQE event. */
+/*
+ * Write the receive CQE @cqe of @qp: to its receive CQ, or for an XRC
+ * target to the CQ of the XRC SRQ of the message, with cqe.srqn set.
+ */
+void kite_recv_cqe(KiteState *s, KiteQP *qp, struct kite_cqe *cqe,
+                   uint8_t opcode);
+/*
+ * A QP with an SRQ in ERR: flush its WQE, post the last-WQE event (not
+ * for an XRC target).
+ */
 void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp);
 
 /* kite_queue.c: a valid QP, or NULL */
@@ -971,11 +1004,29 @@ void kite_loss_exit(KiteState *s);
 /* A frame on path @dir: dropped, held back, delivered once or twice. */
 void kite_loss_frame(KiteState *s, KiteLossDir dir, uint8_t *f, size_t len);
 
-/* kite_rc.c: the RC transport, and UC which shares it */
+/* kite_rc.c: the RC transport, and UC and XRC which share it */
+static inline bool kite_qp_xrc(const KiteQP *qp)
+{
+    return qp->type == KITE_QPT_XRC_INI || qp->type == KITE_QPT_XRC_TGT;
+}
+
+/* RC, UC, XRC: the transports of kite_rc.c. */
 static inline bool kite_qp_connected(const KiteQP *qp)
 {
-    return qp->type == KITE_QPT_RC || qp->type == KITE_QPT_UC;
+    return qp->type == KITE_QPT_RC || qp->type == KITE_QPT_UC ||
+           kite_qp_xrc(qp);
 }
+
+/* Acknowledged transports: RC and XRC. */
+static inline bool kite_qp_reliable(const KiteQP *qp)
+{
+    return qp->type == KITE_QPT_RC || kite_qp_xrc(qp);
+}
+
+/* An XRC opcode is the RC one + 0xa0 (IBA A14). */
+#define KITE_XRC_OPCODE         0xa0
+/* An RC opcode that a responder sends (READ responses, ACK, atomic ACK). */
+bool kite_rc_opcode_is_response(uint8_t opcode);
 
 void kite_rc_instance_init(KiteState *s);
 void kite_rc_init(KiteState *s);

@@ -13,7 +13,9 @@
  *
  * Queue pairs: the state machine and attribute rules of MODIFY_QP. SQ/RQ
  * doorbells record the producer index and kick the data engine
- * (kite_engine.c), which executes and flushes work requests.
+ * (kite_engine.c), which executes and flushes work requests. An XRC
+ * initiator has an SQ only, an XRC target no queue at all (it belongs to
+ * an XRC domain and receives into the XRC SRQs its requests name).
  *
  * Doorbells (BAR2) are latched in the MMIO handler; anything that needs
  * DMA or raises an interrupt runs in the doorbell bottom half.
@@ -868,6 +870,10 @@ void kite_cmd_destroy_cq(KiteState *s, KiteCmdCtx *c)
             return;
         }
     }
+    if (kite_srq_cq_used(s, cq->cqn)) {
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+        return;
+    }
     kite_cq_free(s, cq);
 }
 
@@ -924,7 +930,10 @@ bool kite_pd_used(KiteState *s, uint32_t pdn)
     uint32_t i;
 
     for (i = 1; i < KITE_MAX_QP; i++) {
-        if (s->rdma.qp[i].valid && s->rdma.qp[i].pdn == pdn) {
+        KiteQP *qp = &s->rdma.qp[i];
+
+        /* An XRC target's pdn is only its last request's SRQ's. */
+        if (qp->valid && qp->type != KITE_QPT_XRC_TGT && qp->pdn == pdn) {
             return true;
         }
     }
@@ -996,6 +1005,22 @@ static uint32_t kite_qpn_alloc(KiteState *s)
 }
 
 /*
+ * A QP without an RQ of its own (an SRQ QP, an XRC initiator): rq_cfg and
+ * rq_pbl zero. Fails the command (false) otherwise.
+ */
+static bool kite_create_qp_no_rq(KiteCmdCtx *c,
+                                 const struct kite_cmd_create_qp *in)
+{
+    if (in->rq_cfg) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
+    }
+    if (in->rq_pbl.addr || in->rq_pbl.npages || in->rq_pbl.cfg) {
+        return kite_cmd_err(c, KITE_CMD_E_PBL, QP_OFF(rq_pbl));
+    }
+    return true;
+}
+
+/*
  * CREATE_QP with KITE_QP_F_SRQ: the SRQ @in names, in place of an RQ of
  * the QP's own, into @srq. Fails the command (false) on a bad field.
  */
@@ -1012,18 +1037,37 @@ static bool kite_create_qp_srq(KiteState *s, KiteCmdCtx *c,
         return false;
     }
     *srq = kite_srq_lookup(s, le32_to_cpu(in->srqn));
-    if (!*srq || (*srq)->uctx != le32_to_cpu(in->uctx)) {
+    /* An XRC SRQ is for XRC targets only. */
+    if (!*srq || (*srq)->uctx != le32_to_cpu(in->uctx) || (*srq)->xrcd) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(srqn));
         return false;
     }
-    /* No RQ of its own. */
-    if (in->rq_cfg) {
-        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
-        return false;
+    return kite_create_qp_no_rq(c, in);
+}
+
+/*
+ * CREATE_QP of an XRC target: @in names its domain and owner, every
+ * other field but the type is zero.
+ */
+static bool kite_create_qp_tgt(KiteState *s, KiteCmdCtx *c,
+                               const struct kite_cmd_create_qp *in)
+{
+    const uint8_t *raw = (const uint8_t *)in;
+    size_t off;
+
+    if (c->in_len < sizeof(*in)) {
+        return kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
     }
-    if (in->rq_pbl.addr || in->rq_pbl.npages || in->rq_pbl.cfg) {
-        kite_cmd_err(c, KITE_CMD_E_PBL, QP_OFF(rq_pbl));
-        return false;
+    for (off = QP_OFF(flags); off < sizeof(*in); off += 4) {
+        if (off != QP_OFF(uctx) && off != QP_OFF(xrcd) && ldl_le_p(raw + off)) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, off);
+        }
+    }
+    if (!kite_xrcd_valid(s, le32_to_cpu(in->xrcd))) {
+        return kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(xrcd));
+    }
+    if (!kite_uctx_valid(s, le32_to_cpu(in->uctx))) {
+        return kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(uctx));
     }
     return true;
 }
@@ -1042,9 +1086,14 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
     unsigned i;
 
     if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI &&
-        type != KITE_QPT_UC) {
+        type != KITE_QPT_UC && type != KITE_QPT_XRC_INI &&
+        type != KITE_QPT_XRC_TGT) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(type));
         return false;
+    }
+    *srq = NULL;
+    if (type == KITE_QPT_XRC_TGT) {
+        return kite_create_qp_tgt(s, c, in);
     }
     if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
@@ -1056,7 +1105,24 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
             return false;
         }
     }
-    *srq = NULL;
+    if (in->xrcd) {
+        kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(xrcd));
+        return false;
+    }
+    if (type == KITE_QPT_XRC_INI) {
+        /* A send queue only. */
+        if (flags & KITE_QP_F_SRQ) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+            return false;
+        }
+        if (in->recv_cqn) {
+            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(recv_cqn));
+            return false;
+        }
+        if (!kite_create_qp_no_rq(c, in)) {
+            return false;
+        }
+    }
     if (flags & KITE_QP_F_SRQ) {
         if (!kite_create_qp_srq(s, c, in, srq)) {
             return false;
@@ -1073,7 +1139,8 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
         kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(send_cqn));
         return false;
     }
-    if (!kite_cq_lookup(s, le32_to_cpu(in->recv_cqn))) {
+    if (type != KITE_QPT_XRC_INI &&
+        !kite_cq_lookup(s, le32_to_cpu(in->recv_cqn))) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, QP_OFF(recv_cqn));
         return false;
     }
@@ -1085,7 +1152,8 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(sq_cfg));
         return false;
     }
-    if (!*srq && !kite_wq_cfg_ok(le32_to_cpu(in->rq_cfg))) {
+    if (!*srq && type != KITE_QPT_XRC_INI &&
+        !kite_wq_cfg_ok(le32_to_cpu(in->rq_cfg))) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_cfg));
         return false;
     }
@@ -1126,11 +1194,15 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
             return;
         }
     }
-    if (!kite_wq_load(s, c, sq_cfg, QP_OFF(sq_pbl), &sq)) {
+    /* An XRC target has no queues, an XRC initiator no RQ. */
+    memset(&sq, 0, sizeof(sq));
+    memset(&rq, 0, sizeof(rq));
+    if (type != KITE_QPT_XRC_TGT &&
+        !kite_wq_load(s, c, sq_cfg, QP_OFF(sq_pbl), &sq)) {
         return;
     }
-    memset(&rq, 0, sizeof(rq));
-    if (!srq && !kite_wq_load(s, c, rq_cfg, QP_OFF(rq_pbl), &rq)) {
+    if (!srq && type != KITE_QPT_XRC_TGT && type != KITE_QPT_XRC_INI &&
+        !kite_wq_load(s, c, rq_cfg, QP_OFF(rq_pbl), &rq)) {
         kite_pbl_free(&sq.pbl);
         return;
     }
@@ -1152,6 +1224,7 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         .sq = sq,
         .rq = rq,
         .srqn = srq ? le32_to_cpu(in.srqn) : 0,
+        .xrcd = le32_to_cpu(in.xrcd),
     };
     kite_cntr_qp_init(s, qp);
     c->result = qpn;
@@ -1188,13 +1261,26 @@ static const struct {
 };
 
 /*
+ * Of the RC attributes, those an XRC initiator need not have at INIT to
+ * RTR (it answers no requests), and an XRC target at RTR to RTS (it sends
+ * none): allowed, not required.
+ */
+#define KITE_QP_ATTR_RTR_RESP   (KITE_QP_ATTR_MAX_DEST_RD_ATOMIC | \
+                                 KITE_QP_ATTR_MIN_RNR_TIMER)
+#define KITE_QP_ATTR_RTS_REQ    (KITE_QP_ATTR_RETRY_CNT | \
+                                 KITE_QP_ATTR_RNR_RETRY | \
+                                 KITE_QP_ATTR_MAX_QP_RD_ATOMIC)
+
+/*
  * The attributes a transition requires and allows, for the QP's type.
- * Returns false if the transition is not allowed.
+ * XRC QPs follow RC, less the attributes of the side they lack. Returns
+ * false if the transition is not allowed.
  */
 static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
                                uint32_t *req, uint32_t *opt)
 {
-    bool rc = type == KITE_QPT_RC, uc = type == KITE_QPT_UC;
+    bool ini = type == KITE_QPT_XRC_INI, tgt = type == KITE_QPT_XRC_TGT;
+    bool rc = type == KITE_QPT_RC || ini || tgt, uc = type == KITE_QPT_UC;
 
     *req = 0;
     *opt = 0;
@@ -1223,11 +1309,12 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
         if (rc || uc) {
             *req = KITE_QP_ATTR_AV | KITE_QP_ATTR_PATH_MTU |
                    KITE_QP_ATTR_DEST_QPN | KITE_QP_ATTR_RQ_PSN;
-            if (rc) {
-                *req |= KITE_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                        KITE_QP_ATTR_MIN_RNR_TIMER;
-            }
             *opt = KITE_QP_ATTR_ACCESS | KITE_QP_ATTR_PKEY_INDEX;
+            if (ini) {
+                *opt |= KITE_QP_ATTR_RTR_RESP;
+            } else if (rc) {
+                *req |= KITE_QP_ATTR_RTR_RESP;
+            }
         } else {
             *opt = KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_QKEY;
         }
@@ -1236,9 +1323,8 @@ static bool kite_qp_transition(uint32_t type, uint8_t cur, uint8_t next,
     if (cur == KITE_QPS_RTR && next == KITE_QPS_RTS) {
         if (rc) {
             *req = KITE_QP_ATTR_SQ_PSN | KITE_QP_ATTR_TIMEOUT |
-                   KITE_QP_ATTR_RETRY_CNT | KITE_QP_ATTR_RNR_RETRY |
-                   KITE_QP_ATTR_MAX_QP_RD_ATOMIC;
-            *opt = KITE_QP_ATTR_RTS_RC;
+                   (tgt ? 0 : KITE_QP_ATTR_RTS_REQ);
+            *opt = KITE_QP_ATTR_RTS_RC | (tgt ? KITE_QP_ATTR_RTS_REQ : 0);
         } else {
             *req = KITE_QP_ATTR_SQ_PSN;
             *opt = uc ? KITE_QP_ATTR_ACCESS : KITE_QP_ATTR_QKEY;
@@ -1460,7 +1546,9 @@ void kite_cmd_destroy_qp(KiteState *s, KiteCmdCtx *c)
     if (!qp) {
         return;
     }
-    if (qp->srqn && s->rdma.srq[qp->srqn].valid) {
+    /* An XRC target is attached to no SRQ (a held WQE is dropped). */
+    if (qp->srqn && qp->type != KITE_QPT_XRC_TGT &&
+        s->rdma.srq[qp->srqn].valid) {
         s->rdma.srq[qp->srqn].nqp--;
     }
     kite_cntr_qp_fini(s, qp);
@@ -1542,6 +1630,11 @@ static void kite_db_wq(KiteState *s, hwaddr addr, unsigned page, uint64_t val,
     }
     if (!sq && qp->srqn) {
         kite_bad_db(s, addr, val, "RQ doorbell for a QP with an SRQ");
+        return;
+    }
+    if (qp->type == KITE_QPT_XRC_TGT ||
+        (!sq && qp->type == KITE_QPT_XRC_INI)) {
+        kite_bad_db(s, addr, val, "doorbell for a queue the XRC QP lacks");
         return;
     }
     wq = sq ? &qp->sq : &qp->rq;

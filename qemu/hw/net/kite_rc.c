@@ -1,5 +1,5 @@
 /*
- * Kite NIC: the RC and UC transports of the RDMA data engine.
+ * Kite NIC: the RC, UC and XRC transports of the RDMA data engine.
  *
  * Requester: WQEs start in SQ order and several are outstanding at once
  * (started, not yet completed): at most KITE_RC_SQ_WINDOW WQEs, no
@@ -47,6 +47,15 @@
  * WRITE execution, without acknowledgements: a UC WQE completes once its
  * last packet is sent, and the UC responder (kite_uc_resp_receive())
  * drops what it cannot execute instead of answering.
+ *
+ * XRC (IBA annex A14) is RC with its opcodes + 0xa0: an initiator is an
+ * RC requester whose request packets carry the XRCETH, the remote XRC
+ * SRQ its WQE names (kept in KiteRcSwqe for retransmissions); a target
+ * is an RC responder that first checks each in-sequence request's XRCETH
+ * (kite_xrc_srq_use(): an XRC SRQ of its domain, the same one for every
+ * packet of a message), which sets the SRQ its SENDs take WQEs from and
+ * the PD its R_Keys are checked against; its receive CQEs go to that
+ * SRQ's CQ (kite_recv_cqe()).
  *
  * Copyright (c) 2026 Kite
  *
@@ -222,6 +231,23 @@ static bool kite_rc_tx_init(KiteState *s, uint32_t qpn, KiteQP *qp,
     return true;
 }
 
+/*
+ * The XRC form of the RC packet @t of @qp: XRC opcodes, and the XRCETH
+ * naming @xrc_srqn on an initiator's requests. Nothing for RC and UC.
+ */
+static void kite_rc_tx_xrc(const KiteQP *qp, KiteRoceTx *t,
+                           uint32_t xrc_srqn)
+{
+    if (!kite_qp_xrc(qp)) {
+        return;
+    }
+    t->opcode += KITE_XRC_OPCODE;
+    if (qp->type == KITE_QPT_XRC_INI) {
+        t->xrc = true;
+        t->xrc_srqn = xrc_srqn;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Timers                                                              */
 /* ------------------------------------------------------------------ */
@@ -318,7 +344,7 @@ static void kite_rc_timer_cb(void *opaque)
         KiteRcState *rc = &qp->rc;
         bool due = false;
 
-        if (!qp->valid || qp->type != KITE_QPT_RC ||
+        if (!qp->valid || !kite_qp_reliable(qp) ||
             (!rc->deadline && !rc->probe_deadline)) {
             clear_bit(qpn, s->rdma.rc_timed);
             continue;
@@ -479,6 +505,7 @@ typedef struct KiteRcWqe {
     uint64_t cmp;
     uint32_t feth;              /* FLUSH: KITE_FLUSH_PLT, KITE_FLUSH_SEL */
     uint32_t flen;              /* FLUSH: the range's length */
+    uint32_t xrc_srqn;          /* XRC initiator: the remote XRC SRQ */
 } KiteRcWqe;
 
 /* Fetch and check the WQE at SQ counter @pos. */
@@ -506,8 +533,10 @@ static uint32_t kite_rc_fetch(KiteState *s, KiteQP *qp, uint16_t pos,
     w->total = 0;
     w->va = w->rkey = w->swap = w->cmp = 0;
     w->feth = w->flen = 0;
+    w->xrc_srqn = ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(xrc_srqn));
+    /* xrc_srqn: an SRQ number on XRC initiators, zero elsewhere. */
     if ((w->opw & KITE_WQE_CTRL_RSVD) ||
-        ldl_le_p(w->wqe + KITE_WQE_CTRL_OFF(xrc_srqn))) {
+        (w->xrc_srqn & ~(qp->type == KITE_QPT_XRC_INI ? KITE_OBJ_MASK : 0))) {
         return bad;
     }
     switch (w->op) {
@@ -876,7 +905,7 @@ static void kite_rc_req_done(KiteState *s, uint32_t qpn, KiteQP *qp,
 
         kite_engine_cqe(s, qp->send_cqn, &cqe, KITE_CQE_OP_REQ);
     }
-    if (!e->resent && qp->type == KITE_QPT_RC) {
+    if (!e->resent && kite_qp_reliable(qp)) {
         kite_rc_rtt_sample(rc, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) -
                                e->sent_ns);
     }
@@ -1098,6 +1127,7 @@ static uint32_t kite_rc_send_pkt(KiteState *s, uint32_t qpn, KiteQP *qp,
         break;
     }
 
+    kite_rc_tx_xrc(qp, &t, e->xrc_srqn);
     flen = kite_roce_build(s->rdma.engine_frame, &t, payload, len);
     if (t.ackreq || uc) {
         rc->noack = rc->noack_msgs = 0;
@@ -1173,6 +1203,7 @@ static void kite_rc_start(KiteState *s, KiteQP *qp, const KiteRcWqe *w,
     e->total = w->total;
     e->sent_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     e->resent = false;
+    e->xrc_srqn = w->xrc_srqn;
     if (!rc->nout) {
         rc->retry = qp->attr.retry_cnt;
         rc->rnr_retry = qp->attr.rnr_retry;
@@ -1239,7 +1270,7 @@ static bool kite_rc_sq_waits(KiteQP *qp)
          (uint16_t)(qp->sq.ci + rc->nout) == qp->sq.pi)) {
         return true;                    /* waiting for acknowledgements */
     }
-    if (rc->tx < rc->nout && qp->type == KITE_QPT_RC) {
+    if (rc->tx < rc->nout && kite_qp_reliable(qp)) {
         e = kite_rc_swqe(qp, rc->tx);
         if (!kite_rc_is_rd(e->op) &&
             ((e->first_psn + rc->tx_pkt - kite_rc_swqe(qp, 0)->first_psn -
@@ -1722,6 +1753,7 @@ static void kite_rc_send_ack(KiteState *s, uint32_t qpn, KiteQP *qp,
         stq_be_p(t.ext + RC_AETH_LEN, *orig);
         t.ext_len += 8;
     }
+    kite_rc_tx_xrc(qp, &t, 0);
     if ((aeth_synd & 0xe0) == RC_AETH_RNR) {
         kite_qp_count(s, qp, KITE_QP_STAT_RNR_NAKS_SENT, 1);
     } else if (aeth_synd == (RC_AETH_NAK | RC_NAK_PSN_SEQ)) {
@@ -2428,7 +2460,7 @@ static void kite_rc_send(KiteState *s, uint32_t qpn, KiteQP *qp,
         kite_recv_done(qp);
         rc->in_send = false;
         rc->msn++;
-        kite_engine_cqe(s, qp->recv_cqn, &cqe, cqe_op);
+        kite_recv_cqe(s, qp, &cqe, cqe_op);
     }
     if (p->ackreq) {
         kite_rc_queue_ack(s, qpn, qp, p->psn, RC_AETH_ACK);
@@ -2528,7 +2560,7 @@ static void kite_rc_write(KiteState *s, uint32_t qpn, KiteQP *qp,
             cqe.flags = cpu_to_le16(KITE_CQE_F_IMM |
                                     (p->solicited ? KITE_CQE_F_SOLICITED : 0));
             kite_recv_done(qp);
-            kite_engine_cqe(s, qp->recv_cqn, &cqe, KITE_CQE_OP_RESP_WRITE_IMM);
+            kite_recv_cqe(s, qp, &cqe, KITE_CQE_OP_RESP_WRITE_IMM);
         }
     }
     if (p->ackreq) {
@@ -2621,6 +2653,14 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
         return;
     }
     rc->nak_sent = false;
+    if (qp->type == KITE_QPT_XRC_TGT &&
+        !kite_xrc_srq_use(s, qp, p->xrc_srqn)) {
+        kite_rc_resp_fatal(s, qpn, qp, p->psn, RC_NAK_INV_REQ,
+                           kite_synd(KITE_SYND_REMOTE_INVAL_REQ, 0),
+                           "XRCETH: no XRC SRQ of the domain, or not the "
+                           "message's");
+        return;
+    }
 
     switch (p->opcode) {
     case RC_SEND_FIRST:
@@ -2666,19 +2706,27 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
     }
 }
 
-void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
-                     const KiteRoceRx *p)
+bool kite_rc_opcode_is_response(uint8_t opcode)
 {
-    switch (p->opcode) {
+    switch (opcode) {
     case RC_READ_RESP_FIRST:
     case RC_READ_RESP_MIDDLE:
     case RC_READ_RESP_LAST:
     case RC_READ_RESP_ONLY:
     case RC_ACK:
     case RC_ATOMIC_ACK:
-        kite_rc_req_receive(s, qpn, qp, p);
-        return;
+        return true;
     default:
+        return false;
+    }
+}
+
+void kite_rc_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
+                     const KiteRoceRx *p)
+{
+    if (kite_rc_opcode_is_response(p->opcode)) {
+        kite_rc_req_receive(s, qpn, qp, p);
+    } else {
         kite_rc_resp_receive(s, qpn, qp, p);
     }
 }
@@ -2756,6 +2804,7 @@ static void kite_rc_read_resp(KiteState *s, uint32_t qpn, KiteQP *qp)
         rc->rsp_rd--;
         rc->rd_pkt = 0;
     }
+    kite_rc_tx_xrc(qp, &t, 0);
     flen = kite_roce_build(s->rdma.rc_frame, &t, payload, len);
     kite_qp_count_tx(s, qp, flen);
     kite_engine_xmit(s, s->rdma.rc_frame, flen);

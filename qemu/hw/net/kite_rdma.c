@@ -1,6 +1,6 @@
 /*
- * Kite NIC: RDMA command channel, user contexts, protection domains,
- * memory regions and the GID table (memory windows: kite_mw.c).
+ * Kite NIC: RDMA command channel, user contexts, protection domains, XRC
+ * domains, memory regions and the GID table (memory windows: kite_mw.c).
  *
  * The driver writes 256-byte commands into a ring in guest memory and
  * advances the producer index (KITE_RDMA_CMDQ_PI). A bottom half executes
@@ -124,7 +124,8 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_EQ_MODERATION |
                               KITE_FEAT_SRQ_RESIZE |
                               KITE_FEAT_ATOMIC_WRITE |
-                              KITE_FEAT_FLUSH | KITE_FEAT_DM);
+                              KITE_FEAT_FLUSH | KITE_FEAT_DM |
+                              KITE_FEAT_XRC);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);
@@ -138,6 +139,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
     /* Windows share the memory translation table with MRs. */
     o->max_mw = cpu_to_le32(KITE_MAX_MR);
     o->max_dm_size = cpu_to_le32(KITE_BAR_DM_SIZE);
+    o->max_xrcd = cpu_to_le32(KITE_MAX_XRCD);
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit in the Ethernet MTU. */
@@ -295,6 +297,51 @@ static void kite_cmd_dealloc_pd(KiteState *s, KiteCmdCtx *c)
         return;
     }
     s->rdma.pd[pdn].valid = false;
+}
+
+/* XRC domains: no owner, no state but their existence (prm_qp.rst, XRC) */
+
+bool kite_xrcd_valid(KiteState *s, uint32_t xrcd)
+{
+    return xrcd && xrcd < KITE_MAX_XRCD && s->rdma.xrcd[xrcd];
+}
+
+static void kite_cmd_alloc_xrcd(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_XRCD; i++) {
+        if (!s->rdma.xrcd[i]) {
+            s->rdma.xrcd[i] = true;
+            c->result = i;
+            return;
+        }
+    }
+    kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+}
+
+static void kite_cmd_dealloc_xrcd(KiteState *s, KiteCmdCtx *c)
+{
+    uint32_t xrcd, i;
+
+    if (!kite_cmd_obj_in(c, &xrcd, false)) {
+        return;
+    }
+    if (!kite_xrcd_valid(s, xrcd)) {
+        kite_cmd_err(c, KITE_CMD_E_OBJECT, 0);
+        return;
+    }
+    for (i = 1; i < KITE_MAX_QP; i++) {
+        if (s->rdma.qp[i].valid && s->rdma.qp[i].xrcd == xrcd) {
+            kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+            return;
+        }
+    }
+    if (kite_srq_xrcd_used(s, xrcd)) {
+        kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
+        return;
+    }
+    s->rdma.xrcd[xrcd] = false;
 }
 
 /* Memory regions */
@@ -694,6 +741,8 @@ static const KiteCmdOp kite_cmd_ops[256] = {
     KITE_CMD_OP(DEALLOC_UCTX, kite_cmd_dealloc_uctx),
     KITE_CMD_OP(ALLOC_PD, kite_cmd_alloc_pd),
     KITE_CMD_OP(DEALLOC_PD, kite_cmd_dealloc_pd),
+    KITE_CMD_OP(ALLOC_XRCD, kite_cmd_alloc_xrcd),
+    KITE_CMD_OP(DEALLOC_XRCD, kite_cmd_dealloc_xrcd),
     KITE_CMD_OP(CREATE_EQ, kite_cmd_create_eq),
     KITE_CMD_OP(DESTROY_EQ, kite_cmd_destroy_eq),
     KITE_CMD_OP(CREATE_CQ, kite_cmd_create_cq),
@@ -1327,6 +1376,7 @@ void kite_rdma_reset(KiteState *s)
     }
     memset(r->mr, 0, sizeof(r->mr));
     memset(r->pd, 0, sizeof(r->pd));
+    memset(r->xrcd, 0, sizeof(r->xrcd));
     memset(r->uctx, 0, sizeof(r->uctx));
     memset(r->gid, 0, sizeof(r->gid));
     r->cmdq_base_lo = 0;

@@ -9,6 +9,12 @@
  * When a take leaves fewer WQEs than an armed limit, the device disarms
  * the limit and posts KITE_EQE_SRQ_LIMIT on EQ 0.
  *
+ * An XRC SRQ (KITE_SRQ_F_XRC) belongs to an XRC domain and has a CQ of its
+ * own: no QP is attached to it, the requests arriving at the XRC target
+ * QPs of its domain name it (XRCETH). A target takes its WQEs as an SRQ
+ * QP does, with qp->srqn and qp->pdn set from each request
+ * (kite_xrc_srq_use()), and completes its receives in the SRQ's CQ.
+ *
  * Copyright (c) 2026 Kite
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -58,9 +64,69 @@ bool kite_srq_uctx_used(KiteState *s, uint32_t uctx)
     return false;
 }
 
+bool kite_srq_xrcd_used(KiteState *s, uint32_t xrcd)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_SRQ; i++) {
+        if (s->rdma.srq[i].valid && s->rdma.srq[i].xrcd == xrcd) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool kite_srq_cq_used(KiteState *s, uint32_t cqn)
+{
+    uint32_t i;
+
+    for (i = 1; i < KITE_MAX_SRQ; i++) {
+        if (s->rdma.srq[i].valid && s->rdma.srq[i].xrcd &&
+            s->rdma.srq[i].cqn == cqn) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static uint32_t kite_srq_depth(const KiteSRQ *srq)
 {
     return 1U << srq->wq.log_depth;
+}
+
+/*
+ * The XRC fields of CREATE_SRQ (flags, xrcd, cqn, rsvd): false with the
+ * command failed on a bad one.
+ */
+static bool kite_create_srq_xrc_check(KiteState *s, KiteCmdCtx *c,
+                                      const struct kite_cmd_create_srq *in)
+{
+    uint32_t flags = le32_to_cpu(in->flags);
+    KiteCQ *cq;
+
+    if (flags & ~KITE_SRQ_F_XRC) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(flags));
+    }
+    if (!(flags & KITE_SRQ_F_XRC)) {
+        if (in->xrcd) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(xrcd));
+        }
+        if (in->cqn) {
+            return kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(cqn));
+        }
+    } else {
+        if (!kite_xrcd_valid(s, le32_to_cpu(in->xrcd))) {
+            return kite_cmd_err(c, KITE_CMD_E_OBJECT, SRQ_OFF(xrcd));
+        }
+        cq = kite_cq_lookup(s, le32_to_cpu(in->cqn));
+        if (!cq || cq->uctx != le32_to_cpu(in->uctx)) {
+            return kite_cmd_err(c, KITE_CMD_E_OBJECT, SRQ_OFF(cqn));
+        }
+    }
+    if (in->rsvd) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, SRQ_OFF(rsvd));
+    }
+    return true;
 }
 
 void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
@@ -70,11 +136,12 @@ void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
     KiteSRQ *srq;
     KiteWQ wq;
 
-    if (c->in_len < sizeof(in)) {
+    /* The input up to pbl is enough for a basic SRQ. */
+    if (c->in_len < KITE_CMD_CREATE_SRQ_V0_LEN) {
         kite_cmd_err(c, KITE_CMD_E_LENGTH, 0);
         return;
     }
-    memcpy(&in, c->in, sizeof(in));
+    memcpy(&in, c->in, sizeof(in));     /* zero past in_len */
     pdn = le32_to_cpu(in.pdn);
     uctx = le32_to_cpu(in.uctx);
     cfg = le32_to_cpu(in.cfg);
@@ -88,6 +155,9 @@ void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
     }
     if (!kite_uctx_valid(s, uctx) || s->rdma.pd[pdn].uctx != uctx) {
         kite_cmd_err(c, KITE_CMD_E_OBJECT, SRQ_OFF(uctx));
+        return;
+    }
+    if (!kite_create_srq_xrc_check(s, c, &in)) {
         return;
     }
     if ((cfg & ~KITE_WQ_CFG_ALL) || log < 1 || log > KITE_WQ_MAX_LOG_DEPTH ||
@@ -124,6 +194,8 @@ void kite_cmd_create_srq(KiteState *s, KiteCmdCtx *c)
         .state = KITE_SRQ_STATE_OK,
         .armed = limit != 0,
         .limit = limit,
+        .xrcd = le32_to_cpu(in.xrcd),
+        .cqn = le32_to_cpu(in.cqn),
         .wq = wq,
     };
     c->result = srqn;
@@ -234,10 +306,44 @@ void kite_cmd_modify_srq(KiteState *s, KiteCmdCtx *c)
     }
 }
 
+/*
+ * Each XRC target QP holding a WQE of the XRC SRQ @srqn for a message in
+ * progress (@drop: drops it, the QP to ERR); how many.
+ */
+static uint32_t kite_xrc_srq_holders(KiteState *s, uint32_t srqn, bool drop)
+{
+    uint32_t qpn, n = 0;
+
+    for (qpn = 1; qpn < KITE_MAX_QP; qpn++) {
+        KiteQP *qp = &s->rdma.qp[qpn];
+
+        if (!qp->valid || qp->type != KITE_QPT_XRC_TGT || qp->srqn != srqn) {
+            continue;
+        }
+        if (qp->rwqe.held) {
+            n++;
+        }
+        if (!drop) {
+            continue;
+        }
+        qp->srqn = 0;
+        if (qp->rwqe.held) {
+            qp->rwqe.held = false;
+            qp->rc.in_send = false;
+            kite_guest_error(s, "XRC SRQ %u destroyed under a message of "
+                             "target QP %u", srqn, qpn);
+            kite_async_event(s, KITE_EQE_QP_REQ_ERR, qpn, 0);
+            kite_engine_qp_fail(s, qpn, qp, false);
+        }
+    }
+    return n;
+}
+
 void kite_cmd_query_srq(KiteState *s, KiteCmdCtx *c)
 {
     struct kite_cmd_query_srq_out *o;
     KiteSRQ *srq = kite_cmd_srq(s, c);
+    uint32_t flags;
 
     if (!srq) {
         return;
@@ -249,13 +355,17 @@ void kite_cmd_query_srq(KiteState *s, KiteCmdCtx *c)
     o = (struct kite_cmd_query_srq_out *)c->out;
     c->out_size = sizeof(*o);
     o->state = cpu_to_le32(srq->state);
-    o->flags = cpu_to_le32(srq->armed ? KITE_SRQ_F_ARMED : 0);
+    flags = (srq->armed ? KITE_SRQ_F_ARMED : 0) |
+            (srq->xrcd ? KITE_SRQ_F_XRC : 0);
+    o->flags = cpu_to_le32(flags);
     o->pdn = cpu_to_le32(srq->pdn);
     o->cfg = cpu_to_le32(srq->cfg);
     o->limit = cpu_to_le32(srq->limit);
     o->pi = cpu_to_le32(srq->wq.pi);
     o->ci = cpu_to_le32(srq->wq.ci);
-    o->nqp = cpu_to_le32(srq->nqp);
+    o->nqp = cpu_to_le32(srq->xrcd ?
+                         kite_xrc_srq_holders(s, srq - s->rdma.srq, false) :
+                         srq->nqp);
 }
 
 void kite_cmd_destroy_srq(KiteState *s, KiteCmdCtx *c)
@@ -268,6 +378,9 @@ void kite_cmd_destroy_srq(KiteState *s, KiteCmdCtx *c)
     if (srq->nqp) {
         kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
         return;
+    }
+    if (srq->xrcd) {
+        kite_xrc_srq_holders(s, srq - s->rdma.srq, true);
     }
     kite_pbl_free(&srq->wq.pbl);
     memset(srq, 0, sizeof(*srq));
@@ -389,6 +502,36 @@ void kite_recv_done(KiteQP *qp)
     }
 }
 
+void kite_recv_cqe(KiteState *s, KiteQP *qp, struct kite_cqe *cqe,
+                   uint8_t opcode)
+{
+    KiteSRQ *srq;
+
+    if (qp->type != KITE_QPT_XRC_TGT) {
+        kite_engine_cqe(s, qp->recv_cqn, cqe, opcode);
+        return;
+    }
+    srq = kite_srq_lookup(s, qp->srqn);
+    cqe->srqn = cpu_to_le32(qp->srqn);
+    kite_engine_cqe(s, srq ? srq->cqn : 0, cqe, opcode);
+}
+
+bool kite_xrc_srq_use(KiteState *s, KiteQP *qp, uint32_t srqn)
+{
+    KiteSRQ *srq = kite_srq_lookup(s, srqn);
+
+    if (!srq || !srq->xrcd || srq->xrcd != qp->xrcd) {
+        return false;
+    }
+    /* Every packet of a message names the SRQ its first one named. */
+    if ((qp->rc.in_send || qp->rc.in_write) && srqn != qp->srqn) {
+        return false;
+    }
+    qp->srqn = srqn;
+    qp->pdn = srq->pdn;
+    return true;
+}
+
 void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     if (!qp->srqn || qp->state != KITE_QPS_ERR || qp->last_wqe) {
@@ -400,5 +543,8 @@ void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp)
         qp->rwqe.held = false;
     }
     qp->last_wqe = true;
-    kite_async_event(s, KITE_EQE_QP_LAST_WQE, qpn, 0);
+    /* An XRC target has no last-WQE-reached event (prm_qp.rst, XRC). */
+    if (qp->type != KITE_QPT_XRC_TGT) {
+        kite_async_event(s, KITE_EQE_QP_LAST_WQE, qpn, 0);
+    }
 }
