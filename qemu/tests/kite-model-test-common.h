@@ -474,6 +474,7 @@ uint64_t db_srq(uint32_t srqn, uint32_t pi);
 void srq_post_raw(struct tsrq *q, uint16_t tag, uint32_t num_sge, uint32_t rsvd,
 		  const struct kite_wqe_sge *g, unsigned n, bool ring);
 void srq_post(struct tsrq *q, uint16_t tag, const struct kite_wqe_sge *g, unsigned n);
+int srq_query(uint32_t srqn, struct kite_cmd_query_srq_out *o, struct res *r);
 int tqp_create_srq(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
 		   uint32_t rcqn, uint32_t srqn, struct res *r);
 
@@ -536,6 +537,7 @@ void g_rc_wire(void);
 void g_rc_pipe(void);
 void g_uc(void);
 void g_uc_wire(void);
+void g_xrc(void);
 
 /* kite-model-test-srq.c */
 void g_srq(void);

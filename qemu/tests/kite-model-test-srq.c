@@ -59,7 +59,7 @@ static int srq_resize(struct tsrq *q, unsigned log, uint32_t mask, uint32_t limi
 	return c;
 }
 
-static int srq_query(uint32_t srqn, struct kite_cmd_query_srq_out *o, struct res *r)
+int srq_query(uint32_t srqn, struct kite_cmd_query_srq_out *o, struct res *r)
 {
 	struct kite_cmd_obj in = { .obj = srqn };
 	int c = run(KITE_CMD_QUERY_SRQ, &in, sizeof(in), sizeof(*o), 0, r);

@@ -14,7 +14,7 @@
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
  * fault, devfuzz, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire,
  * rc, rc_err, rc_wire, rc_pipe, rc_loss, uc, uc_wire, srq, srq_engine,
- * srq_random, mcast, mcast_engine (a wire group), mcast_random, cntr, mw,
+ * srq_random, xrc, mcast, mcast_engine (a wire group), mcast_random, cntr, mw,
  * rereg, trace.
  * Tests that need CQEs use the model's optional "debug-cqe" QOM property
  * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
@@ -92,6 +92,7 @@ static const struct group {
 	{ "srq", g_srq },
 	{ "srq_engine", g_srq_engine },
 	{ "srq_random", g_srq_random },
+	{ "xrc", g_xrc },
 	{ "mcast", g_mcast },
 	{ "mcast_engine", g_mcast_engine },
 	{ "mcast_random", g_mcast_random },
