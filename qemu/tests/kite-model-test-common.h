@@ -538,6 +538,7 @@ void g_rc_pipe(void);
 void g_uc(void);
 void g_uc_wire(void);
 void g_xrc(void);
+void g_xrc_wire(void);
 
 /* kite-model-test-srq.c */
 void g_srq(void);

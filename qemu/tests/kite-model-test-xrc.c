@@ -356,12 +356,14 @@ static void xrc_setup(void)
 	xrc_pair();
 }
 
-static bool recv_cqe_ok(struct tcq *q, unsigned op, uint32_t srqn, uint16_t tag, uint32_t len)
+/* The next CQE of @q is a receive CQE @op of target @qpn via @srqn. */
+static bool recv_cqe_ok(struct tcq *q, unsigned op, uint32_t qpn, uint32_t srqn, uint16_t tag,
+			uint32_t len)
 {
 	struct kite_cqe c;
 	bool ok = tcq_next(q, &c);
 
-	ok = ok && cqe_is(&c, op, X.tgt.qpn, 0) && c.srqn == srqn && c.wqe_idx == tag &&
+	ok = ok && cqe_is(&c, op, qpn, 0) && c.srqn == srqn && c.wqe_idx == tag &&
 	     c.byte_len == len;
 	if (!ok)
 		cqe_diag("recv", &c);
@@ -416,7 +418,7 @@ static void xrc_traffic(void)
 	idx = post_xrc(&X.ini, X.s1.srqn, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0,
 		       g, 1);
 	tap(req_ok(&X.scq, X.ini.qpn, idx, KITE_WQE_OP_SEND, 0), "SEND to SRQ 1: initiator CQE");
-	tap(recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.s1.srqn, 0x11, 300),
+	tap(recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.tgt.qpn, X.s1.srqn, 0x11, 300),
 	    "SEND to SRQ 1: CQE in SRQ 1's CQ, qpn the target, srqn, tag 0x11");
 	tap(mem_eq(RBUF, want, 300), "SEND to SRQ 1: payload byte for byte");
 	fill_pattern(SRC, 200, 0x44, want);
@@ -443,7 +445,7 @@ static void xrc_traffic(void)
 	idx = post_xrc(&X.ini, X.s1.srqn, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0,
 		       g, 1);
 	tap(req_ok(&X.scq, X.ini.qpn, idx, KITE_WQE_OP_SEND, 0), "SEND 5000 bytes: initiator CQE");
-	tap(recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.s1.srqn, 0x13, 5000),
+	tap(recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.tgt.qpn, X.s1.srqn, 0x13, 5000),
 	    "SEND 5000 bytes (5 packets): one CQE in SRQ 1's CQ");
 	tap(mem_eq(RBUF, want, 3000) && mem_eq(RBUF + 8192, want + 3000, 2000),
 	    "SEND 5000 bytes: scattered byte for byte");
@@ -544,7 +546,7 @@ static void xrc_traffic(void)
 	idx = post_xrc(&X.ini, X.s1.srqn, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0,
 		       g, 1);
 	tap(req_ok(&X.scq, X.ini.qpn, idx, KITE_WQE_OP_SEND, 0) &&
-	    recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.s1.srqn, 0x14, 100),
+	    recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, X.tgt.qpn, X.s1.srqn, 0x14, 100),
 	    "a new pair in the domain: SEND into SRQ 1");
 	tap(tqp_to(&X.tgt, KITE_QPS_ERR) == KITE_CMD_OK && tcq_drain(&X.cq1) == 0,
 	    "target to ERR holding no WQE: no flush CQE");
@@ -562,4 +564,159 @@ void g_xrc(void)
 	rc_keys();
 	xrcd_and_srq_commands();
 	xrc_traffic();
+}
+
+/* ------------------------------------------------------------------ */
+/* The wire: XRC packets as sent, and crafted                          */
+/* ------------------------------------------------------------------ */
+
+static const uint8_t xpeer[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+
+/* A target in the domain connected to the wire's peer. */
+static void wire_tgt(struct tqp *t)
+{
+	struct kite_cmd_create_qp in = tgt_in(t, X.xrcd);
+	struct res r;
+
+	need(qp_create_in(t, &in, sizeof(in), &r), &r, "CREATE_QP XRC_TGT (wire)");
+	rc_rts(t, W_PEER_QPN, xpeer, 14, 7, 7);
+}
+
+/* Send the XRC request @op (RC opcode) naming @srqn to @t from the wire. */
+static void wire_xrc(const struct tqp *t, uint8_t op, uint32_t psn, bool ackreq, uint32_t srqn,
+		     const uint8_t *pl, size_t len)
+{
+	static uint8_t inj[2048];
+	uint8_t xrceth[4];
+
+	put32(xrceth, srqn);
+	wire_send(inj, w_frame(inj, (uint8_t)(0xa0 + op), t->qpn, psn, ackreq, xrceth, 4, pl,
+			       len));
+}
+
+void g_xrc_wire(void)
+{
+	static uint8_t f[2048], pl[1024];
+	struct kite_cmd_query_srq_out o;
+	struct kite_wqe_sge g;
+	struct tqp ini, t;
+	struct kite_cqe c;
+	struct tsrq s3;
+	struct res r;
+	unsigned mark;
+	uint16_t idx;
+	uint8_t aeth[4];
+	ssize_t n;
+	bool ok;
+
+	eng_setup();
+	rc_keys();
+	wreg(KITE_REG_ETH_CTRL, KITE_ETH_CTRL_ENABLE);
+	xrc_setup();
+
+	/* An initiator's SEND: opcode 0xa4, XRCETH, payload; XRC ACK. */
+	{
+		struct kite_cmd_create_qp in = ini_in(&ini, fx_pd, X.scq.c.cqn);
+
+		need(qp_create_in(&ini, &in, sizeof(in), &r), &r, "CREATE_QP XRC_INI (wire)");
+		rc_rts(&ini, W_PEER_QPN, xpeer, 14, 7, 7);
+	}
+	fill_pattern(SRC, 100, 0x12, pl);
+	g = sge(100, E.lkey, SRC);
+	idx = post_xrc(&ini, 0x123, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, &g, 1);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 100 + 4 && f[42] == 0xa4 && be24(f + 47) == W_PEER_QPN &&
+	    be32(f + 54) == 0x123 && !memcmp(f + 58, pl, 100),
+	    "initiator SEND on the wire: SEND_ONLY 0xa4, XRCETH 0x123, then the payload");
+	put32(aeth, 0x1f000001);
+	{
+		static uint8_t inj[128];
+
+		wire_send(inj, w_frame(inj, 0x11, ini.qpn, T_RC_PSN, false, aeth, 4, NULL, 0));
+		clock_step(POLL_STEP_NS);
+		tap(tcq_drain(&X.scq) == 0, "an RC ACK to an XRC initiator: dropped");
+		wire_send(inj, w_frame(inj, 0xb1, ini.qpn, T_RC_PSN, false, aeth, 4, NULL, 0));
+	}
+	tap(req_ok(&X.scq, ini.qpn, idx, KITE_WQE_OP_SEND, 0), "XRC ACK 0xb1: the SEND completes");
+
+	/* A target's answers carry XRC opcodes and no XRCETH. */
+	wire_tgt(&t);
+	g = sge(4096, E.lkey, RBUF);
+	srq_post(&X.s1, 0x31, &g, 1);
+	memset(pl, 0x5a, sizeof(pl));
+	wire_xrc(&t, 0x04, T_RC_PSN, true, X.s1.srqn, pl, 100);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0xb1 && f[54] == 0x1f && be24(f + 47) == W_PEER_QPN,
+	    "target ACKs an XRC SEND_ONLY with 0xb1, AETH ACK, no XRCETH");
+	tap(recv_cqe_ok(&X.cq1, KITE_CQE_OP_RESP_SEND, t.qpn, X.s1.srqn, 0x31, 100) &&
+	    mem_eq(RBUF, pl, 100), "and the SEND lands in SRQ 1 (CQE with srqn)");
+	{
+		static uint8_t inj[256];
+		uint64_t drops = stat1(KITE_STAT_ROCE_RX_DROPS);
+
+		wire_send(inj, w_frame(inj, 0x04, t.qpn, T_RC_PSN + 1, true, NULL, 0, pl, 16));
+		clock_step(POLL_STEP_NS);
+		tap(stat1(KITE_STAT_ROCE_RX_DROPS) == drops + 1 && tcq_drain(&X.cq1) == 0,
+		    "an RC SEND to an XRC target: dropped");
+	}
+
+	/* Another SRQ named in the middle of a SEND: NAK, error CQE. */
+	eq_drain(&eq0);
+	mark = neqlog;
+	srq_post(&X.s1, 0x32, &g, 1);
+	wire_xrc(&t, 0x00, T_RC_PSN + 1, false, X.s1.srqn, pl, 1024);
+	clock_step(POLL_STEP_NS);
+	srq_query(X.s1.srqn, &o, &r);
+	tap(o.nqp == 1, "SEND_FIRST taken: QUERY_SRQ nqp 1 (a target holds a WQE)");
+	wire_xrc(&t, 0x01, T_RC_PSN + 2, false, X.s2.srqn, pl, 1024);
+	n = w_next(f, sizeof(f));
+	tap(n == 54 + 4 + 4 && f[42] == 0xb1 && f[54] == 0x61,
+	    "SEND_MIDDLE naming another SRQ: NAK Invalid Request");
+	ok = tcq_next(&X.cq1, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, t.qpn, KITE_SYND_REMOTE_INVAL_REQ) &&
+		 c.srqn == X.s1.srqn && c.wqe_idx == 0x32,
+		 "the held WQE completes in error in SRQ 1's CQ (srqn, tag 0x32)"))
+		cqe_diag("recv", &c);
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(qp_state(t.qpn) == KITE_QPS_ERR && eqe_find(mark, KITE_EQE_QP_REQ_ERR, t.qpn),
+	    "target in ERR, KITE_EQE_QP_REQ_ERR");
+
+	/* A target moved to ERR holding a WQE: flushed, no last-WQE event. */
+	wire_tgt(&t);
+	srq_post(&X.s1, 0x33, &g, 1);
+	wire_xrc(&t, 0x00, T_RC_PSN, false, X.s1.srqn, pl, 1024);
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	mark = neqlog;
+	tap(tqp_to(&t, KITE_QPS_ERR) == KITE_CMD_OK, "MODIFY_QP target to ERR in a SEND");
+	ok = tcq_next(&X.cq1, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, t.qpn, KITE_SYND_WR_FLUSH) &&
+		 c.srqn == X.s1.srqn && c.wqe_idx == 0x33,
+		 "the held WQE is flushed in SRQ 1's CQ (WR_FLUSH, srqn, tag 0x33)"))
+		cqe_diag("recv", &c);
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(!eqe_find(mark, KITE_EQE_QP_LAST_WQE, t.qpn) && tcq_drain(&X.cq1) == 0,
+	    "no KITE_EQE_QP_LAST_WQE for a target, one CQE only");
+
+	/* DESTROY_SRQ under a SEND in progress. */
+	wire_tgt(&t);
+	need(xsrq_create(&s3, fx_pd, 0, KITE_SRQ_F_XRC, X.xrcd, X.cq1.c.cqn, 0, &r), &r,
+	     "CREATE_SRQ XRC 3");
+	srq_post(&s3, 0x41, &g, 1);
+	wire_xrc(&t, 0x00, T_RC_PSN, false, s3.srqn, pl, 1024);
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	mark = neqlog;
+	need(cmd_obj(KITE_CMD_DESTROY_SRQ, s3.srqn, 0, &r), &r,
+	     "DESTROY_SRQ of an XRC SRQ whose WQE a target holds: done at once");
+	clock_step(POLL_STEP_NS);
+	eq_drain(&eq0);
+	tap(qp_state(t.qpn) == KITE_QPS_ERR && eqe_find(mark, KITE_EQE_QP_REQ_ERR, t.qpn),
+	    "the target goes to ERR with KITE_EQE_QP_REQ_ERR");
+	tap(tcq_drain(&X.cq1) == 0, "the WQE is dropped without a CQE");
+	wire_xrc(&t, 0x01, T_RC_PSN + 1, true, s3.srqn, pl, 1024);
+	clock_step(POLL_STEP_NS);
+	tap(tcq_drain(&X.cq1) == 0, "the rest of the message: dropped (target in ERR)");
 }

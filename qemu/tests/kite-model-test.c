@@ -14,8 +14,8 @@
  * cq_arm, cq_events, link, qp_create, qp_modify, mr, gid, doorbell, limits,
  * fault, devfuzz, reset, robust, fuzz, engine_tx, engine, engine_rx, engine_wire,
  * rc, rc_err, rc_wire, rc_pipe, rc_loss, uc, uc_wire, srq, srq_engine,
- * srq_random, xrc, mcast, mcast_engine (a wire group), mcast_random, cntr, mw,
- * rereg, trace.
+ * srq_random, xrc, xrc_wire, mcast, mcast_engine (a wire group), mcast_random,
+ * cntr, mw, rereg, trace.
  * Tests that need CQEs use the model's optional "debug-cqe" QOM property
  * (CQN | flags, flags from hw/net/kite_int.h) and are skipped when it is
  * absent.
@@ -93,6 +93,7 @@ static const struct group {
 	{ "srq_engine", g_srq_engine },
 	{ "srq_random", g_srq_random },
 	{ "xrc", g_xrc },
+	{ "xrc_wire", g_xrc_wire },
 	{ "mcast", g_mcast },
 	{ "mcast_engine", g_mcast_engine },
 	{ "mcast_random", g_mcast_random },
@@ -117,7 +118,7 @@ static void run_group(const struct group *g)
 	/* Wire groups give QEMU a dgram netdev whose other end is wire_fd. */
 	if ((g->fn == g_engine_tx || g->fn == g_engine_wire || g->fn == g_rc_wire ||
 	     g->fn == g_rc_pipe || g->fn == g_rc_loss || g->fn == g_uc_wire ||
-	     g->fn == g_mcast_engine) &&
+	     g->fn == g_xrc_wire || g->fn == g_mcast_engine) &&
 	    !wire_open())
 		tap(false, "wire socket: %s", strerror(errno));
 	if (setjmp(abort_jmp) == 0) {
