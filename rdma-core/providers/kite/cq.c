@@ -475,7 +475,7 @@ static inline bool kite_wq_complete(struct kite_wq *wq, uint16_t idx,
 }
 
 /* The completion of a receive that succeeded, CQE opcode @op. */
-static inline ALWAYS_INLINE void kite_recv_wc(const struct kite_qp *qp,
+static inline ALWAYS_INLINE void kite_recv_wc(bool ud,
 					      const struct kite_cqe *cqe,
 					      uint32_t op, uint32_t qpn,
 					      uint64_t wr_id,
@@ -502,7 +502,7 @@ static inline ALWAYS_INLINE void kite_recv_wc(const struct kite_qp *qp,
 			wc->wc_flags |= IBV_WC_WITH_IMM;
 		}
 	}
-	if (qp->ud) {
+	if (ud) {
 		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
 		if (flags & KITE_CQE_F_VLAN)
 			wc->sl = FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
@@ -551,9 +551,6 @@ struct kite_cq_cursor {
 	uint32_t qpn;			/* qp's number; KITE_QPN_NONE: none */
 };
 
-/* No QP has it: QP numbers are KITE_OBJ_MASK wide. */
-#define KITE_QPN_NONE	UINT32_MAX
-
 static inline ALWAYS_INLINE void kite_cq_cursor_start(struct kite_cq *cq,
 						      struct kite_cq_cursor *cur)
 {
@@ -595,11 +592,19 @@ static inline ALWAYS_INLINE struct kite_qp *kite_cq_qp(struct kite_cq *cq,
 	return cur->qp;
 }
 
-/* A CQE that completes no WQE of @qp (NULL: no such QP) is skipped. */
+/*
+ * A CQE that completes no WQE of @qp (NULL: no such QP), or of the XRC SRQ
+ * @srqn (not 0), is skipped.
+ */
 static void kite_cqe_skip(struct kite_cq *cq, const struct kite_cqe *cqe,
-			  const struct kite_qp *qp, uint32_t qpn, uint32_t op)
+			  const struct kite_qp *qp, uint32_t qpn, uint32_t op,
+			  uint32_t srqn)
 {
-	if (!qp)
+	if (srqn)
+		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
+			   "CQ %u: QP %u CQE for XRC SRQ %u tag %u not outstanding, skipped\n",
+			   cq->cqn, qpn, srqn, le16toh(cqe->wqe_idx));
+	else if (!qp)
 		verbs_warn(verbs_get_ctx(cq->vcq.cq.context),
 			   "CQ %u: CQE (opcode %#x) for unknown QP %u skipped\n",
 			   cq->cqn, op, qpn);
@@ -635,11 +640,21 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, struct kite_qp *qp,
 			   uint32_t op, uint32_t kind,
 			   struct ibv_wc *restrict wc)
 {
+	uint32_t srqn = le32toh(cqe->srqn) & KITE_OBJ_MASK;
+	struct kite_srq *srq;
 	uint64_t wr_id = 0;
 	uint32_t slot = 0;
 	bool ok = false;
 
-	if (likely(qp)) {
+	if (srqn && !(kind & KITE_CQK_SEND)) {
+		/*
+		 * An XRC target's receive: the SRQ is this context's, the
+		 * target QP need not be (it is in no QP table).
+		 */
+		srq = kite_find_srq(cq->ctx, srqn);
+		ok = srq && kite_srq_complete(srq, le16toh(cqe->wqe_idx),
+					      &wr_id);
+	} else if (likely(qp)) {
 		if (kind & KITE_CQK_SEND)
 			ok = kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx),
 					      &slot, &wr_id);
@@ -652,7 +667,8 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, struct kite_qp *qp,
 					      &slot, &wr_id);
 	}
 	if (unlikely(!ok)) {
-		kite_cqe_skip(cq, cqe, qp, qpn, op);
+		kite_cqe_skip(cq, cqe, qp, qpn, op,
+			      kind & KITE_CQK_SEND ? 0 : srqn);
 		return false;
 	}
 
@@ -661,7 +677,7 @@ static bool kite_cqe_to_wc(struct kite_cq *cq, struct kite_qp *qp,
 		return true;
 	}
 	if (kind == KITE_CQK_RECV_OK) {
-		kite_recv_wc(qp, cqe, op, qpn, wr_id, wc);
+		kite_recv_wc(qp && qp->ud, cqe, op, qpn, wr_id, wc);
 		return true;
 	}
 	/* Every field: the application's array is not cleared. */
@@ -730,8 +746,8 @@ static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 			     !kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx),
 					       &slot, &wr_id)))
 			return false;
-		kite_recv_wc(qp, cqe, KITE_CQE_OP_RESP_SEND, cur->qpn, wr_id,
-			     wc);
+		kite_recv_wc(qp->ud, cqe, KITE_CQE_OP_RESP_SEND, cur->qpn,
+			     wr_id, wc);
 	}
 	kite_cqe_ts(cqe, ts);
 	kite_cq_cursor_next(cur);
@@ -801,9 +817,21 @@ static void kite_cq_update_ci(struct kite_cq *cq, uint32_t start)
  * Drop the CQEs of QP @qpn still in @cq, for a QP being reset or destroyed:
  * they complete WQEs that no longer exist, and a QP number and WQE index
  * reused later would match them. The receives they complete go back to
- * @srq, if given. The CQEs of other QPs move up over them, each slot keeping
- * the owner bit of its index; ci advances by the number dropped.
+ * @srq, if given. With @qpn KITE_QPN_NONE, the receives of the XRC SRQ @srq
+ * being destroyed are dropped instead. The CQEs of other QPs move up over
+ * them, each slot keeping the owner bit of its index; ci advances by the
+ * number dropped.
  */
+/* The CQE (of opcode @op) is for kite_cq_clean()'s QP @qpn or XRC @srq. */
+static bool kite_cqe_of(const struct kite_cqe *cqe, uint32_t op,
+			uint32_t qpn, const struct kite_srq *srq)
+{
+	if (qpn != KITE_QPN_NONE)
+		return (le32toh(cqe->qpn) & KITE_OBJ_MASK) == qpn;
+	return op != KITE_CQE_OP_REQ && op != KITE_CQE_OP_REQ_ERR &&
+	       (le32toh(cqe->srqn) & KITE_OBJ_MASK) == srq->srqn;
+}
+
 void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 {
 	uint32_t depth = 1U << cq->ring.log_depth, end, n, dropped = 0, end_op;
@@ -825,7 +853,7 @@ void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 		uint32_t own;
 
 		if (op != KITE_CQE_OP_RESIZE &&
-		    (le32toh(cqe->qpn) & KITE_OBJ_MASK) == qpn) {
+		    kite_cqe_of(cqe, op, qpn, srq)) {
 			if (srq && op != KITE_CQE_OP_REQ &&
 			    op != KITE_CQE_OP_REQ_ERR)
 				kite_srq_complete(srq, le16toh(cqe->wqe_idx),

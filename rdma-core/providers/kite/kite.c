@@ -633,6 +633,64 @@ static int kite_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
+/*
+ * Set entry @n of @table (ctx->qp_table or ctx->srq_table) to @obj, or
+ * clear it (NULL): 0, EPROTO for a number beyond 24 bits, ENOMEM.
+ */
+int kite_table_set(struct kite_context *ctx, void ***table, uint32_t n,
+		   void *obj)
+{
+	void ***leaf;
+	int ret = 0;
+
+	if (n > KITE_OBJ_MASK)
+		return EPROTO;
+	pthread_mutex_lock(&ctx->table_mutex);
+	leaf = &table[n >> KITE_TABLE_SHIFT];
+	if (!*leaf && obj)
+		*leaf = calloc(KITE_TABLE_LEAF, sizeof(**leaf));
+	if (*leaf)
+		(*leaf)[n & (KITE_TABLE_LEAF - 1)] = obj;
+	else if (obj)
+		ret = ENOMEM;
+	pthread_mutex_unlock(&ctx->table_mutex);
+	return ret;
+}
+
+/* XRC domains: the kernel shares one between the processes opening it. */
+static struct ibv_xrcd *kite_open_xrcd(struct ibv_context *ibctx,
+				       struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int kite_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
+}
+
 static void kite_free_context(struct ibv_context *ibctx)
 {
 	struct kite_context *ctx = to_kite_ctx(ibctx);
@@ -641,9 +699,11 @@ static void kite_free_context(struct ibv_context *ibctx)
 	munmap(ctx->db_page, ctx->db_page_size);
 	if (ctx->status)
 		munmap((void *)ctx->status, ctx->status_size);
-	for (i = 0; i < KITE_QP_TABLE_TOP; i++)
+	for (i = 0; i < KITE_TABLE_TOP; i++) {
 		free(ctx->qp_table[i]);
-	pthread_mutex_destroy(&ctx->qp_table_mutex);
+		free(ctx->srq_table[i]);
+	}
+	pthread_mutex_destroy(&ctx->table_mutex);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }
@@ -657,6 +717,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	/* The device keeps the multicast group table (kite_ib_mcast.c). */
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = kite_bind_mw,
+	.close_xrcd = kite_close_xrcd,
 	.cq_event = kite_cq_event,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
@@ -664,6 +725,7 @@ static const struct verbs_context_ops kite_context_ops = {
 	.create_qp = kite_create_qp,
 	.create_qp_ex = kite_create_qp_ex,
 	.create_srq = kite_create_srq,
+	.create_srq_ex = kite_create_srq_ex,
 	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
 	.dealloc_td = kite_dealloc_td,
@@ -675,12 +737,15 @@ static const struct verbs_context_ops kite_context_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = kite_free_context,
 	.free_dm = kite_free_dm,
+	.get_srq_num = kite_get_srq_num,
 	.import_dm = kite_import_dm,
 	.import_mr = kite_import_mr,
 	.import_pd = kite_import_pd,
 	.modify_cq = kite_modify_cq,
 	.modify_qp = kite_modify_qp,
 	.modify_srq = kite_modify_srq,
+	.open_qp = kite_open_qp,
+	.open_xrcd = kite_open_xrcd,
 	.poll_cq = kite_poll_cq,
 	.post_recv = kite_post_recv,
 	.post_send = kite_post_send,
@@ -784,7 +849,7 @@ static int kite_set_context(struct kite_context *ctx,
 	}
 	ctx->rtc = resp->caps & KITE_IB_UCTX_CAP_RTC;
 
-	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+	pthread_mutex_init(&ctx->table_mutex, NULL);
 	verbs_set_ops(&ctx->ibv_ctx, &kite_context_ops);
 	return 0;
 }

@@ -36,6 +36,8 @@ DECLARE_DRV_CMD(ukite_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, kite_ib_create_ah_resp);
 DECLARE_DRV_CMD(ukite_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		kite_ib_create_srq_req, kite_ib_create_srq_resp);
+DECLARE_DRV_CMD(ukite_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		kite_ib_create_srq_req, kite_ib_create_srq_resp);
 DECLARE_DRV_CMD(ukite_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		kite_ib_modify_srq_req, empty);
 
@@ -116,11 +118,13 @@ static inline struct kite_td *to_kite_td(struct ibv_td *td)
 	return container_of(td, struct kite_td, ibv_td);
 }
 
-struct kite_qp;
-
-#define KITE_QP_TABLE_SHIFT	12
-#define KITE_QP_TABLE_TOP	(1U << (24 - KITE_QP_TABLE_SHIFT))
-#define KITE_QP_TABLE_LEAF	(1U << KITE_QP_TABLE_SHIFT)
+/*
+ * Object number -> object, for CQEs: a two-level table over the 24-bit
+ * numbers, the second level allocated on first use (kite_table_set()).
+ */
+#define KITE_TABLE_SHIFT	12
+#define KITE_TABLE_TOP		(1U << (24 - KITE_TABLE_SHIFT))
+#define KITE_TABLE_LEAF		(1U << KITE_TABLE_SHIFT)
 
 struct kite_context {
 	struct verbs_context ibv_ctx;
@@ -137,13 +141,15 @@ struct kite_context {
 	/* The CQEs carry the real-time clock: wall-clock timestamps. */
 	bool rtc;
 	/*
-	 * QPN -> QP, for CQEs: a two-level table over the 24-bit QPN, the
-	 * second level allocated on first use. Written under qp_table_mutex;
-	 * poll_cq reads it without the mutex (a QP is destroyed only once no
-	 * CQ is polled for it, as verbs require).
+	 * QPN -> QP (struct kite_qp), and SRQN -> XRC SRQ (struct
+	 * kite_srq), whose receive CQEs name the SRQ and a target QP this
+	 * context may not have. Written under table_mutex; poll_cq reads them
+	 * without the mutex (a QP or SRQ is destroyed only once no CQ is
+	 * polled for it, as verbs require).
 	 */
-	struct kite_qp **qp_table[KITE_QP_TABLE_TOP];
-	pthread_mutex_t qp_table_mutex;
+	void **qp_table[KITE_TABLE_TOP];
+	void **srq_table[KITE_TABLE_TOP];
+	pthread_mutex_t table_mutex;
 };
 
 /*
@@ -293,7 +299,9 @@ struct kite_wq {
 
 /* A shared receive queue (srq.c). */
 struct kite_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;
+	/* An XRC SRQ: in the context's srq_table, cleaned from its CQ. */
+	bool xrc;
 	struct kite_ring ring;
 	uint32_t srqn;
 	uint32_t max_sge;
@@ -341,7 +349,9 @@ struct kite_send_wqe {
  */
 #define KITE_SWQE_NEED_AV	BIT(2)	/* the address vector, not written yet */
 #define KITE_SWQE_NEED_ATOMIC	BIT(3)	/* one SGE of 8 bytes, checked at close */
-#define KITE_SWQE_PENDING	(KITE_SWQE_NEED_AV | KITE_SWQE_NEED_ATOMIC)
+#define KITE_SWQE_NEED_SRQN	BIT(4)	/* XRC: the remote SRQ, not given yet */
+#define KITE_SWQE_PENDING	(KITE_SWQE_NEED_AV | KITE_SWQE_NEED_ATOMIC | \
+				 KITE_SWQE_NEED_SRQN)
 
 struct kite_qp {
 	struct verbs_qp vqp;
@@ -361,6 +371,10 @@ struct kite_qp {
 	uint32_t sig_all;
 	bool ud;
 	bool sq_sge_ok;
+	/* An XRC initiator: each request with a remote end names its SRQ. */
+	bool xrc;
+	/* An XRC target (created or opened here): no queues, no CQs. */
+	bool xrc_tgt;
 	/*
 	 * The extended QP API, under sq.lock from ibv_wr_start() to
 	 * ibv_wr_complete() or ibv_wr_abort(): the WQE being written, the
@@ -404,7 +418,7 @@ static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 
 static inline struct kite_srq *to_kite_srq(struct ibv_srq *ibsrq)
 {
-	return container_of(ibsrq, struct kite_srq, ibv_srq);
+	return container_of(ibsrq, struct kite_srq, vsrq.srq);
 }
 
 static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
@@ -412,16 +426,35 @@ static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
 	return container_of(ibah, struct kite_ah, ibv_ah);
 }
 
-/* The QP of QPN @qpn (read without qp_table_mutex: struct kite_context). */
+/* Entry @n of @table (read without table_mutex: struct kite_context). */
+static inline void *kite_table_get(void **const *table, uint32_t n)
+{
+	void **leaf;
+
+	if (n > KITE_OBJ_MASK)
+		return NULL;
+	leaf = table[n >> KITE_TABLE_SHIFT];
+	return leaf ? leaf[n & (KITE_TABLE_LEAF - 1)] : NULL;
+}
+
+int kite_table_set(struct kite_context *ctx, void ***table, uint32_t n,
+		   void *obj);
+
+/* Not a QP number (24 bits): no QP. */
+#define KITE_QPN_NONE	UINT32_MAX
+
+/* The QP of QPN @qpn. */
 static inline struct kite_qp *kite_find_qp(struct kite_context *ctx,
 					   uint32_t qpn)
 {
-	struct kite_qp **leaf;
+	return kite_table_get(ctx->qp_table, qpn);
+}
 
-	if (qpn > KITE_OBJ_MASK)
-		return NULL;
-	leaf = ctx->qp_table[qpn >> KITE_QP_TABLE_SHIFT];
-	return leaf ? leaf[qpn & (KITE_QP_TABLE_LEAF - 1)] : NULL;
+/* The XRC SRQ of SRQN @srqn. */
+static inline struct kite_srq *kite_find_srq(struct kite_context *ctx,
+					     uint32_t srqn)
+{
+	return kite_table_get(ctx->srq_table, srqn);
 }
 
 /*
@@ -528,6 +561,8 @@ void kite_cq_event(struct ibv_cq *ibcq);
 
 /* qp.c */
 struct ibv_qp *kite_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *kite_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr);
 struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr);
 int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -552,6 +587,9 @@ void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags);
 /* srq.c */
 struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);
+struct ibv_srq *kite_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int kite_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int kite_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask);
 int kite_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);

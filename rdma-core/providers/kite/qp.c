@@ -27,10 +27,10 @@ static uint32_t kite_sq_fixed_size(enum ibv_qp_type type)
 
 	if (rc < sizeof(struct kite_wqe_reg_mr))
 		rc = sizeof(struct kite_wqe_reg_mr);
-	/* UC is sized as RC, as the kernel sizes it. */
+	/* UC and XRC initiators are sized as RC, as the kernel sizes them. */
 	return sizeof(struct kite_wqe_ctrl) +
-	       (type == IBV_QPT_RC || type == IBV_QPT_UC ?
-			rc : sizeof(struct kite_wqe_ud));
+	       (type == IBV_QPT_RC || type == IBV_QPT_UC ||
+		type == IBV_QPT_XRC_SEND ? rc : sizeof(struct kite_wqe_ud));
 }
 
 /* The smallest WQE size (a power of two, 64 .. 1024) holding @size bytes. */
@@ -104,30 +104,11 @@ static void kite_wq_free(struct kite_wq *wq)
 	kite_lock_destroy(&wq->lock);
 }
 
-static int kite_qp_table_set(struct kite_context *ctx, uint32_t qpn,
-			     struct kite_qp *qp)
-{
-	struct kite_qp ***leaf;
-	int ret = 0;
-
-	if (qpn > KITE_OBJ_MASK)
-		return EPROTO;
-	pthread_mutex_lock(&ctx->qp_table_mutex);
-	leaf = &ctx->qp_table[qpn >> KITE_QP_TABLE_SHIFT];
-	if (!*leaf && qp)
-		*leaf = calloc(KITE_QP_TABLE_LEAF, sizeof(**leaf));
-	if (*leaf)
-		(*leaf)[qpn & (KITE_QP_TABLE_LEAF - 1)] = qp;
-	else if (qp)
-		ret = ENOMEM;
-	pthread_mutex_unlock(&ctx->qp_table_mutex);
-	return ret;
-}
-
 /* ibv_qp_init_attr_ex.comp_mask bits verbs defines. */
 #define KITE_QP_INIT_ATTR_DEFINED	(2 * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS - 1)
 /* ... and those Kite takes (create_flags must be 0). */
 #define KITE_QP_INIT_ATTR_SUPPORTED	(IBV_QP_INIT_ATTR_PD | \
+					 IBV_QP_INIT_ATTR_XRCD | \
 					 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 					 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 /* ibv_qp_create_flags verbs defines. */
@@ -153,7 +134,8 @@ static int kite_check_qp_init_attr(struct kite_context *ctx,
 		return EINVAL;
 	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND &&
+	    attr->qp_type != IBV_QPT_XRC_RECV) {
 		verbs_debug(&ctx->ibv_ctx, "create QP: QP type %d not supported\n",
 			    attr->qp_type);
 		return EOPNOTSUPP;
@@ -163,8 +145,21 @@ static int kite_check_qp_init_attr(struct kite_context *ctx,
 			    attr->comp_mask);
 		return EOPNOTSUPP;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
-		verbs_debug(&ctx->ibv_ctx, "create QP: no PD\n");
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		/* An XRC target: a domain, no PD, queues, CQs or SRQ. */
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+			verbs_debug(&ctx->ibv_ctx,
+				    "create QP: XRC target without a domain, or with send operations\n");
+			return EINVAL;
+		}
+	} else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+		   (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: no PD, or an XRC domain\n");
+		return EINVAL;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_SEND && attr->srq) {
+		verbs_debug(&ctx->ibv_ctx, "create QP: XRC initiator on an SRQ\n");
 		return EINVAL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
@@ -197,6 +192,54 @@ static int kite_check_qp_init_attr(struct kite_context *ctx,
 	return 0;
 }
 
+/*
+ * An XRC target QP (created, or opened by its number): the kernel's,
+ * shared through its XRC domain, with no queues or CQs. It is not in the
+ * QP table: its receives complete in the CQs of the XRC SRQs, by SRQ
+ * number, in the contexts that have those. Only its handle is here, for
+ * modify, query and destroy.
+ */
+static struct ibv_qp *kite_xrc_tgt_new(struct ibv_context *ibctx,
+				       struct ibv_qp_init_attr_ex *attr,
+				       struct ibv_qp_open_attr *open)
+{
+	struct ib_uverbs_create_qp_resp oresp;
+	struct ukite_create_qp_resp resp = {};
+	struct ukite_create_qp cmd = {};
+	struct ibv_open_qp ocmd;
+	struct kite_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->xrc_tgt = true;
+	if (open)
+		ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), open,
+				      &ocmd, sizeof(ocmd), &oresp,
+				      sizeof(oresp));
+	else
+		ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+					   sizeof(cmd), &resp.ibv_resp,
+					   sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
+struct ibv_qp *kite_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr)
+{
+	if (attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return kite_xrc_tgt_new(ibctx, NULL, attr);
+}
+
 struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr)
 {
@@ -206,8 +249,8 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	struct ibv_qp_init_attr_ex cattr;
 	struct ibv_qp_cap *cap = &attr->cap;
 	uint64_t sq_data, sq_size, rq_size;
+	bool need_lock, no_rq;
 	struct kite_qp *qp;
-	bool need_lock;
 	int ret;
 
 	ret = kite_check_qp_init_attr(ctx, attr);
@@ -215,6 +258,10 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return kite_xrc_tgt_new(ibctx, attr, NULL);
+	/* With an SRQ, or an XRC initiator: a send queue only. */
+	no_rq = attr->srq || attr->qp_type == IBV_QPT_XRC_SEND;
 	sq_data = (uint64_t)cap->max_send_sge * sizeof(struct kite_wqe_sge);
 	if (sq_data < cap->max_inline_data)
 		sq_data = cap->max_inline_data;
@@ -230,9 +277,9 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 			    kite_parent_domain(attr->pd), need_lock);
 	if (ret)
 		goto err_free;
-	if (attr->srq) {
+	if (no_rq) {
 		/* No RQ: the rq_* fields stay zero. */
-		qp->srq = to_kite_srq(attr->srq);
+		qp->srq = attr->srq ? to_kite_srq(attr->srq) : NULL;
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 		ret = kite_wq_alloc(&qp->rq, 0, 0, false, NULL, need_lock);
@@ -246,7 +293,7 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring.buf;
 	cmd.sq_log_depth = qp->sq.ring.log_depth;
 	cmd.sq_wqe_shift = qp->sq.ring.entry_shift;
-	if (!attr->srq) {
+	if (!no_rq) {
 		cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
 		cmd.rq_log_depth = qp->rq.ring.log_depth;
 		cmd.rq_wqe_shift = qp->rq.ring.entry_shift;
@@ -269,6 +316,7 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		    FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SQ);
 	qp->sig_all = attr->sq_sig_all ? KITE_WQE_F_SIGNALED : 0;
 	qp->ud = attr->qp_type == IBV_QPT_UD;
+	qp->xrc = attr->qp_type == IBV_QPT_XRC_SEND;
 	qp->sq_sge_ok = cap->max_send_sge &&
 			(1U << qp->sq.ring.entry_shift) >=
 			kite_sq_fixed_size(attr->qp_type) +
@@ -277,7 +325,7 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *ibctx,
 		kite_set_wr_ops(qp, attr->send_ops_flags);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
-	ret = kite_qp_table_set(ctx, qp->vqp.qp.qp_num, qp);
+	ret = kite_table_set(ctx, ctx->qp_table, qp->vqp.qp.qp_num, qp);
 	if (ret) {
 		verbs_err(&ctx->ibv_ctx, "cannot track QPN %u: %d\n",
 			  qp->vqp.qp.qp_num, ret);
@@ -342,7 +390,7 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret || !(attr_mask & IBV_QP_STATE) ||
-	    attr->qp_state != IBV_QPS_RESET)
+	    attr->qp_state != IBV_QPS_RESET || qp->xrc_tgt)
 		return ret;
 	/* The device forgot the queues: start them over, empty. */
 	kite_qp_clean_cqs(qp);
@@ -378,8 +426,12 @@ int kite_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	if (qp->xrc_tgt) {
+		free(qp);
+		return 0;
+	}
 	kite_qp_clean_cqs(qp);
-	kite_qp_table_set(ctx, ibqp->qp_num, NULL);
+	kite_table_set(ctx, ctx->qp_table, ibqp->qp_num, NULL);
 	kite_wq_free(&qp->rq);
 	kite_wq_free(&qp->sq);
 	free(qp);
@@ -400,8 +452,8 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EIO;
 	}
-	if (qp->srq) {
-		/* Receives go to the SRQ (ibv_post_srq_recv). */
+	if (qp->srq || ibqp->qp_type == IBV_QPT_XRC_SEND || qp->xrc_tgt) {
+		/* Receives go to an SRQ (ibv_post_srq_recv). */
 		*bad_wr = wr;
 		return EINVAL;
 	}

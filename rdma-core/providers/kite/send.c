@@ -37,6 +37,7 @@
 #define KITE_SQPT_UC	BIT(1)
 #define KITE_SQPT_UD	BIT(2)
 #define KITE_SQPT_CONN	(KITE_SQPT_RC | KITE_SQPT_UC)
+/* XRC initiators have every RC operation. */
 #define KITE_SQPT_ALL	(KITE_SQPT_CONN | KITE_SQPT_UD)
 
 /* kite_send_op.flags */
@@ -104,6 +105,7 @@ static uint8_t kite_sqpt(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return KITE_SQPT_RC;
 	case IBV_QPT_UC:
 		return KITE_SQPT_UC;
@@ -321,6 +323,16 @@ static void kite_send_inv(struct kite_send_wqe *b, uint32_t key)
 	kite_send_ctrl(b)->inv_key = htole32(key);
 }
 
+/* XRC initiators: the SRQ at the remote end (KITE_SWQE_NEED_SRQN). */
+static int kite_send_xrc_srqn(struct kite_send_wqe *b, uint32_t remote_srqn)
+{
+	if (remote_srqn > KITE_OBJ_MASK)
+		return EINVAL;
+	kite_send_ctrl(b)->xrc_srqn = htole32(remote_srqn);
+	b->flags &= ~KITE_SWQE_NEED_SRQN;
+	return 0;
+}
+
 static void kite_send_raddr(struct kite_send_wqe *b, uint64_t remote_addr,
 			    uint32_t rkey)
 {
@@ -513,14 +525,15 @@ static int kite_send_check_atomic(struct kite_send_wqe *b)
 /* The pending checks of a WQE (KITE_SWQE_PENDING): 0 or EINVAL. */
 static int kite_send_check_pending(struct kite_send_wqe *b)
 {
-	if (b->flags & KITE_SWQE_NEED_AV)
+	if (b->flags & (KITE_SWQE_NEED_AV | KITE_SWQE_NEED_SRQN))
 		return EINVAL;
 	return kite_send_check_atomic(b);
 }
 
 /*
  * Close the open WQE: the checks that need all of it (a UD send has its
- * address, an atomic one SGE of 8 bytes). EINVAL: the WQE is dropped.
+ * address, an XRC request its remote SRQ, an atomic one SGE of 8 bytes).
+ * EINVAL: the WQE is dropped.
  */
 static inline ALWAYS_INLINE int kite_send_close(struct kite_qp *qp,
 						struct kite_send_wqe *b)
@@ -584,6 +597,13 @@ static int kite_build_send(struct kite_qp *qp, struct kite_send_wqe *b,
 	case KITE_WQE_OP_LOCAL_INV:
 		kite_send_inv(b, wr->invalidate_rkey);
 		break;
+	}
+	/* XRC initiators: every request with a remote end names its SRQ. */
+	if (unlikely(qp->xrc) && b->op != KITE_WQE_OP_LOCAL_INV &&
+	    b->op != KITE_WQE_OP_BIND_MW &&
+	    kite_send_xrc_srqn(b, wr->qp_type.xrc.remote_srqn)) {
+		kite_send_drop(qp, b);
+		return EINVAL;
 	}
 
 	switch (b->op) {
@@ -865,6 +885,47 @@ static void kite_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			      kite_send_bind(b, mw, rkey, info));
 }
 
+/*
+ * XRC initiators have the RC operations, of which those with a remote end
+ * leave their WQE needing its remote SRQ (ibv_wr_set_xrc_srqn()) before it
+ * closes: kite_set_wr_ops() gives them these versions, so that no other QP
+ * pays for the check.
+ */
+static void kite_wr_xrc_need(struct ibv_qp_ex *qpx)
+{
+	struct kite_qp *qp = qpx_to_kite_qp(qpx);
+
+	if (qp->wr_cur.wqe)
+		qp->wr_cur.flags |= KITE_SWQE_NEED_SRQN;
+}
+
+#define KITE_WR_XRC(op, params, ...)					\
+	static void kite_wr_##op##_xrc params				\
+	{								\
+		kite_wr_##op(__VA_ARGS__);				\
+		kite_wr_xrc_need(qpx);					\
+	}
+
+KITE_WR_XRC(send, (struct ibv_qp_ex *qpx), qpx)
+KITE_WR_XRC(send_imm, (struct ibv_qp_ex *qpx, __be32 imm), qpx, imm)
+KITE_WR_XRC(send_inv, (struct ibv_qp_ex *qpx, uint32_t rkey), qpx, rkey)
+KITE_WR_XRC(rdma_write, (struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t va),
+	    qpx, rkey, va)
+KITE_WR_XRC(rdma_write_imm, (struct ibv_qp_ex *qpx, uint32_t rkey,
+			     uint64_t va, __be32 imm), qpx, rkey, va, imm)
+KITE_WR_XRC(rdma_read, (struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t va),
+	    qpx, rkey, va)
+KITE_WR_XRC(atomic_cmp_swp, (struct ibv_qp_ex *qpx, uint32_t rkey,
+			     uint64_t va, uint64_t compare, uint64_t swap),
+	    qpx, rkey, va, compare, swap)
+KITE_WR_XRC(atomic_fetch_add, (struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t va, uint64_t add), qpx, rkey, va, add)
+KITE_WR_XRC(atomic_write, (struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t va,
+			   const void *data), qpx, rkey, va, data)
+KITE_WR_XRC(flush, (struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t va,
+		    size_t len, uint8_t type, uint8_t level),
+	    qpx, rkey, va, len, type, level)
+
 static void kite_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -873,6 +934,15 @@ static void kite_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	if (b)
 		kite_wr_check(qpx_to_kite_qp(qpx),
 			      kite_send_ud(b, ah, remote_qpn, remote_qkey));
+}
+
+static void kite_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct kite_send_wqe *b = kite_wr_cur(qpx);
+
+	if (b)
+		kite_wr_check(qpx_to_kite_qp(qpx),
+			      kite_send_xrc_srqn(b, remote_srqn));
 }
 
 static void kite_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
@@ -1024,38 +1094,44 @@ static void kite_wr_abort_td(struct ibv_qp_ex *qpx)
 	kite_wr_abort_lock(qpx, false);
 }
 
+/* The operation @op for @qp: its XRC version on an XRC initiator. */
+#define KITE_WR_OP(qp, op)	((qp)->xrc ? kite_wr_##op##_xrc : kite_wr_##op)
+
 /* The ibv_qp_ex operations of @send_ops_flags (kite_check_send_ops()). */
 void kite_set_wr_ops(struct kite_qp *qp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND)
-		qpx->wr_send = qp->ud ? kite_wr_send_ud : kite_wr_send;
+		qpx->wr_send = qp->ud ? kite_wr_send_ud : KITE_WR_OP(qp, send);
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
 		qpx->wr_send_imm = qp->ud ? kite_wr_send_imm_ud :
-					    kite_wr_send_imm;
+					    KITE_WR_OP(qp, send_imm);
 	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_INV)
-		qpx->wr_send_inv = kite_wr_send_inv;
+		qpx->wr_send_inv = KITE_WR_OP(qp, send_inv);
 	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE)
-		qpx->wr_rdma_write = kite_wr_rdma_write;
+		qpx->wr_rdma_write = KITE_WR_OP(qp, rdma_write);
 	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-		qpx->wr_rdma_write_imm = kite_wr_rdma_write_imm;
+		qpx->wr_rdma_write_imm = KITE_WR_OP(qp, rdma_write_imm);
 	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_READ)
-		qpx->wr_rdma_read = kite_wr_rdma_read;
+		qpx->wr_rdma_read = KITE_WR_OP(qp, rdma_read);
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
-		qpx->wr_atomic_cmp_swp = kite_wr_atomic_cmp_swp;
+		qpx->wr_atomic_cmp_swp = KITE_WR_OP(qp, atomic_cmp_swp);
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-		qpx->wr_atomic_fetch_add = kite_wr_atomic_fetch_add;
+		qpx->wr_atomic_fetch_add = KITE_WR_OP(qp, atomic_fetch_add);
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
-		qpx->wr_atomic_write = kite_wr_atomic_write;
+		qpx->wr_atomic_write = KITE_WR_OP(qp, atomic_write);
 	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
-		qpx->wr_flush = kite_wr_flush;
+		qpx->wr_flush = KITE_WR_OP(qp, flush);
+	/* No remote end, no SRQ to name: the RC versions on XRC too. */
 	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = kite_wr_local_inv;
 	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
 		qpx->wr_bind_mw = kite_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = kite_wr_set_ud_addr;
+	if (qp->xrc)
+		qpx->wr_set_xrc_srqn = kite_wr_set_xrc_srqn;
 	qpx->wr_set_sge = qp->sq_sge_ok ? kite_wr_set_sge :
 					  kite_wr_set_sge_checked;
 	qpx->wr_set_sge_list = kite_wr_set_sge_list;

@@ -5,7 +5,7 @@
  * and the SRQ doorbell in the context's doorbell page.
  *
  * The device takes WQEs in ring order, but they complete on the CQs of
- * the QPs that took them, in any order. Each WQE carries a tag, an index
+ * the QPs that took them (an XRC SRQ's, on its own CQ), in any order. Each WQE carries a tag, an index
  * in the wr_id table, which its CQE returns; free tags are kept on a
  * stack. At most depth WQEs are outstanding, so the slot at the producer
  * counter is always one the device has taken.
@@ -85,27 +85,29 @@ static int kite_srq_grow_tags(struct kite_srq *srq, uint32_t n)
 	return 0;
 }
 
-struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
-				struct ibv_srq_init_attr *attr)
+/*
+ * A new SRQ's ring and tags for @attr, and the request naming the ring;
+ * NULL with errno set.
+ */
+static struct kite_srq *kite_srq_prepare(struct ibv_pd *pd,
+					 const struct ibv_srq_attr *attr,
+					 struct kite_ib_create_srq_req *req)
 {
-	struct ukite_create_srq_resp resp = {};
-	struct ukite_create_srq cmd = {};
+	uint32_t log_depth, shift = KITE_WQE_MIN_SHIFT;
 	struct kite_srq *srq;
-	uint32_t log_depth, shift = KITE_WQE_MIN_SHIFT, depth;
 	uint64_t size;
 	int ret;
 
-	if (!attr->attr.max_wr || attr->attr.max_sge > KITE_MAX_SGE ||
-	    attr->attr.srq_limit > attr->attr.max_wr ||
-	    kite_srq_log_depth(attr->attr.max_wr, &log_depth)) {
+	if (!attr->max_wr || attr->max_sge > KITE_MAX_SGE ||
+	    attr->srq_limit > attr->max_wr ||
+	    kite_srq_log_depth(attr->max_wr, &log_depth)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	size = sizeof(struct kite_wqe_srq_recv) +
-	       (uint64_t)attr->attr.max_sge * sizeof(struct kite_wqe_sge);
+	       (uint64_t)attr->max_sge * sizeof(struct kite_wqe_sge);
 	while ((1ULL << shift) < size)
 		shift++;
-	depth = 1U << log_depth;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
@@ -118,40 +120,150 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 	}
 	ret = kite_ring_alloc(&srq->ring, log_depth, shift,
 			      kite_parent_domain(pd), KITE_RES_SRQ);
-	if (ret)
-		goto err_free;
-	ret = kite_srq_grow_tags(srq, depth);
-	if (ret)
-		goto err_free;
-
-	cmd.buf_addr = (uintptr_t)srq->ring.buf;
-	cmd.log_depth = log_depth;
-	cmd.wqe_shift = shift;
-	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-	if (resp.comp_mask || !resp.srqn || resp.srqn > KITE_OBJ_MASK) {
-		verbs_err(verbs_get_ctx(pd->context),
-			  "create SRQ: bad response (comp_mask %#x, SRQN %u)\n",
-			  resp.comp_mask, resp.srqn);
-		ibv_cmd_destroy_srq(&srq->ibv_srq);
-		ret = EPROTO;
-		goto err_free;
+	if (!ret)
+		ret = kite_srq_grow_tags(srq, 1U << log_depth);
+	if (ret) {
+		kite_srq_free(srq);
+		errno = ret;
+		return NULL;
 	}
-	srq->srqn = resp.srqn;
-	srq->max_sge = ((1U << shift) - sizeof(struct kite_wqe_srq_recv)) /
+	req->buf_addr = (uintptr_t)srq->ring.buf;
+	req->log_depth = log_depth;
+	req->wqe_shift = shift;
+	return srq;
+}
+
+/*
+ * The kernel created @srq (@ret 0, else its error): check its answer and
+ * give @attr what the SRQ holds. NULL with errno set and the SRQ freed
+ * (destroyed first if the kernel had created it).
+ */
+static struct ibv_srq *kite_srq_created(struct kite_srq *srq, int ret,
+					const struct kite_ib_create_srq_resp *resp,
+					struct ibv_srq_attr *attr)
+{
+	struct ibv_srq *ibsrq = &srq->vsrq.srq;
+
+	if (ret)
+		goto err_free;
+	if (resp->comp_mask || !resp->srqn || resp->srqn > KITE_OBJ_MASK) {
+		verbs_err(verbs_get_ctx(ibsrq->context),
+			  "create SRQ: bad response (comp_mask %#x, SRQN %u)\n",
+			  resp->comp_mask, resp->srqn);
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	srq->srqn = resp->srqn;
+	if (srq->xrc) {
+		ret = kite_table_set(to_kite_ctx(ibsrq->context),
+				     to_kite_ctx(ibsrq->context)->srq_table,
+				     srq->srqn, srq);
+		if (ret)
+			goto err_destroy;
+	}
+	srq->max_sge = ((1U << srq->ring.entry_shift) -
+			sizeof(struct kite_wqe_srq_recv)) /
 		       sizeof(struct kite_wqe_sge);
 	if (srq->max_sge > KITE_MAX_SGE)
 		srq->max_sge = KITE_MAX_SGE;
-	attr->attr.max_wr = depth;
-	attr->attr.max_sge = srq->max_sge;
-	return &srq->ibv_srq;
+	attr->max_wr = srq->ring.mask + 1;
+	attr->max_sge = srq->max_sge;
+	return ibsrq;
 
+err_destroy:
+	ibv_cmd_destroy_srq(ibsrq);
 err_free:
 	kite_srq_free(srq);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct ukite_create_srq_resp resp = {};
+	struct ukite_create_srq cmd = {};
+	struct kite_srq *srq;
+	int ret;
+
+	srq = kite_srq_prepare(pd, &attr->attr, &cmd.drv_payload);
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	return kite_srq_created(srq, ret, &resp.drv_payload, &attr->attr);
+}
+
+/* ibv_srq_init_attr_ex.comp_mask bits verbs defines, and those Kite takes. */
+#define KITE_SRQ_INIT_ATTR_DEFINED	(2 * IBV_SRQ_INIT_ATTR_TM - 1)
+#define KITE_SRQ_INIT_ATTR_SUPPORTED	(IBV_SRQ_INIT_ATTR_TYPE | \
+					 IBV_SRQ_INIT_ATTR_PD | \
+					 IBV_SRQ_INIT_ATTR_XRCD | \
+					 IBV_SRQ_INIT_ATTR_CQ)
+
+/*
+ * ibv_create_srq_ex(): a basic SRQ, or an XRC SRQ (its domain and CQ
+ * given), whose receives the XRC target QPs of the domain complete in its
+ * CQ. Tag matching SRQs are not Kite's (EOPNOTSUPP).
+ */
+struct ibv_srq *kite_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+	struct ukite_create_xsrq_resp resp = {};
+	struct ukite_create_xsrq cmd = {};
+	struct ibv_srq_init_attr basic;
+	struct ibv_srq *ibsrq;
+	struct kite_srq *srq;
+	int ret;
+
+	if (mask & ~KITE_SRQ_INIT_ATTR_DEFINED) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((mask & ~KITE_SRQ_INIT_ATTR_SUPPORTED) ||
+	    ((mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	     attr->srq_type != IBV_SRQT_BASIC &&
+	     attr->srq_type != IBV_SRQT_XRC)) {
+		verbs_debug(verbs_get_ctx(ibctx),
+			    "create SRQ: comp_mask %#x, type %d not supported\n",
+			    mask, attr->srq_type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(mask & IBV_SRQ_INIT_ATTR_TYPE) ||
+	    attr->srq_type == IBV_SRQT_BASIC) {
+		basic = (struct ibv_srq_init_attr){
+			.srq_context = attr->srq_context,
+			.attr = attr->attr,
+		};
+		ibsrq = kite_create_srq(attr->pd, &basic);
+		if (ibsrq)
+			attr->attr = basic.attr;
+		return ibsrq;
+	}
+	if (!(mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    !(mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = kite_srq_prepare(attr->pd, &attr->attr, &cmd.drv_payload);
+	if (!srq)
+		return NULL;
+	srq->xrc = true;
+	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	return kite_srq_created(srq, ret, &resp.drv_payload, &attr->attr);
+}
+
+int kite_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = to_kite_srq(ibsrq)->srqn;
+	return 0;
 }
 
 /*
@@ -163,7 +275,7 @@ err_free:
 static int kite_resize_srq(struct kite_srq *srq, struct ibv_srq_attr *attr,
 			   int attr_mask)
 {
-	struct verbs_context *vctx = verbs_get_ctx(srq->ibv_srq.context);
+	struct verbs_context *vctx = verbs_get_ctx(srq->vsrq.srq.context);
 	struct ukite_modify_srq cmd = {};
 	struct kite_ring ring, old;
 	uint32_t log_depth, depth, n, i, idx;
@@ -202,7 +314,7 @@ static int kite_resize_srq(struct kite_srq *srq, struct ibv_srq_attr *attr,
 	}
 	cmd.buf_addr = (uintptr_t)ring.buf;
 	cmd.log_depth = log_depth;
-	ret = ibv_cmd_modify_srq(&srq->ibv_srq, attr, attr_mask, &cmd.ibv_cmd,
+	ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, attr_mask, &cmd.ibv_cmd,
 				 sizeof(cmd));
 	if (ret)
 		goto out_unlock;
@@ -235,12 +347,19 @@ int kite_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 
 int kite_destroy_srq(struct ibv_srq *ibsrq)
 {
+	struct kite_context *ctx = to_kite_ctx(ibsrq->context);
+	struct kite_srq *srq = to_kite_srq(ibsrq);
 	int ret;
 
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
-	kite_srq_free(to_kite_srq(ibsrq));
+	if (srq->xrc) {
+		/* Its receives left in its CQ: an SRQN reused would match. */
+		kite_cq_clean(to_kite_cq(srq->vsrq.cq), KITE_QPN_NONE, srq);
+		kite_table_set(ctx, ctx->srq_table, srq->srqn, NULL);
+	}
+	kite_srq_free(srq);
 	return 0;
 }
 
