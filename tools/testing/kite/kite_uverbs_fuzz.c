@@ -1750,7 +1750,10 @@ static int op_alloc_mw(struct rng *r, struct ctx *c)
 	return err;
 }
 
-/* Commands kite_ib does not implement, with plausible sizes. */
+/*
+ * Commands kite_ib does not implement, and the XRC ones, whose random
+ * bytes name no live object, with plausible sizes.
+ */
 static int op_unsupported(struct rng *r, struct ctx *c)
 {
 	static const uint32_t cmds[] = {

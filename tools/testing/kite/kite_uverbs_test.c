@@ -1646,6 +1646,333 @@ out:
 		ibv_dealloc_pd(pd);
 }
 
+/* Move the XRC QP @qp to RTS, connected to @dest, the other end's QPN. */
+static int xrc_connect(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *gid)
+{
+	int tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = tgt ? IBV_ACCESS_REMOTE_WRITE : 0,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = 0x123;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER : 0));
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT |
+			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/*
+ * The completion of a send on the initiator (@scq) and, unless @recv_cq
+ * is NULL, of its receive on @recv_cq: one each, successful, the
+ * receive's for the target QP @tgt_qpn with @wr_id and @len bytes.
+ */
+static int xrc_completions(struct ibv_cq *scq, struct ibv_cq *recv_cq,
+			   uint32_t tgt_qpn, uint64_t wr_id, uint32_t len,
+			   struct ibv_wc *rwc)
+{
+	int n = 0, i, sent = 0, recvd = 0;
+	struct ibv_wc wc[2];
+
+	/* One CQ for both: the two completions, in either order. */
+	while (n < (recv_cq == scq ? 2 : 1) && poll_one(scq, wc + n) == 1)
+		n++;
+	for (i = 0; i < n; i++) {
+		if (wc[i].opcode & IBV_WC_RECV) {
+			*rwc = wc[i];
+			recvd = 1;
+		} else {
+			sent = !wc[i].status;
+		}
+	}
+	if (!recv_cq)
+		return sent;
+	if (recv_cq != scq)
+		recvd = poll_one(recv_cq, rwc) == 1;
+	return sent && recvd && !rwc->status && rwc->qp_num == tgt_qpn &&
+	       rwc->wr_id == wr_id && rwc->byte_len == len;
+}
+
+/*
+ * XRC (IBA annex A14): one initiator QP reaches every XRC SRQ of a domain
+ * through one target QP. On one device connected to itself: a domain, two
+ * XRC SRQs completing in two CQs, a target and an initiator; SENDs to each
+ * SRQ through ibv_post_send() and through the ibv_wr_*() API, an RDMA
+ * WRITE; what is refused (a request naming no SRQ, receives on XRC QPs,
+ * an ibv_wr_*() request without its SRQ, a domain still in use); a second
+ * handle on the target (ibv_open_qp()).
+ */
+static void test_xrc(struct ibv_context *ctx, const struct ibv_device_attr *da,
+		     int data)
+{
+	struct ibv_xrcd_init_attr xia = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sia = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	struct ibv_qp_init_attr_ex tia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_qp_init_attr_ex iia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct ibv_qp *tgt = NULL, *ini = NULL, *opened = NULL, *bad_qp;
+	struct ibv_srq *srq[2] = {}, *bad_srq;
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_cq *cq = NULL, *cq2 = NULL;
+	struct ibv_qp_open_attr oa = {};
+	struct ibv_sge ssge, rsge;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_xrcd *xrcd;
+	struct ibv_mr *mr = NULL;
+	struct ibv_qp_ex *qpx;
+	uint32_t srqn[2] = {};
+	static char buf[5 * 4096];
+	struct ibv_pd *pd = NULL;
+	struct ibv_wc wc, rwc;
+	union ibv_gid gid;
+	int ret, i;
+
+	if (!(da->device_cap_flags & IBV_DEVICE_XRC)) {
+		report(0, "XRC: the device announces IBV_DEVICE_XRC");
+		return;
+	}
+	xrcd = ibv_open_xrcd(ctx, &xia);
+	report(!!xrcd, "XRC: open an XRC domain without a file: %s",
+	       xrcd ? "ok" : strerror(errno));
+	if (!xrcd)
+		return;
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	cq2 = cq ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	if (!cq2)
+		goto out;
+	sia.pd = pd;
+	sia.xrcd = xrcd;
+	sia.comp_mask &= ~IBV_SRQ_INIT_ATTR_CQ;
+	bad_srq = ibv_create_srq_ex(ctx, &sia);
+	report(!bad_srq && errno == EINVAL,
+	       "XRC: an XRC SRQ without a CQ is refused: %s",
+	       bad_srq ? "created" : strerror(errno));
+	sia.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	for (i = 0; i < 2; i++) {
+		sia.cq = i ? cq2 : cq;
+		srq[i] = ibv_create_srq_ex(ctx, &sia);
+		ret = srq[i] ? ibv_get_srq_num(srq[i], &srqn[i]) : errno;
+		report(!ret && srqn[i], "XRC: XRC SRQ %d (CQ %d): %s, SRQN %u",
+		       i, i, strerror(ret), srqn[i]);
+		if (ret)
+			goto out;
+	}
+	report(srqn[0] != srqn[1], "XRC: the two SRQs have different numbers");
+
+	tia.xrcd = NULL;
+	bad_qp = ibv_create_qp_ex(ctx, &tia);
+	report(!bad_qp && errno == EINVAL,
+	       "XRC: a target QP without a domain is refused: %s",
+	       bad_qp ? "created" : strerror(errno));
+	tia.xrcd = xrcd;
+	tgt = ibv_create_qp_ex(ctx, &tia);
+	report(!!tgt, "XRC: create a target QP (XRC_RECV): %s",
+	       tgt ? "ok" : strerror(errno));
+	iia.send_cq = cq;
+	iia.comp_mask &= ~IBV_QP_INIT_ATTR_PD;
+	bad_qp = ibv_create_qp_ex(ctx, &iia);
+	report(!bad_qp && errno == EINVAL,
+	       "XRC: an initiator QP without a PD is refused: %s",
+	       bad_qp ? "created" : strerror(errno));
+	iia.comp_mask |= IBV_QP_INIT_ATTR_PD;
+	iia.pd = pd;
+	ini = ibv_create_qp_ex(ctx, &iia);
+	report(!!ini, "XRC: create an initiator QP (XRC_SEND): %s",
+	       ini ? "ok" : strerror(errno));
+	mr = ini ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!tgt || !mr || ibv_query_gid(ctx, 1, 0, &gid))
+		goto out;
+	ret = xrc_connect(tgt, ini->qp_num, &gid);
+	report(!ret, "XRC: the target to RTS, connected to the initiator: %s",
+	       strerror(ret));
+	ret = ret ?: xrc_connect(ini, tgt->qp_num, &gid);
+	report(!ret, "XRC: the initiator to RTS, connected to the target: %s",
+	       strerror(ret));
+	if (ret)
+		goto out;
+	ret = ibv_query_qp(tgt, &a, IBV_QP_STATE | IBV_QP_DEST_QPN, &ia);
+	report(!ret && a.qp_state == IBV_QPS_RTS && a.dest_qp_num == ini->qp_num &&
+	       ia.qp_type == IBV_QPT_XRC_RECV,
+	       "XRC: query the target: XRC_RECV, RTS, connected to the initiator");
+
+	rsge = (struct ibv_sge){ .length = 4096, .lkey = mr->lkey };
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ret = ibv_post_recv(ini, &rwr, &bad_rwr);
+	report(ret == EINVAL, "XRC: post_recv on the initiator: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+	ret = ibv_post_recv(tgt, &rwr, &bad_rwr);
+	report(ret == EINVAL, "XRC: post_recv on the target: %s (want %s)",
+	       strerror(ret), strerror(EINVAL));
+
+	oa = (struct ibv_qp_open_attr){
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = tgt->qp_num,
+		.xrcd = xrcd,
+		.qp_type = IBV_QPT_XRC_RECV,
+	};
+	opened = ibv_open_qp(ctx, &oa);
+	ret = opened ? ibv_query_qp(opened, &a, IBV_QP_STATE, &ia) : errno;
+	report(!ret && a.qp_state == IBV_QPS_RTS,
+	       "XRC: open the target by its number, query it: %s, RTS",
+	       strerror(ret));
+	if (opened) {
+		ret = ibv_destroy_qp(opened);
+		ret = ret ?: ibv_query_qp(tgt, &a, IBV_QP_STATE, &ia);
+		report(!ret && a.qp_state == IBV_QPS_RTS,
+		       "XRC: the opened handle destroyed, the target is still RTS: %s",
+		       strerror(ret));
+	}
+	ret = ibv_close_xrcd(xrcd);
+	report(ret == EBUSY, "XRC: closing the domain in use: %s (want %s)",
+	       strerror(ret), strerror(EBUSY));
+	if (!data)
+		goto out;
+
+	/* A SEND to each SRQ, its receive in that SRQ's CQ. */
+	for (i = 0; i < 3 * 4096; i++)
+		buf[i] = (char)(i * 13 + 5);
+	for (i = 0; i < 2; i++) {
+		rsge.addr = (uintptr_t)buf + 4096 * (3 + i);
+		rwr.wr_id = 100 + i;
+		memset(buf + 4096 * (3 + i), 0, 4096);
+		ret = ibv_post_srq_recv(srq[i], &rwr, &bad_rwr);
+		report(!ret, "XRC: post a receive to SRQ %d: %s", i, strerror(ret));
+	}
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 3000,
+				 .lkey = mr->lkey };
+	swr = (struct ibv_send_wr){
+		.wr_id = 1, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htobe32(0xabcd),
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	swr.qp_type.xrc.remote_srqn = srqn[1];
+	ret = ibv_post_send(ini, &swr, &bad_swr);
+	report(!ret && xrc_completions(cq, cq2, tgt->qp_num, 101, 3000, &rwc) &&
+	       rwc.opcode == IBV_WC_RECV && (rwc.wc_flags & IBV_WC_WITH_IMM) &&
+	       be32toh(rwc.imm_data) == 0xabcd &&
+	       !memcmp(buf, buf + 4 * 4096, 3000),
+	       "XRC: post_send SEND_WITH_IMM of 3000 bytes to SRQ 1: its receive in CQ 1, for the target, data compared");
+
+	qpx = ibv_qp_to_qp_ex(ini);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 2;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf + 4096, 2000);
+	ret = ibv_wr_complete(qpx);
+	report(ret == EINVAL && poll_one(cq, &wc) == 0,
+	       "XRC: an ibv_wr_send() without ibv_wr_set_xrc_srqn() fails at ibv_wr_complete(): %s",
+	       strerror(ret));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 3;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_xrc_srqn(qpx, srqn[0]);
+	ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf + 4096, 2000);
+	ret = ibv_wr_complete(qpx);
+	report(!ret && xrc_completions(cq, cq, tgt->qp_num, 100, 2000, &rwc) &&
+	       !memcmp(buf + 4096, buf + 3 * 4096, 2000),
+	       "XRC: ibv_wr_send() of 2000 bytes to SRQ 0: its receive in CQ 0, data compared: %s",
+	       strerror(ret));
+
+	/* An RDMA WRITE through the target, checked against SRQ 0's PD. */
+	memset(buf + 3 * 4096, 0, 4096);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 4;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qpx, mr->rkey, (uintptr_t)buf + 3 * 4096);
+	ibv_wr_set_xrc_srqn(qpx, srqn[0]);
+	ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf + 2 * 4096, 4096);
+	ret = ibv_wr_complete(qpx);
+	report(!ret && xrc_completions(cq, NULL, 0, 0, 0, &rwc) &&
+	       !memcmp(buf + 2 * 4096, buf + 3 * 4096, 4096),
+	       "XRC: an RDMA WRITE of 4096 bytes through the target: data compared: %s",
+	       strerror(ret));
+
+	/* A request naming no SRQ: NAK, the initiator's WR fails. */
+	swr.wr_id = 5;
+	swr.opcode = IBV_WR_SEND;
+	swr.qp_type.xrc.remote_srqn = (srqn[0] > srqn[1] ? srqn[0] : srqn[1]) + 1;
+	ret = ibv_post_send(ini, &swr, &bad_swr);
+	ret = ret ?: poll_one(cq, &wc) == 1 ? 0 : ETIMEDOUT;
+	report(!ret && wc.wr_id == 5 && wc.status == IBV_WC_REM_INV_REQ_ERR,
+	       "XRC: a SEND naming no SRQ completes with %s (want %s)",
+	       ret ? strerror(ret) : ibv_wc_status_str(wc.status),
+	       ibv_wc_status_str(IBV_WC_REM_INV_REQ_ERR));
+	ret = ibv_query_qp(tgt, &a, IBV_QP_STATE, &ia);
+	report(!ret && a.qp_state == IBV_QPS_ERR,
+	       "XRC: the target that refused it is in ERR");
+out:
+	if (ini)
+		ibv_destroy_qp(ini);
+	if (tgt)
+		ibv_destroy_qp(tgt);
+	for (i = 0; i < 2; i++)
+		if (srq[i])
+			ibv_destroy_srq(srq[i]);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ret = ibv_close_xrcd(xrcd);
+	report(!ret, "XRC: close the domain: %s", strerror(ret));
+}
+
 /*
  * QP error recovery: an RC QP connected to itself goes to ERROR on a
  * remote access error (an RDMA WRITE with a key that names nothing), then
@@ -5119,7 +5446,7 @@ static void lk_qp_bad(struct ibv_pd *pd, struct ibv_cq *cq,
  * The advertised limits are honest, through the ABI and through libkite: a
  * CQ of exactly max_cqe CQEs and RC and UD QPs of exactly max_qp_wr work
  * requests and max_sge SGEs are created; one more is refused with EINVAL.
- * What Kite does not implement (raw packet and XRC QPs) is
+ * What Kite does not implement (raw packet QPs) is
  * refused with EOPNOTSUPP, as applications and rdma-core's tests expect.
  */
 static void test_limits(struct ibv_context *ctx,
@@ -5130,7 +5457,6 @@ static void test_limits(struct ibv_context *ctx,
 		const char *name;
 	} unsupported[] = {
 		{ IBV_QPT_RAW_PACKET, "type RAW_PACKET" },
-		{ IBV_QPT_XRC_SEND, "type XRC_SEND" },
 		{ IBV_QPT_DRIVER, "type DRIVER" },
 		{ 0, NULL },
 	};
@@ -5740,6 +6066,7 @@ int main(int argc, char **argv)
 	if (data)
 		test_srq_resize(ctx);
 	test_uc(ctx, data);
+	test_xrc(ctx, &da, data);
 	if (data) {
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);

@@ -501,8 +501,8 @@ static void kvt_bad_qp_create(struct kvt_run *r, struct ib_pd *pd,
 	} types[] = {
 		{ IB_QPT_SMI, "SMI" },
 		{ IB_QPT_RAW_PACKET, "RAW_PACKET" },
+		/* Kite's XRC initiators are libkite's: no kernel WR names an SRQ. */
 		{ IB_QPT_XRC_INI, "XRC_INI" },
-		{ IB_QPT_XRC_TGT, "XRC_TGT" },
 		{ IB_QPT_DRIVER, "DRIVER" },
 	};
 	struct ib_qp_init_attr a;
@@ -566,6 +566,10 @@ static void kvt_bad_qp_create(struct kvt_run *r, struct ib_pd *pd,
 		kvt_expect(r, kvt_qp(pd, &a, NULL), -EOPNOTSUPP,
 			   "create_qp(type %s)", types[i].name);
 	}
+	kvt_qp_attr(&a, cq, IB_QPT_XRC_TGT);
+	kvt_expect(r, kvt_qp(pd, &a, NULL),
+		   caps->device_cap_flags & IB_DEVICE_XRC ? -EINVAL : -EOPNOTSUPP,
+		   "create_qp(type XRC_TGT without an XRC domain)");
 	kvt_qp_attr(&a, cq, IB_QPT_UC);
 	kvt_expect(r, kvt_qp(pd, &a, NULL), 0, "create_qp(type UC)");
 	/* ib_mad owns the GSI QP already; the device has one QPN 1. */

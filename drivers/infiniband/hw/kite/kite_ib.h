@@ -377,6 +377,17 @@ struct kite_ib_pd {
 };
 
 /**
+ * struct kite_ib_xrcd - an XRC domain
+ * @ibxrcd: the core's XRC domain, which the core shares between the
+ *	processes that open it through one file
+ * @xrcdn: the device's number (ALLOC_XRCD)
+ */
+struct kite_ib_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
+/**
  * struct kite_ib_dm - device memory a user context allocated
  * @ibdm: the core's DM; its length is what the user asked for
  * @entry: the mmap entry of its pages, which owns them: they go back to
@@ -612,6 +623,7 @@ struct kite_ib_caps {
 	u32 max_mcast_total_attach;
 	u32 max_mw;
 	u32 max_dm_size;
+	u32 max_xrcd;
 };
 
 /**
@@ -781,6 +793,11 @@ static inline struct kite_ib_srq *to_ksrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct kite_ib_srq, ibsrq);
 }
 
+static inline struct kite_ib_xrcd *to_kxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct kite_ib_xrcd, ibxrcd);
+}
+
 static inline struct kite_ib_pd *to_kpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct kite_ib_pd, ibpd);
@@ -890,6 +907,8 @@ int kite_ib_av_to_cmd(const struct rdma_ah_attr *ah,
 		      struct kite_cmd_modify_qp *cmd);
 
 /* kite_ib_srq.c */
+int kite_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int kite_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int kite_ib_create_srq(struct ib_srq *ibsrq,
 		       struct ib_srq_init_attr *init_attr,
 		       struct ib_udata *udata);

@@ -44,6 +44,7 @@ static int kite_ib_check_caps(struct kite_ib_dev *dev)
 	    !c->max_mcast_grp != !c->max_mcast_qp_attach ||
 	    !c->max_mcast_grp != !c->max_mcast_total_attach ||
 	    c->max_mw > KITE_OBJ_MASK + 1 ||
+	    c->max_xrcd > KITE_OBJ_MASK + 1 ||
 	    !(c->page_size_cap & BIT_ULL(KITE_PBL_MIN_PAGE_SHIFT))) {
 		dev_err(d, "device reports unusable capabilities (max_qp %u, max_cq %u, max_sge %u/%u, max_inline %u, max_uctx %u, page sizes %#llx)\n",
 			c->max_qp, c->max_cq, c->max_send_sge, c->max_recv_sge,
@@ -119,6 +120,11 @@ static int kite_ib_query_caps(struct kite_ib_dev *dev)
 		c->max_mw = le32_to_cpu(out->max_mw);
 	if (c->features & KITE_FEAT_DM)
 		c->max_dm_size = le32_to_cpu(out->max_dm_size);
+	/* Domain number 0 is never allocated: one domain at least. */
+	if ((c->features & KITE_FEAT_XRC) && (c->features & KITE_FEAT_SRQ))
+		c->max_xrcd = le32_to_cpu(out->max_xrcd);
+	if (c->max_xrcd < 2)
+		c->max_xrcd = 0;
 	err = kite_ib_check_caps(dev);
 out_free:
 	kfree(out);
@@ -159,6 +165,9 @@ static int kite_ib_query_device(struct ib_device *ibdev,
 	/* Global visibility only: Kite has no persistent memory domain. */
 	if (c->features & KITE_FEAT_FLUSH)
 		attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	/* XRC SRQs and target QPs are user objects (libkite). */
+	if (c->max_xrcd)
+		attr->device_cap_flags |= IB_DEVICE_XRC;
 	/* Type 2 windows are bound to one QP: IB's type 2B. */
 	if (c->features & KITE_FEAT_MW) {
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
@@ -384,6 +393,14 @@ static const struct ib_device_ops kite_ib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ib_ucontext, ibuc),
 };
 
+/* With XRC (kite_ib_srq.c, kite_ib_qp.c). */
+static const struct ib_device_ops kite_ib_xrc_ops = {
+	.alloc_xrcd = kite_ib_alloc_xrcd,
+	.dealloc_xrcd = kite_ib_dealloc_xrcd,
+
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, kite_ib_xrcd, ibxrcd),
+};
+
 /* With device memory (kite_ib_dm.c). */
 static const struct ib_device_ops kite_ib_dm_ops = {
 	.alloc_dm = kite_ib_alloc_dm,
@@ -411,6 +428,8 @@ static int kite_ib_register(struct kite_ib_dev *dev)
 	ib_set_device_ops(ibdev, &kite_ib_dev_ops);
 	if (dev->dm_pool)
 		ib_set_device_ops(ibdev, &kite_ib_dm_ops);
+	if (dev->caps.max_xrcd)
+		ib_set_device_ops(ibdev, &kite_ib_xrc_ops);
 	ibdev->driver_def = kite_ib_uapi_defs;
 	kite_ib_set_res_ops(dev);
 	if (dev->caps.max_cntr > 1)

@@ -30,19 +30,22 @@
 
 /*
  * The bytes a send WQE of a @type QP has before its SGEs or inline data
- * (UC is sized as RC: the remote address segment is the one it uses).
+ * (UC and XRC initiators are sized as RC: the remote address segment is
+ * the one they use).
  */
 static u32 kite_ib_sq_fixed_size(u32 type)
 {
 	return sizeof(struct kite_wqe_ctrl) +
-	       (type == KITE_QPT_RC || type == KITE_QPT_UC ?
+	       (type == KITE_QPT_RC || type == KITE_QPT_UC ||
+		type == KITE_QPT_XRC_INI ?
 			KITE_IB_SQ_RC_SEG_SIZE : KITE_IB_SQ_UD_SEG_SIZE);
 }
 
 /**
  * kite_ib_wq_stride() - the WQE stride a send or receive queue needs
  * @send: the send queue (else the receive queue)
- * @type: KITE_QPT_RC, KITE_QPT_UC, KITE_QPT_UD or KITE_QPT_GSI
+ * @type: KITE_QPT_RC, KITE_QPT_UC, KITE_QPT_UD, KITE_QPT_GSI or
+ *	KITE_QPT_XRC_INI (send queues only)
  * @max_sge: SGEs a WQE must hold
  * @max_inline: send queues: inline bytes a WQE must hold
  *
@@ -61,7 +64,8 @@ int kite_ib_wq_stride(bool send, u32 type, u32 max_sge, u32 max_inline)
 	u64 size;
 
 	if (type != KITE_QPT_RC && type != KITE_QPT_UC &&
-	    type != KITE_QPT_UD && type != KITE_QPT_GSI)
+	    type != KITE_QPT_UD && type != KITE_QPT_GSI &&
+	    (type != KITE_QPT_XRC_INI || !send))
 		return -EINVAL;
 	if (send)
 		size = (u64)kite_ib_sq_fixed_size(type) +
@@ -127,6 +131,12 @@ static int kite_ib_qp_type(enum ib_qp_type type, u32 *kite_type)
 		return 0;
 	case IB_QPT_GSI:
 		*kite_type = KITE_QPT_GSI;
+		return 0;
+	case IB_QPT_XRC_INI:
+		*kite_type = KITE_QPT_XRC_INI;
+		return 0;
+	case IB_QPT_XRC_TGT:
+		*kite_type = KITE_QPT_XRC_TGT;
 		return 0;
 	default:
 		return -EOPNOTSUPP;
@@ -336,23 +346,123 @@ static int kite_ib_qp_alloc_user(struct kite_ib_dev *dev,
 	return err;
 }
 
+/* An XRC target QP has no queues, CQs or PD: only its domain. */
+static int kite_ib_xrc_tgt_in(struct kite_ib_dev *dev,
+			      const struct ib_qp_init_attr *attr,
+			      struct kite_cmd_create_qp *in)
+{
+	if (!dev->caps.max_xrcd)
+		return -EOPNOTSUPP;
+	if (!attr->xrcd) {
+		ibdev_dbg(&dev->ibdev, "XRC target QP without a domain\n");
+		return -EINVAL;
+	}
+	in->type = cpu_to_le32(KITE_QPT_XRC_TGT);
+	in->xrcd = cpu_to_le32(to_kxrcd(attr->xrcd)->xrcdn);
+	return 0;
+}
+
+/*
+ * The queues of a QP that has them (every type but the XRC target), and
+ * the CREATE_QP input @in naming them, its CQs and PD. An XRC initiator
+ * is a user QP with a send queue only.
+ */
+static int kite_ib_qp_queues(struct kite_ib_dev *dev, struct kite_ib_qp *qp,
+			     struct ib_qp_init_attr *attr,
+			     struct ib_udata *udata,
+			     struct kite_cmd_create_qp *in)
+{
+	bool ini = qp->type == KITE_QPT_XRC_INI;
+	struct ib_qp_cap *cap = &attr->cap;
+	bool no_rq = attr->srq || ini;
+	u32 room;
+	int err;
+
+	if (ini && (!udata || !dev->caps.max_xrcd)) {
+		ibdev_dbg(&dev->ibdev, "XRC initiator QP not supported%s\n",
+			  udata ? "" : " in the kernel");
+		return -EOPNOTSUPP;
+	}
+	if (attr->xrcd) {
+		ibdev_dbg(&dev->ibdev, "XRC domain for a QP of type %u\n",
+			  qp->type);
+		return -EINVAL;
+	}
+	if (attr->srq && qp->type == KITE_QPT_GSI) {
+		ibdev_dbg(&dev->ibdev, "GSI QP on an SRQ\n");
+		return -EOPNOTSUPP;
+	}
+	if (attr->srq && to_ksrq(attr->srq)->uctx != qp->uctx) {
+		ibdev_dbg(&dev->ibdev,
+			  "QP and SRQ of different contexts\n");
+		return -EINVAL;
+	}
+	if (!attr->send_cq || (!attr->recv_cq && !ini))
+		return -EINVAL;
+	err = kite_ib_check_caps(dev, cap);
+	if (err)
+		return err;
+
+	if (udata)
+		err = kite_ib_qp_alloc_user(dev, qp, cap, no_rq, udata);
+	else
+		err = kite_ib_qp_alloc_kernel(dev, qp, cap, no_rq);
+	if (err)
+		return err;
+
+	/* What the strides hold, within what the device allows. */
+	room = kite_ib_sq_room(qp->type, BIT(qp->sq.hwq.entry_shift));
+	qp->sq.max_sge = min_t(u32, room / sizeof(struct kite_wqe_sge),
+			       dev->caps.max_send_sge);
+	qp->sq.max_sge = min_t(u32, qp->sq.max_sge, KITE_MAX_SGE);
+	qp->max_inline = min_t(u32, room, dev->caps.max_inline);
+	if (!no_rq) {
+		qp->rq.max_sge = min_t(u32, (BIT(qp->rq.hwq.entry_shift) -
+					     sizeof(struct kite_wqe_recv)) /
+					    sizeof(struct kite_wqe_sge),
+				       dev->caps.max_recv_sge);
+		qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
+	}
+	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	in->type = cpu_to_le32(qp->type);
+	in->flags = cpu_to_le32((qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0) |
+				(attr->srq ? KITE_QP_F_SRQ : 0));
+	if (attr->srq)
+		in->srqn = cpu_to_le32(to_ksrq(attr->srq)->srqn);
+	in->pdn = cpu_to_le32(to_kpd(qp->ibqp.pd)->pdn);
+	in->send_cqn = cpu_to_le32(to_kcq(attr->send_cq)->cqn);
+	if (!ini)
+		in->recv_cqn = cpu_to_le32(to_kcq(attr->recv_cq)->cqn);
+	in->uctx = cpu_to_le32(qp->uctx);
+	in->sq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->sq));
+	if (!no_rq)
+		in->rq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->rq));
+	in->sq_pbl = qp->sq.hwq.pbl.desc;
+	in->rq_pbl = qp->rq.hwq.pbl.desc;
+	return 0;
+}
+
 /**
  * kite_ib_create_qp() - create a QP
- * @ibqp: the core's QP, with its PD set
+ * @ibqp: the core's QP, with its PD set (but for an XRC target QP)
  * @attr: the requested type, CQs and capacities; on success the actual
  *	capacities are written back into @attr->cap
  * @udata: for a user QP, struct kite_ib_create_qp_req in and
- *	struct kite_ib_create_qp_resp out; NULL for a kernel QP
+ *	struct kite_ib_create_qp_resp out; NULL for a kernel QP, and for the
+ *	XRC target QPs the core creates for users
  *
  * A kernel QP's queues are sized here, in coherent DMA memory; a user
- * QP's are the library's, checked against the capacities asked for.
+ * QP's are the library's, checked against the capacities asked for. An
+ * XRC initiator (user QPs only) has a send queue only, an XRC target no
+ * queue at all: the core shares it between the processes that open it.
  *
  * Context: process context, may sleep.
  * Return: 0; -EOPNOTSUPP for other types, create flags, a GSI QP on an
- * SRQ or unknown
- * request bits; -EINVAL for capacities beyond the device's or a user
- * geometry that cannot hold them; -ENOMEM; -EFAULT; or the errno of
- * CREATE_QP.
+ * SRQ, XRC QPs on a device without XRC, kernel XRC initiators or unknown
+ * request bits; -EINVAL for capacities beyond the device's, a user
+ * geometry that cannot hold them, a missing CQ or a missing or misplaced
+ * XRC domain; -ENOMEM; -EFAULT; or the errno of CREATE_QP.
  */
 int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		      struct ib_udata *udata)
@@ -367,72 +477,25 @@ int kite_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		.in = &in,
 		.in_len = sizeof(in),
 	};
-	u32 room;
 	int err;
 
 	err = kite_ib_qp_type(attr->qp_type, &qp->type);
 	if (err)
 		return err;
-	if (attr->create_flags || attr->xrcd ||
-	    (udata && qp->type == KITE_QPT_GSI))
+	if (attr->create_flags || (udata && qp->type == KITE_QPT_GSI))
 		return -EOPNOTSUPP;
-	if (attr->srq && qp->type == KITE_QPT_GSI) {
-		ibdev_dbg(&dev->ibdev, "GSI QP on an SRQ\n");
-		return -EOPNOTSUPP;
-	}
-	if (attr->srq &&
-	    to_ksrq(attr->srq)->uctx != kite_ib_uctx_of(udata)) {
-		ibdev_dbg(&dev->ibdev,
-			  "QP and SRQ of different contexts\n");
-		return -EINVAL;
-	}
-	if (!attr->send_cq || !attr->recv_cq)
-		return -EINVAL;
-	err = kite_ib_check_caps(dev, cap);
-	if (err)
-		return err;
 
 	/* Separate lock classes: kite_ib_qp_set_state() nests RQ in SQ. */
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
-	if (udata)
-		err = kite_ib_qp_alloc_user(dev, qp, cap, !!attr->srq, udata);
-	else
-		err = kite_ib_qp_alloc_kernel(dev, qp, cap, !!attr->srq);
-	if (err)
-		return err;
-
-	/* What the strides hold, within what the device allows. */
-	room = kite_ib_sq_room(qp->type, BIT(qp->sq.hwq.entry_shift));
-	qp->sq.max_sge = min_t(u32, room / sizeof(struct kite_wqe_sge),
-			       dev->caps.max_send_sge);
-	qp->sq.max_sge = min_t(u32, qp->sq.max_sge, KITE_MAX_SGE);
-	qp->max_inline = min_t(u32, room, dev->caps.max_inline);
-	if (!attr->srq) {
-		qp->rq.max_sge = min_t(u32, (BIT(qp->rq.hwq.entry_shift) -
-					     sizeof(struct kite_wqe_recv)) /
-					    sizeof(struct kite_wqe_sge),
-				       dev->caps.max_recv_sge);
-		qp->rq.max_sge = min_t(u32, qp->rq.max_sge, KITE_MAX_SGE);
-	}
-	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->uctx = kite_ib_uctx_of(udata);
 	qp->state = IB_QPS_RESET;
-
-	in.type = cpu_to_le32(qp->type);
-	in.flags = cpu_to_le32((qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0) |
-			       (attr->srq ? KITE_QP_F_SRQ : 0));
-	if (attr->srq)
-		in.srqn = cpu_to_le32(to_ksrq(attr->srq)->srqn);
-	in.pdn = cpu_to_le32(to_kpd(ibqp->pd)->pdn);
-	in.send_cqn = cpu_to_le32(to_kcq(attr->send_cq)->cqn);
-	in.recv_cqn = cpu_to_le32(to_kcq(attr->recv_cq)->cqn);
-	in.uctx = cpu_to_le32(qp->uctx);
-	in.sq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->sq));
-	if (!attr->srq)
-		in.rq_cfg = cpu_to_le32(kite_ib_wq_cfg(&qp->rq));
-	in.sq_pbl = qp->sq.hwq.pbl.desc;
-	in.rq_pbl = qp->rq.hwq.pbl.desc;
+	if (qp->type == KITE_QPT_XRC_TGT)
+		err = kite_ib_xrc_tgt_in(dev, attr, &in);
+	else
+		err = kite_ib_qp_queues(dev, qp, attr, udata, &in);
+	if (err)
+		return err;
 	err = kite_ib_cmd_exec(dev, &cmd);
 	if (err)
 		goto err_free_wqs;

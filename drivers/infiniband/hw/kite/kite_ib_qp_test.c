@@ -43,8 +43,28 @@ static void kite_qp_test_stride_uc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 5, 0), 256);
 	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_UC, 1, 73), 256);
 	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, KITE_QPT_UC, 3, 0), 64);
-	/* 5 is no QP type */
-	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, 5, 1, 0), -EINVAL);
+	/* 7 is no QP type */
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, 7, 1, 0), -EINVAL);
+}
+
+/*
+ * An XRC initiator's send WQEs have the RC layout; it has no receive
+ * queue, and an XRC target no queue at all.
+ */
+static void kite_qp_test_stride_xrc(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_XRC_INI, 0, 0),
+			64);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_XRC_INI, 1, 0),
+			128);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_XRC_INI, 1, 73),
+			256);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, KITE_QPT_XRC_INI, 1, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(true, KITE_QPT_XRC_TGT, 1, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kite_ib_wq_stride(false, KITE_QPT_XRC_TGT, 1, 0),
+			-EINVAL);
 }
 
 static void kite_qp_test_stride_ud(struct kunit *test)
@@ -235,6 +255,7 @@ static struct kunit_case kite_ib_qp_test_cases[] = {
 	KUNIT_CASE(kite_qp_test_srq_complete),
 	KUNIT_CASE(kite_qp_test_stride_rc),
 	KUNIT_CASE(kite_qp_test_stride_uc),
+	KUNIT_CASE(kite_qp_test_stride_xrc),
 	KUNIT_CASE(kite_qp_test_stride_ud),
 	KUNIT_CASE(kite_qp_test_stride_recv),
 	KUNIT_CASE(kite_qp_test_stride_limits),

@@ -11,6 +11,10 @@
  * free tags and never has more than depth WQEs outstanding, so the ring
  * slot at its producer counter is always one the device has taken.
  *
+ * An XRC SRQ (KITE_FEAT_XRC) belongs to an XRC domain and has a CQ of its
+ * own: the XRC target QPs of its domain hand it the SENDs that name it
+ * (prm_qp.rst, "XRC"). XRC SRQs are user SRQs; the domains are here too.
+ *
  * Copyright (c) 2026 Kite
  */
 #include <linux/bitfield.h>
@@ -54,6 +58,79 @@ u64 kite_ib_srq_db(u32 srqn, u32 pi)
 	return FIELD_PREP(KITE_DB_OBJ, srqn & KITE_OBJ_MASK) |
 	       FIELD_PREP(KITE_DB_TYPE, KITE_DB_TYPE_SRQ) |
 	       FIELD_PREP(KITE_DB_PI, pi & KITE_WQ_IDX_MASK);
+}
+
+/**
+ * kite_ib_alloc_xrcd() - allocate an XRC domain on the device
+ * @ibxrcd: the core's domain, embedded in &struct kite_ib_xrcd
+ * @udata: no driver data in either direction
+ *
+ * The domain has no owner in the device: the core shares it between the
+ * processes that open it, and their XRC SRQs and target QPs meet in it.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL for driver data, or the errno of ALLOC_XRCD.
+ */
+int kite_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct kite_ib_dev *dev = to_kdev(ibxrcd->device);
+	struct kite_ib_cmd cmd = { .opcode = KITE_CMD_ALLOC_XRCD };
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	err = kite_ib_cmd_exec(dev, &cmd);
+	if (err)
+		return err;
+	if (!cmd.result || cmd.result >= dev->caps.max_xrcd) {
+		ibdev_err_ratelimited(&dev->ibdev,
+				      "ALLOC_XRCD returned bad domain %u\n",
+				      cmd.result);
+		kite_ib_cmd_destroy(dev, KITE_CMD_DEALLOC_XRCD, cmd.result);
+		return -EIO;
+	}
+	to_kxrcd(ibxrcd)->xrcdn = cmd.result;
+	return 0;
+}
+
+/**
+ * kite_ib_dealloc_xrcd() - free an XRC domain
+ * @ibxrcd: the domain; the core frees it after its last SRQ and QP
+ * @udata: unused
+ *
+ * Context: process context, may sleep.
+ * Return: 0, also when the device has failed.
+ */
+int kite_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return kite_ib_cmd_destroy(to_kdev(ibxrcd->device),
+				   KITE_CMD_DEALLOC_XRCD,
+				   to_kxrcd(ibxrcd)->xrcdn);
+}
+
+/*
+ * The type of SRQ @init_attr asks for, into @in: basic, or XRC (user SRQs
+ * of a device with XRC; the device checks that the CQ is of the same
+ * context).
+ */
+static int kite_ib_srq_type(struct kite_ib_dev *dev,
+			    const struct ib_srq_init_attr *init_attr,
+			    u32 uctx, struct kite_cmd_create_srq *in)
+{
+	if (init_attr->srq_type == IB_SRQT_BASIC)
+		return 0;
+	if (init_attr->srq_type != IB_SRQT_XRC || !dev->caps.max_xrcd ||
+	    !uctx) {
+		ibdev_dbg(&dev->ibdev, "SRQ type %d not supported%s\n",
+			  init_attr->srq_type, uctx ? "" : " in the kernel");
+		return -EOPNOTSUPP;
+	}
+	if (!init_attr->ext.cq || !init_attr->ext.xrc.xrcd)
+		return -EINVAL;
+	in->flags = cpu_to_le32(KITE_SRQ_F_XRC);
+	in->xrcd = cpu_to_le32(to_kxrcd(init_attr->ext.xrc.xrcd)->xrcdn);
+	in->cqn = cpu_to_le32(to_kcq(init_attr->ext.cq)->cqn);
+	return 0;
 }
 
 static int kite_ib_srq_check_attr(struct kite_ib_dev *dev,
@@ -207,10 +284,11 @@ static int kite_ib_srq_alloc_user(struct kite_ib_dev *dev,
  *	struct kite_ib_create_srq_resp out; NULL for a kernel SRQ
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for XRC and tag-matching SRQs, a device without
- * SRQs or unknown request bits; -EINVAL for capacities beyond the
- * device's, a limit above max_wr or a user geometry that cannot hold
- * them; -ENOMEM; -EFAULT; or the errno of CREATE_SRQ.
+ * Return: 0; -EOPNOTSUPP for tag-matching SRQs, XRC SRQs of the kernel or
+ * of a device without XRC, a device without SRQs or unknown request bits;
+ * -EINVAL for capacities beyond the device's, a limit above max_wr, a
+ * user geometry that cannot hold them or an XRC SRQ without a CQ or
+ * domain; -ENOMEM; -EFAULT; or the errno of CREATE_SRQ.
  */
 int kite_ib_create_srq(struct ib_srq *ibsrq,
 		       struct ib_srq_init_attr *init_attr,
@@ -229,19 +307,17 @@ int kite_ib_create_srq(struct ib_srq *ibsrq,
 	int stride, err;
 	u32 depth;
 
-	if (init_attr->srq_type != IB_SRQT_BASIC) {
-		ibdev_dbg(&dev->ibdev, "SRQ type %d not supported\n",
-			  init_attr->srq_type);
-		return -EOPNOTSUPP;
-	}
 	if (!(dev->caps.features & KITE_FEAT_SRQ))
 		return -EOPNOTSUPP;
+	srq->uctx = kite_ib_uctx_of(udata);
+	err = kite_ib_srq_type(dev, init_attr, srq->uctx, &in);
+	if (err)
+		return err;
 	err = kite_ib_srq_check_attr(dev, attr);
 	if (err)
 		return err;
 
 	spin_lock_init(&srq->lock);
-	srq->uctx = kite_ib_uctx_of(udata);
 	if (udata) {
 		err = kite_ib_srq_alloc_user(dev, srq, attr, udata);
 	} else {
@@ -270,6 +346,8 @@ int kite_ib_create_srq(struct ib_srq *ibsrq,
 	if (err)
 		goto err_free;
 	srq->srqn = cmd.result;
+	if (init_attr->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	if (!srq->srqn) {
 		ibdev_err_ratelimited(&dev->ibdev,
 				      "CREATE_SRQ returned SRQN 0\n");
