@@ -1041,22 +1041,21 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 }
 
 /*
- * Move an RC QP from RESET to RTS, connected to itself through GID 0,
- * open to remote writes, reads and atomics.
+ * Move @qp from RESET to RTS, connected to the QP @dest through @gid, open
+ * to @access; INIT to RTR gives the attributes of @rtr_mask and RTR to RTS
+ * those of @rts_mask besides the ones every connected QP has.
  */
-static int rc_self_connect(struct ibv_qp *qp)
+static int qp_connect(struct ibv_qp *qp, uint32_t dest,
+		      const union ibv_gid *gid, unsigned int access,
+		      int rtr_mask, int rts_mask)
 {
-	struct ibv_qp_attr a = {};
-	union ibv_gid gid;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = access,
+	};
 	int ret;
 
-	ret = ibv_query_gid(qp->context, 1, 0, &gid);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
@@ -1064,17 +1063,16 @@ static int rc_self_connect(struct ibv_qp *qp)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
+	a.dest_qp_num = dest;
 	a.rq_psn = 0x321;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.dgid = *gid;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | rtr_mask);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -1085,8 +1083,30 @@ static int rc_self_connect(struct ibv_qp *qp)
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+			     IBV_QP_TIMEOUT | rts_mask);
+}
+
+/* The responder's and the requester's attributes of an RC QP. */
+#define RC_RTR_MASK	(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RC_RTS_MASK	(IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
+			 IBV_QP_MAX_QP_RD_ATOMIC)
+
+/*
+ * Move an RC QP from RESET to RTS, connected to itself through GID 0,
+ * open to remote writes, reads and atomics.
+ */
+static int rc_self_connect(struct ibv_qp *qp)
+{
+	union ibv_gid gid;
+	int ret;
+
+	ret = ibv_query_gid(qp->context, 1, 0, &gid);
+	if (ret)
+		return ret;
+	return qp_connect(qp, qp->qp_num, &gid,
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+			  RC_RTR_MASK, RC_RTS_MASK);
 }
 
 /* Parent domain allocators that count what they are asked for. */
@@ -1646,49 +1666,17 @@ out:
 		ibv_dealloc_pd(pd);
 }
 
-/* Move the XRC QP @qp to RTS, connected to @dest, the other end's QPN. */
-static int xrc_connect(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *gid)
+/*
+ * Move the XRC QP @qp to RTS, connected to @dest, the other end's QPN: a
+ * target is a responder open to RDMA WRITE, an initiator a requester.
+ */
+static int xrc_connect(struct ibv_qp *qp, uint32_t dest,
+		       const union ibv_gid *gid)
 {
-	int tgt = qp->qp_type == IBV_QPT_XRC_RECV;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = tgt ? IBV_ACCESS_REMOTE_WRITE : 0,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = 0x123;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER : 0));
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT |
-			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					IBV_QP_MAX_QP_RD_ATOMIC));
+	if (qp->qp_type == IBV_QPT_XRC_RECV)
+		return qp_connect(qp, dest, gid, IBV_ACCESS_REMOTE_WRITE,
+				  RC_RTR_MASK, 0);
+	return qp_connect(qp, dest, gid, 0, 0, RC_RTS_MASK);
 }
 
 /*
