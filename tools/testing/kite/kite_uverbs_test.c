@@ -1962,6 +1962,110 @@ out:
 }
 
 /*
+ * The uverbs POST_SEND, POST_RECV and POST_SRQ_RECV commands, which would
+ * hand user objects to the kernel's post verbs: a user QP's and SRQ's
+ * rings are the library's, not mapped in the kernel, and an XRC target
+ * has none. The core offers them only to drivers that set them in
+ * uverbs_cmd_mask (the software devices); kite_ib does not, so each is
+ * refused with EOPNOTSUPP, also on a QP in RTS, and nothing is posted.
+ */
+static void test_kernel_post(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qpia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sia = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+	};
+	struct ibv_xrcd_init_attr xia = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex tia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_qp *qp = NULL, *tgt = NULL;
+	struct ibv_xrcd *xrcd = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_cq *cq = NULL;
+	static char buf[64];
+	struct ibv_sge sge;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	int ret;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	qpia.send_cq = cq;
+	qpia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qpia) : NULL;
+	mr = qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
+		  NULL;
+	ret = mr ? rc_self_connect(qp) : errno;
+	report(!ret, "kernel post: a user RC QP in RTS: %s", strerror(ret));
+	if (ret)
+		goto out;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
+				.lkey = mr->lkey };
+	swr = (struct ibv_send_wr){ .sg_list = &sge, .num_sge = 1,
+				    .opcode = IBV_WR_SEND,
+				    .send_flags = IBV_SEND_SIGNALED };
+	rwr = (struct ibv_recv_wr){ .sg_list = &sge, .num_sge = 1 };
+	bad_swr = NULL;
+	ret = ibv_cmd_post_send(qp, &swr, &bad_swr);
+	report(ret == EOPNOTSUPP && bad_swr == &swr,
+	       "kernel post: POST_SEND on a user QP: %s (want %s), bad_wr set",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	bad_rwr = NULL;
+	ret = ibv_cmd_post_recv(qp, &rwr, &bad_rwr);
+	report(ret == EOPNOTSUPP && bad_rwr == &rwr,
+	       "kernel post: POST_RECV on a user QP: %s (want %s), bad_wr set",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	report(poll_one(cq, &wc) == 0,
+	       "kernel post: nothing was posted, nothing completes");
+	srq = ibv_create_srq(pd, &sia);
+	bad_rwr = NULL;
+	ret = srq ? ibv_cmd_post_srq_recv(srq, &rwr, &bad_rwr) : errno;
+	report(ret == EOPNOTSUPP,
+	       "kernel post: POST_SRQ_RECV on a user SRQ: %s (want %s)",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	xrcd = ibv_open_xrcd(ctx, &xia);
+	tia.xrcd = xrcd;
+	tgt = xrcd ? ibv_create_qp_ex(ctx, &tia) : NULL;
+	bad_swr = NULL;
+	ret = tgt ? ibv_cmd_post_send(tgt, &swr, &bad_swr) : errno;
+	report(ret == EOPNOTSUPP,
+	       "kernel post: POST_SEND on an XRC target QP: %s (want %s)",
+	       strerror(ret), strerror(EOPNOTSUPP));
+	ret = tgt ? ibv_cmd_post_recv(tgt, &rwr, &bad_rwr) : errno;
+	report(ret == EOPNOTSUPP,
+	       "kernel post: POST_RECV on an XRC target QP: %s (want %s)",
+	       strerror(ret), strerror(EOPNOTSUPP));
+out:
+	if (tgt)
+		ibv_destroy_qp(tgt);
+	if (xrcd)
+		ibv_close_xrcd(xrcd);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
+/*
  * QP error recovery: an RC QP connected to itself goes to ERROR on a
  * remote access error (an RDMA WRITE with a key that names nothing), then
  * is reused: RESET (libkite and the device start its rings over, empty),
@@ -6055,6 +6159,7 @@ int main(int argc, char **argv)
 		test_srq_resize(ctx);
 	test_uc(ctx, data);
 	test_xrc(ctx, &da, data);
+	test_kernel_post(ctx);
 	if (data) {
 		test_cq_overflow(ctx);
 		test_qp_recover(ctx);
