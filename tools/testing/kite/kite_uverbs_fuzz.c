@@ -8,8 +8,9 @@
  * the core's command and the driver data (include/uapi/rdma/kite-abi.h)
  * can have any size and content. Random sequences of create, modify, query
  * and destroy of PDs, MRs (of user memory, device memory and udmabuf
- * dma-bufs), memory windows, CQs, QPs (RC, UC, UD, GSI, raw
- * and other types) and AHs, over a table of the handles that are alive, so that
+ * dma-bufs), memory windows, CQs, QPs (RC, UC, UD, GSI, XRC initiators
+ * and targets, raw and other types), AHs, XRC domains and XRC SRQs (and
+ * SRQs of other types), over a table of the handles that are alive, so that
  * sequences mean something (create, then use real handles; sometimes
  * wrong ones); driver data that is valid, valid with one field mutated,
  * truncated, extended or random; random attribute masks and values; random
@@ -118,7 +119,8 @@ enum op {
 	OP_CREATE_AH, OP_DESTROY_AH, OP_ALLOC_MW, OP_DEALLOC_MW,
 	OP_MCAST, OP_SRQ, OP_UNSUPPORTED, OP_RAW_WRITE, OP_IOCTL,
 	OP_IOCTL_QUERY, OP_MMAP, OP_DOORBELL, OP_EVENTS, OP_RACE_DESTROY,
-	OP_DM, OP_DMABUF, OP_COUNT
+	OP_DM, OP_DMABUF, OP_OPEN_XRCD, OP_CLOSE_XRCD, OP_CREATE_XSRQ,
+	OP_DESTROY_SRQ, OP_COUNT
 };
 
 static const char *const op_name[OP_COUNT] = {
@@ -132,7 +134,8 @@ static const char *const op_name[OP_COUNT] = {
 	"create_ah", "destroy_ah", "alloc_mw", "dealloc_mw",
 	"attach/detach_mcast", "srq", "other_unsupported", "raw_write",
 	"ioctl_random", "ioctl_query", "mmap", "doorbell", "read_events", "race_destroy",
-	"device_memory", "reg_dmabuf_mr",
+	"device_memory", "reg_dmabuf_mr", "open_xrcd", "close_xrcd",
+	"create_xsrq", "destroy_srq",
 };
 
 /* How often each operation is drawn (single-threaded mix). */
@@ -154,6 +157,8 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_EVENTS] = 2,
 	[OP_RACE_DESTROY] = 0,	/* drawn by the threaded mix only */
 	[OP_DM] = 3, [OP_DMABUF] = 2,
+	[OP_OPEN_XRCD] = 2, [OP_CLOSE_XRCD] = 1, [OP_CREATE_XSRQ] = 3,
+	[OP_DESTROY_SRQ] = 1,
 };
 
 struct stats {
@@ -283,11 +288,15 @@ static uint64_t interesting(struct rng *r, uint64_t cur)
 
 /* ---- the context ---------------------------------------------------------- */
 
-enum otype { T_PD, T_MR, T_CQ, T_QP, T_AH, T_MW, T_COUNT };
+/* T_SRQ: the SRQs of CREATE_XSRQ (those of op_srq() are not kept). */
+enum otype { T_PD, T_MR, T_CQ, T_QP, T_AH, T_MW, T_XRCD, T_SRQ, T_COUNT };
 
 static const char *const otype_name[T_COUNT] = {
-	"PD", "MR", "CQ", "QP", "AH", "MW",
+	"PD", "MR", "CQ", "QP", "AH", "MW", "XRCD", "SRQ",
 };
+
+/* An object's pd, scq, rcq or xrcd when it uses none: no handle is. */
+#define NO_HANDLE	UINT32_MAX
 
 /* Multicast attachments tracked per QP (the core refuses its destroy). */
 #define FZ_MCAST	4
@@ -295,15 +304,19 @@ static const char *const otype_name[T_COUNT] = {
 struct obj {
 	uint32_t handle;
 	uint32_t num;		/* CQN, QPN, lkey */
-	uint32_t pd;		/* MR, QP, AH, MW: index in the PD table is not */
-	uint32_t scq, rcq;	/* kept: handles; users counted below */
+	uint32_t pd;		/* MR, QP, AH, MW, SRQ: index in the PD table is */
+	uint32_t scq, rcq;	/* not kept: handles; users counted below; */
+	uint32_t xrcd;		/* SRQ: scq its CQ; XRC target QP, SRQ: xrcd */
 	uint8_t qp_type;
 	uint8_t state;		/* the QP state we believe in */
 	/* QP: the rings (log2 depth, log2 stride) and producer counters */
 	uint64_t sq_addr, rq_addr;
 	uint8_t sq_log, sq_shift, rq_log, rq_shift;
 	uint32_t sq_pi, rq_pi;
-	int users;		/* PD: MRs, QPs, AHs, MWs; CQ: QPs; QP: groups */
+	/* PD: MRs, QPs, AHs, MWs, SRQs; CQ: QPs, SRQs; QP: groups; XRCD:
+	 * SRQs, target QPs
+	 */
+	int users;
 	bool racing;		/* being destroyed by the race */
 	/* QP: the multicast groups it is attached to (GID and LID) */
 	uint8_t mc_gid[FZ_MCAST][16];
@@ -565,11 +578,12 @@ static void adjust_users(struct ctx *c, enum otype t, uint32_t h, int d)
 
 static void del_obj(struct ctx *c, enum otype t, struct obj *o)
 {
-	if (t == T_MR || t == T_QP || t == T_AH || t == T_MW)
+	if (t == T_MR || t == T_QP || t == T_AH || t == T_MW || t == T_SRQ)
 		adjust_users(c, T_PD, o->pd, -1);
-	if (t == T_QP) {
+	if (t == T_QP || t == T_SRQ) {
 		adjust_users(c, T_CQ, o->scq, -1);
 		adjust_users(c, T_CQ, o->rcq, -1);
+		adjust_users(c, T_XRCD, o->xrcd, -1);
 	}
 	*o = c->objs[t][--c->nobjs[t]];
 }
@@ -840,6 +854,20 @@ static int destroy_one(struct ctx *c, enum otype t, uint32_t h)
 
 		return cmd_write(c, IB_USER_VERBS_CMD_DEALLOC_MW, &cmd,
 				 sizeof(cmd), false, NULL, 0, NULL, 0);
+	}
+	case T_XRCD: {
+		struct ib_uverbs_close_xrcd cmd = { .xrcd_handle = h };
+
+		return cmd_write(c, IB_USER_VERBS_CMD_CLOSE_XRCD, &cmd,
+				 sizeof(cmd), false, NULL, 0, NULL, 0);
+	}
+	case T_SRQ: {
+		struct ib_uverbs_destroy_srq cmd = { .srq_handle = h };
+		struct ib_uverbs_destroy_srq_resp resp;
+
+		return cmd_write(c, IB_USER_VERBS_CMD_DESTROY_SRQ, &cmd,
+				 sizeof(cmd), true, NULL, 0, &resp,
+				 sizeof(resp));
 	}
 	default:
 		return -EINVAL;
@@ -1137,8 +1165,11 @@ static void qp_args(struct rng *r, struct ctx *c, struct qp_args *a,
 {
 	uint32_t need;
 
+	a->type = qp_type(r);
 	tlock(c);
-	a->pd = pick(r, c, T_PD, NULL, &a->real_pd);
+	/* An XRC target's pd_handle names its XRC domain. */
+	a->pd = pick(r, c, a->type == IB_UVERBS_QPT_XRC_TGT ? T_XRCD : T_PD,
+		     NULL, &a->real_pd);
 	a->scq = pick(r, c, T_CQ, NULL, &a->real_scq);
 	if (rnd(r, 2)) {
 		a->rcq = a->scq;
@@ -1149,7 +1180,6 @@ static void qp_args(struct rng *r, struct ctx *c, struct qp_args *a,
 	tunlock(c);
 	a->srq = chance(r, 20) ? (uint32_t)rnd64(r) : 0;
 	a->is_srq = chance(r, 20);
-	a->type = qp_type(r);
 	a->sig_all = chance(r, 8) ? (uint8_t)rnd64(r) : rnd(r, 2);
 	a->max_send_wr = 1 + rnd(r, 64);
 	a->max_recv_wr = 1 + rnd(r, 64);
@@ -1196,9 +1226,16 @@ static void qp_args(struct rng *r, struct ctx *c, struct qp_args *a,
 static void qp_created(struct ctx *c, const struct qp_args *a,
 		       uint32_t handle, uint32_t qpn)
 {
+	/* An XRC target holds its domain only, an initiator no receive CQ. */
+	bool tgt = a->type == IB_UVERBS_QPT_XRC_TGT;
+	bool ini = a->type == IB_UVERBS_QPT_XRC_INI;
 	struct obj o = {
-		.handle = handle, .num = qpn, .pd = a->pd, .scq = a->scq,
-		.rcq = a->rcq, .qp_type = a->type, .state = IB_QPS_RESET,
+		.handle = handle, .num = qpn,
+		.pd = tgt ? NO_HANDLE : a->pd,
+		.scq = tgt ? NO_HANDLE : a->scq,
+		.rcq = tgt || ini ? NO_HANDLE : a->rcq,
+		.xrcd = tgt ? a->pd : NO_HANDLE,
+		.qp_type = a->type, .state = IB_QPS_RESET,
 		.sq_addr = a->req.sq_buf_addr, .rq_addr = a->req.rq_buf_addr,
 		.sq_log = a->req.sq_log_depth, .sq_shift = a->req.sq_wqe_shift,
 		.rq_log = a->req.rq_log_depth, .rq_shift = a->req.rq_wqe_shift,
@@ -1206,9 +1243,10 @@ static void qp_created(struct ctx *c, const struct qp_args *a,
 
 	tlock(c);
 	add_obj(c, T_QP, &o);
-	adjust_users(c, T_PD, a->pd, 1);
-	adjust_users(c, T_CQ, a->scq, 1);
-	adjust_users(c, T_CQ, a->rcq, 1);
+	adjust_users(c, T_PD, o.pd, 1);
+	adjust_users(c, T_CQ, o.scq, 1);
+	adjust_users(c, T_CQ, o.rcq, 1);
+	adjust_users(c, T_XRCD, o.xrcd, 1);
 	tunlock(c);
 }
 
@@ -1714,6 +1752,95 @@ static int op_srq(struct rng *r, struct ctx *c)
 }
 
 /*
+ * An XRC domain without a file (fd -1, O_CREAT), sometimes with another
+ * fd or no O_CREAT, which the core may refuse.
+ */
+static int op_open_xrcd(struct rng *r, struct ctx *c)
+{
+	struct ib_uverbs_open_xrcd cmd = { .fd = -1, .oflags = O_CREAT };
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct obj o = {
+		.pd = NO_HANDLE, .scq = NO_HANDLE, .rcq = NO_HANDLE,
+		.xrcd = NO_HANDLE,
+	};
+	int err;
+
+	if (chance(r, 8))
+		cmd.fd = chance(r, 2) ? (uint32_t)c->fd : (uint32_t)rnd64(r);
+	if (chance(r, 8))
+		cmd.oflags = (uint32_t)interesting(r, 0);
+	err = cmd_write(c, IB_USER_VERBS_CMD_OPEN_XRCD, &cmd, sizeof(cmd),
+			true, NULL, 0, &resp, sizeof(resp));
+	if (!err) {
+		o.handle = resp.xrcd_handle;
+		tlock(c);
+		add_obj(c, T_XRCD, &o);
+		tunlock(c);
+	}
+	return err;
+}
+
+/*
+ * CREATE_XSRQ: mostly an XRC SRQ of a live domain, PD and CQ (sometimes
+ * wrong ones), sometimes a basic, tag-matching or unknown type, with a
+ * ring geometry as libkite would ask for, mutated.
+ */
+static int op_create_xsrq(struct rng *r, struct ctx *c)
+{
+	struct ib_uverbs_create_xsrq cmd = {};
+	struct {
+		struct ib_uverbs_create_srq_resp core;
+		struct kite_ib_create_srq_resp drv;
+	} resp = {};
+	struct kite_ib_create_srq_req req = {};
+	struct obj o = {};
+	uint8_t drv[64];
+	bool real, xrc;
+	size_t dl;
+	int err;
+
+	cmd.srq_type = IB_UVERBS_SRQT_XRC;
+	if (chance(r, 6))
+		cmd.srq_type = rnd(r, 2) ? IB_UVERBS_SRQT_BASIC :
+					   IB_UVERBS_SRQT_TM;
+	if (chance(r, 20))
+		cmd.srq_type = (uint32_t)rnd64(r);
+	tlock(c);
+	cmd.pd_handle = pick(r, c, T_PD, NULL, &real);
+	cmd.cq_handle = pick(r, c, T_CQ, NULL, &real);
+	cmd.xrcd_handle = pick(r, c, T_XRCD, NULL, &real);
+	tunlock(c);
+	cmd.max_wr = 1 + rnd(r, 64);
+	cmd.max_sge = rnd(r, 4);
+	cmd.srq_limit = chance(r, 4) ? rnd(r, 80) : 0;
+	cmd.max_num_tags = chance(r, 8) ? (uint32_t)rnd64(r) : 0;
+	req.log_depth = log2_up(cmd.max_wr, 1);
+	req.wqe_shift = log2_up(16 + 16 * cmd.max_sge, 6);
+	req.buf_addr = buf_addr(r, c, (1ULL << req.wqe_shift) << req.log_depth,
+				true);
+	dl = mutate(r, drv, sizeof(drv), &req, sizeof(req), 4);
+	err = cmd_write(c, IB_USER_VERBS_CMD_CREATE_XSRQ, &cmd, sizeof(cmd),
+			true, drv, dl, &resp, sizeof(resp));
+	if (err)
+		return err;
+	/* What the core holds: the PD; an XRC SRQ its CQ and domain too. */
+	xrc = cmd.srq_type == IB_UVERBS_SRQT_XRC;
+	o.handle = resp.core.srq_handle;
+	o.num = resp.core.srqn;
+	o.pd = cmd.pd_handle;
+	o.scq = xrc ? cmd.cq_handle : NO_HANDLE;
+	o.rcq = NO_HANDLE;
+	o.xrcd = xrc ? cmd.xrcd_handle : NO_HANDLE;
+	tlock(c);
+	add_obj(c, T_SRQ, &o);
+	adjust_users(c, T_PD, o.pd, 1);
+	adjust_users(c, T_CQ, o.scq, 1);
+	adjust_users(c, T_XRCD, o.xrcd, 1);
+	tunlock(c);
+	return err;
+}
+
+/*
  * A memory window of type 1 or 2 (sometimes another type, which the core
  * refuses) in a live PD, sometimes a wrong one, with driver data that is
  * none, zeros (accepted) or not (refused).
@@ -1751,14 +1878,13 @@ static int op_alloc_mw(struct rng *r, struct ctx *c)
 }
 
 /*
- * Commands kite_ib does not implement, and the XRC ones, whose random
- * bytes name no live object, with plausible sizes.
+ * Commands kite_ib does not implement, and OPEN_QP, whose random bytes
+ * name no live object, with plausible sizes.
  */
 static int op_unsupported(struct rng *r, struct ctx *c)
 {
 	static const uint32_t cmds[] = {
-		IB_USER_VERBS_CMD_OPEN_XRCD,
-		IB_USER_VERBS_CMD_CREATE_XSRQ, IB_USER_VERBS_CMD_OPEN_QP,
+		IB_USER_VERBS_CMD_OPEN_QP,
 		IB_USER_VERBS_CMD_QUERY_AH, IB_USER_VERBS_CMD_MODIFY_AH,
 		IB_USER_VERBS_CMD_PEEK_CQ,
 	};
@@ -2657,6 +2783,12 @@ static int run_op(struct rng *r, struct ctx *c, enum op op)
 	case OP_RACE_DESTROY: return op_race_destroy(r, c);
 	case OP_DM: return op_dm(r, c);
 	case OP_DMABUF: return op_dmabuf(r, c);
+	case OP_OPEN_XRCD:
+		return table_full(c, T_XRCD) ? SKIP : op_open_xrcd(r, c);
+	case OP_CLOSE_XRCD: return op_destroy(r, c, T_XRCD);
+	case OP_CREATE_XSRQ:
+		return table_full(c, T_SRQ) ? SKIP : op_create_xsrq(r, c);
+	case OP_DESTROY_SRQ: return op_destroy(r, c, T_SRQ);
 	default: return -EINVAL;
 	}
 }
@@ -2726,7 +2858,9 @@ static int ctx_open(struct ctx *c)
 /* Destroy everything left, users first; every destroy must succeed. */
 static void ctx_teardown(struct ctx *c)
 {
-	static const enum otype order[] = { T_AH, T_QP, T_MW, T_MR, T_CQ, T_PD };
+	static const enum otype order[] = {
+		T_AH, T_QP, T_MW, T_MR, T_SRQ, T_CQ, T_PD, T_XRCD,
+	};
 	unsigned int i;
 	int err;
 
