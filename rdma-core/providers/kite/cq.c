@@ -813,15 +813,6 @@ static void kite_cq_update_ci(struct kite_cq *cq, uint32_t start)
 	cq->dbrec->ci = htole32(cq->ci & KITE_CQ_DB_CI);
 }
 
-/*
- * Drop the CQEs of QP @qpn still in @cq, for a QP being reset or destroyed:
- * they complete WQEs that no longer exist, and a QP number and WQE index
- * reused later would match them. The receives they complete go back to
- * @srq, if given. With @qpn KITE_QPN_NONE, the receives of the XRC SRQ @srq
- * being destroyed are dropped instead. The CQEs of other QPs move up over
- * them, each slot keeping the owner bit of its index; ci advances by the
- * number dropped.
- */
 /* The CQE (of opcode @op) is for kite_cq_clean()'s QP @qpn or XRC @srq. */
 static bool kite_cqe_of(const struct kite_cqe *cqe, uint32_t op,
 			uint32_t qpn, const struct kite_srq *srq)
@@ -832,6 +823,15 @@ static bool kite_cqe_of(const struct kite_cqe *cqe, uint32_t op,
 	       (le32toh(cqe->srqn) & KITE_OBJ_MASK) == srq->srqn;
 }
 
+/*
+ * Drop the CQEs of QP @qpn still in @cq, for a QP being reset or destroyed:
+ * they complete WQEs that no longer exist, and a QP number and WQE index
+ * reused later would match them. The receives they complete go back to
+ * @srq, if given. With @qpn KITE_QPN_NONE, the receives of the XRC SRQ @srq
+ * being destroyed are dropped instead. The CQEs of other QPs move up over
+ * them, each slot keeping the owner bit of its index; ci advances by the
+ * number dropped.
+ */
 void kite_cq_clean(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 {
 	uint32_t depth = 1U << cq->ring.log_depth, end, n, dropped = 0, end_op;
