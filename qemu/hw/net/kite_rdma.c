@@ -200,18 +200,27 @@ static void kite_cmd_query_stats(KiteState *s, KiteCmdCtx *c)
 
 /* User contexts and protection domains */
 
-static void kite_cmd_alloc_uctx(KiteState *s, KiteCmdCtx *c)
+/*
+ * Take the lowest free entry of the table @used of @n entries (entry 0 is
+ * never handed out) as the command's result, or fail it: full.
+ */
+static void kite_cmd_alloc_slot(KiteCmdCtx *c, bool *used, uint32_t n)
 {
     uint32_t i;
 
-    for (i = 1; i < KITE_MAX_UCTX; i++) {
-        if (!s->rdma.uctx[i]) {
-            s->rdma.uctx[i] = true;
+    for (i = 1; i < n; i++) {
+        if (!used[i]) {
+            used[i] = true;
             c->result = i;
             return;
         }
     }
     kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+}
+
+static void kite_cmd_alloc_uctx(KiteState *s, KiteCmdCtx *c)
+{
+    kite_cmd_alloc_slot(c, s->rdma.uctx, KITE_MAX_UCTX);
 }
 
 static bool kite_mr_uses(KiteState *s, bool pd, uint32_t n)
@@ -308,16 +317,7 @@ bool kite_xrcd_valid(KiteState *s, uint32_t xrcd)
 
 static void kite_cmd_alloc_xrcd(KiteState *s, KiteCmdCtx *c)
 {
-    uint32_t i;
-
-    for (i = 1; i < KITE_MAX_XRCD; i++) {
-        if (!s->rdma.xrcd[i]) {
-            s->rdma.xrcd[i] = true;
-            c->result = i;
-            return;
-        }
-    }
-    kite_cmd_err(c, KITE_CMD_E_NO_RESOURCES, 0);
+    kite_cmd_alloc_slot(c, s->rdma.xrcd, KITE_MAX_XRCD);
 }
 
 static void kite_cmd_dealloc_xrcd(KiteState *s, KiteCmdCtx *c)

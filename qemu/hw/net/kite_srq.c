@@ -40,53 +40,65 @@ KiteSRQ *kite_srq_lookup(KiteState *s, uint32_t srqn)
     return &s->rdma.srq[srqn];
 }
 
-bool kite_srq_pd_used(KiteState *s, uint32_t pdn)
+/* What an SRQ refers to, for kite_srq_uses(). */
+typedef enum {
+    KITE_SRQ_REF_PD,
+    KITE_SRQ_REF_UCTX,
+    KITE_SRQ_REF_XRCD,
+    KITE_SRQ_REF_CQ,            /* an XRC SRQ's CQ */
+} KiteSrqRef;
+
+/* Whether some SRQ refers to object @n of kind @ref. */
+static bool kite_srq_uses(KiteState *s, KiteSrqRef ref, uint32_t n)
 {
     uint32_t i;
 
     for (i = 1; i < KITE_MAX_SRQ; i++) {
-        if (s->rdma.srq[i].valid && s->rdma.srq[i].pdn == pdn) {
+        const KiteSRQ *srq = &s->rdma.srq[i];
+        uint32_t v;
+
+        if (!srq->valid) {
+            continue;
+        }
+        switch (ref) {
+        case KITE_SRQ_REF_PD:
+            v = srq->pdn;
+            break;
+        case KITE_SRQ_REF_UCTX:
+            v = srq->uctx;
+            break;
+        case KITE_SRQ_REF_XRCD:
+            v = srq->xrcd;
+            break;
+        default:
+            v = srq->xrcd ? srq->cqn : 0;
+            break;
+        }
+        if (v == n) {
             return true;
         }
     }
     return false;
+}
+
+bool kite_srq_pd_used(KiteState *s, uint32_t pdn)
+{
+    return kite_srq_uses(s, KITE_SRQ_REF_PD, pdn);
 }
 
 bool kite_srq_uctx_used(KiteState *s, uint32_t uctx)
 {
-    uint32_t i;
-
-    for (i = 1; i < KITE_MAX_SRQ; i++) {
-        if (s->rdma.srq[i].valid && s->rdma.srq[i].uctx == uctx) {
-            return true;
-        }
-    }
-    return false;
+    return kite_srq_uses(s, KITE_SRQ_REF_UCTX, uctx);
 }
 
 bool kite_srq_xrcd_used(KiteState *s, uint32_t xrcd)
 {
-    uint32_t i;
-
-    for (i = 1; i < KITE_MAX_SRQ; i++) {
-        if (s->rdma.srq[i].valid && s->rdma.srq[i].xrcd == xrcd) {
-            return true;
-        }
-    }
-    return false;
+    return kite_srq_uses(s, KITE_SRQ_REF_XRCD, xrcd);
 }
 
 bool kite_srq_cq_used(KiteState *s, uint32_t cqn)
 {
-    uint32_t i;
-
-    for (i = 1; i < KITE_MAX_SRQ; i++) {
-        if (s->rdma.srq[i].valid && s->rdma.srq[i].xrcd &&
-            s->rdma.srq[i].cqn == cqn) {
-            return true;
-        }
-    }
-    return false;
+    return kite_srq_uses(s, KITE_SRQ_REF_CQ, cqn);
 }
 
 static uint32_t kite_srq_depth(const KiteSRQ *srq)
