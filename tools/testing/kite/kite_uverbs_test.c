@@ -4188,16 +4188,52 @@ static int phc_adj(int fd, long long ns, long freq, int set_freq)
 	return clock_adjtime(PHC_CLOCKID(fd), &tx) < 0 ? errno : 0;
 }
 
-/* The PHC's rate against CLOCK_MONOTONIC over @us microseconds. */
+/*
+ * One reading of the PHC placed on CLOCK_MONOTONIC: the tightest of a few
+ * (monotonic, PHC, monotonic) brackets.  *@mono is the bracket's middle,
+ * *@err half its width: a vCPU stalled between two reads (a loaded debug
+ * kernel) widens the bracket instead of skewing the result.
+ */
+static long long phc_sample(int fd, long long *mono, long long *err)
+{
+	long long best = -1, a, p, b;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		a = clock_ns(CLOCK_MONOTONIC);
+		p = clock_ns(PHC_CLOCKID(fd));
+		b = clock_ns(CLOCK_MONOTONIC);
+		if (best < 0 || b - a < 2 * *err) {
+			best = p;
+			*mono = a + (b - a) / 2;
+			*err = (b - a) / 2;
+		}
+	}
+	return best;
+}
+
+/*
+ * The PHC's rate against CLOCK_MONOTONIC over @us microseconds, measured
+ * again (up to 5 times) while the brackets leave it uncertain by more than
+ * 0.005.
+ */
 static double phc_rate(int fd, unsigned int us)
 {
-	long long m0 = clock_ns(CLOCK_MONOTONIC), p0 = clock_ns(PHC_CLOCKID(fd));
-	long long p1, m1;
+	long long m0, m1, e0, e1, p0, p1;
+	double rate = 0;
+	int i;
 
-	usleep(us);
-	p1 = clock_ns(PHC_CLOCKID(fd));
-	m1 = clock_ns(CLOCK_MONOTONIC);
-	return (double)(p1 - p0) / (double)(m1 - m0);
+	for (i = 0; i < 5; i++) {
+		p0 = phc_sample(fd, &m0, &e0);
+		usleep(us);
+		p1 = phc_sample(fd, &m1, &e1);
+		if (m1 <= m0)
+			continue;
+		rate = (double)(p1 - p0) / (double)(m1 - m0);
+		if ((double)(e0 + e1) / (double)(m1 - m0) < 0.005)
+			break;
+	}
+	return rate;
 }
 
 /*
