@@ -10,9 +10,11 @@
 # - the operation completes within 10 s (kite_ib disassociates the open
 #   user contexts instead of waiting for the processes);
 # - an application waiting for its context's async events, holding a QP,
-#   an MR of a dma-buf (udmabuf) and device memory under an MR
-#   (kite_uverbs_test --await-fatal) gets IBV_EVENT_DEVICE_FATAL, then
-#   ibv_alloc_pd fails with EIO and it closes the context cleanly;
+#   an MR of a dma-buf (udmabuf), device memory under an MR and an XRC
+#   domain with an SRQ, a target and an initiator (kite_uverbs_test
+#   --await-fatal) gets IBV_EVENT_DEVICE_FATAL, then ibv_alloc_pd fails
+#   with EIO, its XRC objects are destroyed without an error and it
+#   closes the context cleanly;
 # - the stream's client fails with an error and both perftest sides exit;
 #   the idle server, once a peer connects, fails to use its QP and exits
 #   with an error: nothing hangs;
@@ -268,8 +270,8 @@ loss() {
 	LD_LIBRARY_PATH=$RC/lib "$KITE_TOOLS/kite_uverbs_test" kite0 --await-fatal "$(kite_scale 120)" \
 		>"/kite-out/loss-$name-await.log" 2>&1 &
 	await=$!
-	check "loss $name: an application holds a QP and device memory and waits for async events" \
-		wait_for 10 grep -q '^holding' "/kite-out/loss-$name-await.log"
+	check "loss $name: an application holds a QP, device memory and XRC objects and waits for async events" \
+		wait_for 10 grep -q '^holding.*XRC' "/kite-out/loss-$name-await.log"
 	check "loss $name: the stream and the idle server hold the device" exited_not "$idle" "$srv" "$cli"
 	check "loss $name: rdma res shows their contexts" bash -c "rdma res show | grep ' kite0:' | grep -qv 'ctx 0 '"
 	if [ "$nvme_on" = 1 ]; then
@@ -304,7 +306,7 @@ loss() {
 		wait_for 10 exited "$await"
 	wait "$await"
 	st=$?
-	check "loss $name: then ibv_alloc_pd and a copy to its device memory failed with EIO and it closed the context cleanly (exit $st)" \
+	check "loss $name: then ibv_alloc_pd and a copy to its device memory failed with EIO, its XRC objects were destroyed and it closed the context cleanly (exit $st)" \
 		test "$st" = 0
 	grep -E '^(event|after|ibv_close)' "/kite-out/loss-$name-await.log" | tr '\n' ';'
 	echo

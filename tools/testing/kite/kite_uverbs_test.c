@@ -1344,13 +1344,153 @@ static int hold_qp(struct ibv_context *ctx, int n)
 static int udmabuf_new(size_t len, char **map);
 
 /*
+ * Move the XRC QP @qp to RTS, connected to @dest, the other end's QPN: a
+ * target is a responder open to RDMA WRITE, an initiator a requester.
+ */
+static int xrc_connect(struct ibv_qp *qp, uint32_t dest,
+		       const union ibv_gid *gid)
+{
+	if (qp->qp_type == IBV_QPT_XRC_RECV)
+		return qp_connect(qp, dest, gid, IBV_ACCESS_REMOTE_WRITE,
+				  RC_RTR_MASK, 0);
+	return qp_connect(qp, dest, gid, 0, 0, RC_RTS_MASK);
+}
+
+/*
+ * The completion of a send on the initiator (@scq) and, unless @recv_cq
+ * is NULL, of its receive on @recv_cq: one each, successful, the
+ * receive's for the target QP @tgt_qpn with @wr_id and @len bytes.
+ */
+static int xrc_completions(struct ibv_cq *scq, struct ibv_cq *recv_cq,
+			   uint32_t tgt_qpn, uint64_t wr_id, uint32_t len,
+			   struct ibv_wc *rwc)
+{
+	int n = 0, i, sent = 0, recvd = 0;
+	struct ibv_wc wc[2];
+
+	/* One CQ for both: the two completions, in either order. */
+	while (n < (recv_cq == scq ? 2 : 1) && poll_one(scq, wc + n) == 1)
+		n++;
+	for (i = 0; i < n; i++) {
+		if (wc[i].opcode & IBV_WC_RECV) {
+			*rwc = wc[i];
+			recvd = 1;
+		} else {
+			sent = !wc[i].status;
+		}
+	}
+	if (!recv_cq)
+		return sent;
+	if (recv_cq != scq)
+		recvd = poll_one(recv_cq, rwc) == 1;
+	return sent && recvd && !rwc->status && rwc->qp_num == tgt_qpn &&
+	       rwc->wr_id == wr_id && rwc->byte_len == len;
+}
+
+/* What await_fatal() holds of XRC across the device's loss. */
+struct xrc_held {
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_qp *tgt, *ini;
+};
+
+/*
+ * An XRC domain, an SRQ of it completing in @cq, a target and an initiator
+ * connected to each other, one SEND of the first 1000 bytes of @mr (at
+ * address 0) through them into the SRQ, and a receive left posted: live
+ * XRC objects for await_fatal(). Returns 0 or an errno.
+ */
+static int xrc_hold(struct ibv_context *ctx, struct ibv_pd *pd,
+		    struct ibv_cq *cq, struct ibv_mr *mr, struct xrc_held *h)
+{
+	struct ibv_xrcd_init_attr xia = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sia = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = pd,
+		.cq = cq,
+	};
+	struct ibv_qp_init_attr_ex tia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_qp_init_attr_ex iia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.send_cq = cq,
+		.pd = pd,
+	};
+	struct ibv_sge ssge = { .addr = 0, .length = 1000, .lkey = mr->lkey };
+	struct ibv_sge rsge = { .addr = 4096, .length = 4096, .lkey = mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *bad_rwr;
+	struct ibv_send_wr swr = {
+		.wr_id = 7, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad_swr;
+	union ibv_gid gid;
+	struct ibv_wc rwc;
+	uint32_t srqn;
+	int ret, i;
+
+	h->xrcd = ibv_open_xrcd(ctx, &xia);
+	sia.xrcd = h->xrcd;
+	h->srq = h->xrcd ? ibv_create_srq_ex(ctx, &sia) : NULL;
+	tia.xrcd = h->xrcd;
+	h->tgt = h->srq ? ibv_create_qp_ex(ctx, &tia) : NULL;
+	h->ini = h->tgt ? ibv_create_qp_ex(ctx, &iia) : NULL;
+	if (!h->ini)
+		return errno;
+	ret = ibv_get_srq_num(h->srq, &srqn) ?:
+	      ibv_query_gid(ctx, 1, 0, &gid) ? errno :
+	      xrc_connect(h->tgt, h->ini->qp_num, &gid) ?:
+	      xrc_connect(h->ini, h->tgt->qp_num, &gid);
+	for (i = 0; !ret && i < 2; i++) {
+		rwr.wr_id = 100 + i;
+		ret = ibv_post_srq_recv(h->srq, &rwr, &bad_rwr);
+	}
+	swr.qp_type.xrc.remote_srqn = srqn;
+	ret = ret ?: ibv_post_send(h->ini, &swr, &bad_swr);
+	if (!ret && !xrc_completions(cq, cq, h->tgt->qp_num, 100, 1000, &rwc))
+		ret = EIO;
+	return ret;
+}
+
+/*
+ * Destroy what xrc_hold() made, initiator first: 0 when every destroy
+ * succeeded (as they must after the device's loss too), else an errno.
+ */
+static int xrc_release(struct xrc_held *h)
+{
+	int ret[4] = {};
+
+	if (h->ini)
+		ret[0] = ibv_destroy_qp(h->ini);
+	if (h->tgt)
+		ret[1] = ibv_destroy_qp(h->tgt);
+	if (h->srq)
+		ret[2] = ibv_destroy_srq(h->srq);
+	if (h->xrcd)
+		ret[3] = ibv_close_xrcd(h->xrcd);
+	return ret[0] ?: ret[1] ?: ret[2] ?: ret[3];
+}
+
+/*
  * --await-fatal SECONDS: what an application holding a context sees when
  * the device goes away (Documentation/infiniband/kite.rst): the async
  * event IBV_EVENT_DEVICE_FATAL, then a verb that needs the device
  * (ibv_alloc_pd()) failing with EIO, and a clean close. It also holds
  * device memory, mapped and under an MR: after the event a copy to it
  * fails with EIO, and an MR of a dma-buf, deregistered after the event.
- * Returns the exit status.
+ * On a device with XRC it holds a domain, an XRC SRQ with a receive
+ * posted, a target and an initiator (xrc_hold()), all destroyed without
+ * an error after the event. Returns the exit status.
  */
 static int await_fatal(struct ibv_context *ctx, int seconds)
 {
@@ -1365,6 +1505,7 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	struct ibv_alloc_dm_attr dma = { .length = 8192 };
 	struct ibv_device_attr_ex da = {};
 	struct ibv_mr *dmmr = NULL, *bufmr = NULL;
+	struct xrc_held xrc = {};
 	struct ibv_dm *dm = NULL;
 	struct ibv_pd *pd, *pd2;
 	char fill8k[8192], *map;
@@ -1395,12 +1536,15 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 					  IBV_ACCESS_REMOTE_WRITE);
 		ret = bufmr ? 0 : dmabuf < 0 ? -dmabuf : errno;
 	}
+	if (!ret && (da.orig_attr.device_cap_flags & IBV_DEVICE_XRC))
+		ret = xrc_hold(ctx, pd, cq, bufmr, &xrc);
 	if (ret) {
 		fprintf(stderr, "await-fatal: set-up failed: %s\n", strerror(ret));
 		return 1;
 	}
-	printf("holding QP %u, an MR of a dma-buf%s\n", qp->qp_num,
-	       dm ? " and 8 KiB of device memory under an MR" : "");
+	printf("holding QP %u, an MR of a dma-buf%s%s\n", qp->qp_num,
+	       dm ? ", 8 KiB of device memory under an MR" : "",
+	       xrc.ini ? ", an XRC domain, SRQ, target and initiator" : "");
 	fflush(stdout);
 	/* Events until the fatal one; the others are printed too. */
 	while (!fatal) {
@@ -1440,7 +1584,13 @@ static int await_fatal(struct ibv_context *ctx, int seconds)
 	n = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
 	printf("after the event: ibv_modify_qp(ERR) %s (%s)\n", n ? "failed" : "succeeded",
 	       strerror(n));
-	/* Closing is clean whatever the destroys return. */
+	if (xrc.xrcd) {
+		n = xrc_release(&xrc);
+		ret = ret && !n;
+		printf("after the event: XRC initiator, target, SRQ and domain destroyed: %s\n",
+		       strerror(n));
+	}
+	/* Closing is clean whatever the other destroys return. */
 	if (dmmr)
 		ibv_dereg_mr(dmmr);
 	if (dm)
@@ -1664,50 +1814,6 @@ out:
 		ibv_destroy_cq(cq);
 	if (pd)
 		ibv_dealloc_pd(pd);
-}
-
-/*
- * Move the XRC QP @qp to RTS, connected to @dest, the other end's QPN: a
- * target is a responder open to RDMA WRITE, an initiator a requester.
- */
-static int xrc_connect(struct ibv_qp *qp, uint32_t dest,
-		       const union ibv_gid *gid)
-{
-	if (qp->qp_type == IBV_QPT_XRC_RECV)
-		return qp_connect(qp, dest, gid, IBV_ACCESS_REMOTE_WRITE,
-				  RC_RTR_MASK, 0);
-	return qp_connect(qp, dest, gid, 0, 0, RC_RTS_MASK);
-}
-
-/*
- * The completion of a send on the initiator (@scq) and, unless @recv_cq
- * is NULL, of its receive on @recv_cq: one each, successful, the
- * receive's for the target QP @tgt_qpn with @wr_id and @len bytes.
- */
-static int xrc_completions(struct ibv_cq *scq, struct ibv_cq *recv_cq,
-			   uint32_t tgt_qpn, uint64_t wr_id, uint32_t len,
-			   struct ibv_wc *rwc)
-{
-	int n = 0, i, sent = 0, recvd = 0;
-	struct ibv_wc wc[2];
-
-	/* One CQ for both: the two completions, in either order. */
-	while (n < (recv_cq == scq ? 2 : 1) && poll_one(scq, wc + n) == 1)
-		n++;
-	for (i = 0; i < n; i++) {
-		if (wc[i].opcode & IBV_WC_RECV) {
-			*rwc = wc[i];
-			recvd = 1;
-		} else {
-			sent = !wc[i].status;
-		}
-	}
-	if (!recv_cq)
-		return sent;
-	if (recv_cq != scq)
-		recvd = poll_one(recv_cq, rwc) == 1;
-	return sent && recvd && !rwc->status && rwc->qp_num == tgt_qpn &&
-	       rwc->wr_id == wr_id && rwc->byte_len == len;
 }
 
 /*
