@@ -128,6 +128,13 @@ step_kunit() {
 	local json=$LOGS/kunit.json rc=0
 	run kunit "$KITE_ROOT/kunit/run.sh" "$json" || rc=1
 	tap_result "$rc" "kunit: UML kernel with both drivers built and booted, all suites run"
+	# A WARN (or worse) while the suites ran fails even when every test
+	# passed: the kernel's log, as the VM tests check theirs.
+	rc=0
+	python3 "$KITE_ROOT/scripts/check-splats.py" \
+		"$KITE_CACHE/build/kunit-$KITE_KVER_SERIES/test.log" >"$LOGS/kunit-splats.log" 2>&1 || rc=1
+	grep -v '^ ' "$LOGS/kunit-splats.log" | sed 's/^/# /'
+	tap_result "$rc" "kunit: no kernel error report (WARN, BUG, ...) in the UML kernel's log"
 	[ -f "$json" ] || return
 	python3 - "$json" >"$LOGS/kunit.tap" <<'PY'
 import json, sys

@@ -8,6 +8,8 @@
 #include <kunit/device.h>
 #include <kunit/test.h>
 #include <linux/bitfield.h>
+#include <linux/io.h>
+#include <linux/logic_iomem.h>
 #include <linux/pci.h>
 #include <net/devlink.h>
 
@@ -154,6 +156,91 @@ static void kite_en_test_reset_work(struct work_struct *work)
 	atomic_inc(&kite_en_test_resets);
 }
 
+/*
+ * The fake register file. Where readl() and writel() are plain loads and
+ * stores, it is memory the driver's register pointer points at. Under
+ * UML with PCI (the KUnit default), they go through lib/logic_iomem.c,
+ * which WARNs on and returns all ones from any address that is not in a
+ * region registered with it: there the file is such a region, registered
+ * once (it cannot be unregistered, so only when this test is built in)
+ * and mapped with ioremap().
+ */
+#define KITE_EN_TEST_REGS_LEN	(KITE_REG_ETH_MAC_HI + 4)
+
+#if IS_ENABLED(CONFIG_INDIRECT_IOMEM)
+#define KITE_EN_TEST_REGS_BASE	0x7e000000
+
+static u32 *kite_en_test_regfile;
+
+static unsigned long kite_en_test_io_read(void *priv, unsigned int offset,
+					  int size)
+{
+	if (size != 4 || offset % 4 || offset >= KITE_EN_TEST_REGS_LEN ||
+	    !kite_en_test_regfile)
+		return ~0UL;
+	return READ_ONCE(kite_en_test_regfile[offset / 4]);
+}
+
+static void kite_en_test_io_write(void *priv, unsigned int offset, int size,
+				  unsigned long val)
+{
+	if (size == 4 && !(offset % 4) && offset < KITE_EN_TEST_REGS_LEN &&
+	    kite_en_test_regfile)
+		WRITE_ONCE(kite_en_test_regfile[offset / 4], val);
+}
+
+static const struct logic_iomem_ops kite_en_test_io_ops = {
+	.read = kite_en_test_io_read,
+	.write = kite_en_test_io_write,
+};
+
+static long kite_en_test_io_map(unsigned long offset, size_t size,
+				const struct logic_iomem_ops **ops, void **priv)
+{
+	*ops = &kite_en_test_io_ops;
+	return 0;
+}
+
+static const struct logic_iomem_region_ops kite_en_test_io_region = {
+	.map = kite_en_test_io_map,
+};
+
+static struct resource kite_en_test_io_res =
+	DEFINE_RES_MEM_NAMED(KITE_EN_TEST_REGS_BASE, KITE_EN_TEST_REGS_LEN,
+			     "kite_en_test_regs");
+
+static void kite_en_test_regs_unmap(void *data)
+{
+	iounmap((void __iomem __force *)data);
+	kite_en_test_regfile = NULL;
+}
+
+static void __iomem *kite_en_test_regs_map(struct kunit *test, u32 *regs)
+{
+	static bool registered;
+	void __iomem *io;
+
+	if (!IS_BUILTIN(CONFIG_KITE_EN))
+		kunit_skip(test, "UML: the fake registers need kite_en built in");
+	if (!registered) {
+		KUNIT_ASSERT_EQ(test, logic_iomem_add_region(&kite_en_test_io_res,
+							     &kite_en_test_io_region), 0);
+		registered = true;
+	}
+	io = ioremap(KITE_EN_TEST_REGS_BASE, KITE_EN_TEST_REGS_LEN);
+	KUNIT_ASSERT_NOT_NULL(test, io);
+	kite_en_test_regfile = regs;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kite_en_test_regs_unmap,
+							(void __force *)io), 0);
+	return io;
+}
+#else
+static void __iomem *kite_en_test_regs_map(struct kunit *test, u32 *regs)
+{
+	return (void __iomem __force *)regs;
+}
+#endif
+
 static void kite_en_test_health_exit(void *data)
 {
 	struct kite_en_dev *en = data;
@@ -175,20 +262,21 @@ static void kite_en_test_health(struct kunit *test)
 	struct kite_en_dev *en;
 	struct pci_dev *pdev;
 	struct device *dev;
+	void __iomem *io;
 	u32 *regs;
 
 	dev = kunit_device_register(test, "kite_en_health");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
 	pdev = kunit_kzalloc(test, sizeof(*pdev), GFP_KERNEL);
-	regs = kunit_kzalloc(test, KITE_REG_ETH_MAC_HI + 4, GFP_KERNEL);
+	regs = kunit_kzalloc(test, KITE_EN_TEST_REGS_LEN, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pdev);
 	KUNIT_ASSERT_NOT_NULL(test, regs);
 	pdev->dev.init_name = "kite_en_health";
+	io = kite_en_test_regs_map(test, regs);
 	en = kite_en_devlink_alloc(dev);
 	KUNIT_ASSERT_NOT_NULL(test, en);
 	en->pdev = pdev;
-	/* UML's MMIO accessors are plain loads and stores. */
-	en->regs = (void __iomem __force *)regs;
+	en->regs = io;
 	mutex_init(&en->rdma_lock);
 	INIT_WORK(&en->reset_work, kite_en_test_reset_work);
 	devlink_register(en->devlink);
@@ -202,6 +290,9 @@ static void kite_en_test_health(struct kunit *test)
 	atomic_set(&kite_en_test_resets, 0);
 	regs[KITE_REG_STATUS / 4] = KITE_STATUS_READY | KITE_STATUS_FATAL |
 				    FIELD_PREP(KITE_STATUS_FATAL_CODE, 5);
+	/* The driver reads the fake register file (the reporter's dump does). */
+	KUNIT_EXPECT_EQ(test, kite_en_rd(en, KITE_REG_STATUS),
+			regs[KITE_REG_STATUS / 4]);
 
 	/* Reported and recovered by a reset. */
 	kite_en_fatal(en, "kunit: fatal error 5");
