@@ -300,7 +300,7 @@ debug_kernel_start() {
 
 vm_slots_of() {
 	local n=1
-	case $1 in wire | eth | link | nfs) n=2 ;; esac
+	case $1 in wire | eth | link | nfs | ucx) n=2 ;; esac
 	[ "$n" -le "$KITE_VM_SLOTS" ] || n=$KITE_VM_SLOTS
 	echo "$n"
 }

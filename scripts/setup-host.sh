@@ -14,6 +14,8 @@ PKGS=(
 	# VM harness: initramfs and guest tools
 	busybox-static cpio iproute2 ethtool pciutils ibverbs-utils rdmacm-utils
 	perftest procps socat iputils-ping nvme-cli fio
+	# VM harness: UCX, an application that picks transports by the verbs
+	ucx-utils
 	# VM harness: decoding the wire's packet captures
 	tshark
 	# VM harness: the libraries of the nfs-utils the NFS guests run

@@ -322,6 +322,14 @@ group_nfs() {
 	done
 }
 
+# UCX (Debian's, unchanged) between Kite and Kite, and between Kite and
+# rdma_rxe: UCT's RC transport, UCP over RC and over UD, io_demo's checked
+# reads and writes (scripts/guest/test-ucx.sh).
+group_ucx() {
+	two_vms ucx-kite kite kite test-ucx.sh
+	two_vms ucx-mixed kite virtio test-ucx.sh
+}
+
 group_link() {
 	two_vms link kite kite test-link.sh
 }
@@ -497,7 +505,7 @@ group_demo() {
 	[ "$rc" = 0 ] || tail -n 20 "$out/session.log" | sed 's/^/# /'
 }
 
-KITE_VM_GROUPS=(bind wire eth link nfs ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo dkms)
+KITE_VM_GROUPS=(bind wire eth link nfs ucx ethops rdma verbs loss nvme pyverbs failinject uvfuzz devfuzz demo dkms)
 
 vmtest_run() {
 	local g
