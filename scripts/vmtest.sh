@@ -326,8 +326,18 @@ group_nfs() {
 # rdma_rxe: UCT's RC transport, UCP over RC and over UD, io_demo's checked
 # reads and writes (scripts/guest/test-ucx.sh).
 group_ucx() {
+	local pair b t lat bw rate f
 	two_vms ucx-kite kite kite test-ucx.sh
 	two_vms ucx-mixed kite virtio test-ucx.sh
+	echo "# UCX's ucx_perftest, client side (median overhead in us, overall MB/s and messages/s):"
+	printf '# %-12s %-7s %-18s %10s %10s %10s\n' pair batch test p50 MB/s msg/s
+	for pair in ucx-kite ucx-mixed; do
+		f=$VMLOGS/$pair-a/ucx-figures.txt
+		[ -s "$f" ] || { echo "# $pair: no figures"; continue; }
+		while read -r b t lat bw rate; do
+			printf '# %-12s %-7s %-18s %10s %10s %10s\n' "${pair#ucx-}" "$b" "$t" "$lat" "$bw" "$rate"
+		done <"$f"
+	done
 }
 
 group_link() {

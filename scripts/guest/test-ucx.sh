@@ -131,11 +131,16 @@ UCX_TLS=rc_v UCX_SOCKADDR_TLS_PRIORITY=rdmacm KITE_UCX_SERVE=until-done \
 	ucx_pair iodemo "ucx: io_demo over rdma_cm and RC on $rdev<->$prdev: 400 reads and writes of 1 B..128 KiB, data checked" \
 	13374 io_demo -p 13374 -q -o read,write -d 1:131072 -k 16384 -i 400 -w 8
 
-# The figures, for the log.
-for f in uct-rc ucp-rc ucp-ud; do
-	echo "# $f:"
-	grep -E '^\s*[0-9]+ +[0-9]' "/tmp/$f.log" | tail -n 40 | sed 's/^/#   /'
-done
+# The client's figures, for the host to print: one line per test,
+# "BATCH TEST P50_US MB_S MSG_S" (ucx_perftest's final line: the median
+# overhead, the overall bandwidth and message rate).
+if [ "$KITE_ROLE" = send ]; then
+	for f in uct-rc ucp-rc ucp-ud; do
+		[ -f "/tmp/$f.log" ] || continue
+		awk -v b="$f" '/^\+[a-z]/ { t = substr($0, 2); sub(/[-+].*/, "", t) }
+			/^Final:/ { print b, t, $3, $7, $9 }' "/tmp/$f.log"
+	done >/kite-out/ucx-figures.txt
+fi
 
 peer_barrier "$KITE_PEER_IP"
 finish
