@@ -37,12 +37,12 @@ ulimit -l unlimited
 # destination GID check on Ethernet.
 export UCX_UD_VERBS_ETH_DGID_CHECK=n
 
+# "TRANSPORT DEVICE" pairs from ucx_info's listing.
+ucx_info -d >/tmp/ucx_info.txt 2>&1
+cp /tmp/ucx_info.txt /kite-out/
+awk '/Transport: /{t=$3} /Device: /{print t, $3}' /tmp/ucx_info.txt >/tmp/ucx_tl.txt
 check "ucx: ucx_info lists $rdev:1 with rc_verbs and ud_verbs" bash -c \
-	"ucx_info -d >/tmp/ucx_info.txt 2>&1; cp /tmp/ucx_info.txt /kite-out/;
-	 awk '/Transport: /{t=\$3} /Device: /{print t, \$3}' /tmp/ucx_info.txt |
-		grep -qx 'rc_verbs $rdev:1' &&
-	 awk '/Transport: /{t=\$3} /Device: /{print t, \$3}' /tmp/ucx_info.txt |
-		grep -qx 'ud_verbs $rdev:1'"
+	"grep -qx 'rc_verbs $rdev:1' /tmp/ucx_tl.txt && grep -qx 'ud_verbs $rdev:1' /tmp/ucx_tl.txt"
 
 # The server tells the client over UDP 7779 when it listens.
 socat -u UDP-RECV:7779 OPEN:/tmp/ucx-ready,creat,append &
