@@ -396,6 +396,79 @@ static void xrceth_refused(uint32_t srqn, const char *what)
 	tap(tcq_drain(&X.cq1) == 0 && tcq_drain(&X.cq2) == 0, "%s: no receive CQE", what);
 }
 
+/* Unconsumed CQEs into @q until it overflows: it is in ERROR. */
+static bool tcq_overflow(struct tcq *q)
+{
+	struct kite_cmd_query_cq_out o;
+	struct res r;
+	unsigned i;
+
+	for (i = 0; i <= 1U << q->c.log; i++)
+		dcqe(q->c.cqn, 0);
+	query_cq(q->c.cqn, &o, &r);
+	return o.state == KITE_CQ_STATE_ERROR;
+}
+
+/* A SEND from the initiator into XRC SRQ @q, which has a WQE posted. */
+static void xrc_send_into(struct tsrq *q, uint32_t lkey, uint16_t tag)
+{
+	struct kite_wqe_sge g[1];
+
+	g[0] = sge(64, lkey, RBUF + 12288);
+	srq_post(q, tag, g, 1);
+	g[0] = sge(64, E.lkey, SRC);
+	post_xrc(&X.ini, q->srqn, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, 0, 0, 0, 0, g, 1);
+	run_for(2000000);
+}
+
+/*
+ * An XRC SRQ's CQ in ERROR (prm_cq.rst, "CQ errors"): the target whose
+ * last request named the SRQ goes to ERR with it; a target that names
+ * the SRQ later goes to ERR then; a target of another SRQ does not.
+ */
+static void xrc_cq_error(void)
+{
+	struct kite_cqe c;
+	struct res r;
+	unsigned mark;
+
+	/* The target's last request named SRQ 2: CQ 1's error leaves it. */
+	xrc_pair();
+	xrc_send_into(&X.s2, X.lkey2, 0x25);
+	tap(tcq_next(&X.cq2, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, X.tgt.qpn, 0) &&
+	    c.srqn == X.s2.srqn, "CQ error: a SEND into SRQ 2 completes in CQ 2");
+	tcq_drain(&X.scq);
+	eq_drain(&eq0);
+	mark = neqlog;
+	tap(tcq_overflow(&X.cq1), "CQ error: SRQ 1's CQ overflows into ERROR");
+	eq_drain(&eq0);
+	tap(qp_state(X.tgt.qpn) == KITE_QPS_RTS &&
+	    !eqe_find(mark, KITE_EQE_QP_FATAL, X.tgt.qpn),
+	    "CQ error: the target of SRQ 2 stays in RTS");
+	/* Its next request names SRQ 1. */
+	xrc_send_into(&X.s1, E.lkey, 0x15);
+	eq_drain(&eq0);
+	tap(qp_state(X.tgt.qpn) == KITE_QPS_ERR &&
+	    eqe_find(mark, KITE_EQE_QP_FATAL, X.tgt.qpn) != NULL,
+	    "CQ error: a request naming SRQ 1 moves the target to ERR, QP_FATAL");
+
+	/* A target whose last request named SRQ 2 when CQ 2 fails. */
+	xrc_pair();
+	xrc_send_into(&X.s2, X.lkey2, 0x26);
+	tap(tcq_next(&X.cq2, &c) && cqe_is(&c, KITE_CQE_OP_RESP_SEND, X.tgt.qpn, 0),
+	    "CQ error: a new target's SEND into SRQ 2");
+	eq_drain(&eq0);
+	mark = neqlog;
+	tap(tcq_overflow(&X.cq2), "CQ error: SRQ 2's CQ overflows into ERROR");
+	eq_drain(&eq0);
+	tap(qp_state(X.tgt.qpn) == KITE_QPS_ERR &&
+	    eqe_find(mark, KITE_EQE_QP_FATAL, X.tgt.qpn) != NULL,
+	    "CQ error: the target of SRQ 2 goes to ERR with its CQ, QP_FATAL");
+	tap(qp_state(X.ini.qpn) == KITE_QPS_RTS, "CQ error: its initiator stays in RTS");
+	need(cmd_obj(KITE_CMD_DESTROY_QP, X.tgt.qpn, 0, &r), &r, "DESTROY_QP XRC_TGT in ERR");
+	X.tgt.qpn = 0;
+}
+
 static void xrc_traffic(void)
 {
 	static uint8_t want[6000];
@@ -552,6 +625,7 @@ static void xrc_traffic(void)
 	    "target to ERR holding no WQE: no flush CQE");
 	need(cmd_obj(KITE_CMD_DESTROY_QP, X.tgt.qpn, 0, &r), &r, "DESTROY_QP XRC_TGT");
 	X.tgt.qpn = 0;
+	xrc_cq_error();
 	need(cmd_obj(KITE_CMD_DESTROY_SRQ, X.s1.srqn, 0, &r), &r, "DESTROY_SRQ XRC 1");
 	need(cmd_obj(KITE_CMD_DESTROY_SRQ, X.s2.srqn, 0, &r), &r, "DESTROY_SRQ XRC 2");
 	need(cmd_obj(KITE_CMD_DESTROY_SRQ, X.s_other.srqn, 0, &r), &r, "DESTROY_SRQ XRC other");

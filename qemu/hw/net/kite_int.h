@@ -897,6 +897,12 @@ bool kite_srq_cq_used(KiteState *s, uint32_t cqn);
  * else the SRQ becomes the QP's (srqn, and pdn for the key checks).
  */
 bool kite_xrc_srq_use(KiteState *s, KiteQP *qp, uint32_t srqn);
+/*
+ * The CQ an XRC target's receives complete in: its last request's XRC
+ * SRQ's (kite_xrc_srq_use()); 0 for another QP, or a target that has
+ * taken no request yet.
+ */
+uint32_t kite_xrc_tgt_cqn(KiteState *s, const KiteQP *qp);
 /* kite_recv_take(): no WQE could be taken (SRQ empty or in error). */
 #define KITE_RECV_NONE          UINT32_MAX
 /* No receive WQE is available to start a message. */

@@ -386,7 +386,12 @@ static bool kite_cq_read_dbrec(KiteState *s, KiteCQ *cq, uint32_t *ci,
     return true;
 }
 
-/* The CQ enters ERROR: no more CQEs, its QPs go to ERR. */
+/*
+ * The CQ enters ERROR: no more CQEs, its QPs go to ERR: those whose send
+ * or receive CQ it is, and the XRC targets whose last request's SRQ
+ * completes in it (a target that names such an SRQ later goes to ERR
+ * then, kite_rc.c).
+ */
 static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
 {
     uint32_t i;
@@ -403,7 +408,8 @@ static void kite_cq_error(KiteState *s, KiteCQ *cq, uint32_t why)
         KiteQP *qp = &s->rdma.qp[i];
 
         if (qp->valid && (qp->send_cqn == cq->cqn ||
-                          qp->recv_cqn == cq->cqn)) {
+                          qp->recv_cqn == cq->cqn ||
+                          kite_xrc_tgt_cqn(s, qp) == cq->cqn)) {
             kite_qp_error(s, i);
         }
     }
@@ -865,7 +871,8 @@ void kite_cmd_destroy_cq(KiteState *s, KiteCmdCtx *c)
         KiteQP *qp = &s->rdma.qp[i];
 
         if (qp->valid && (qp->send_cqn == cq->cqn ||
-                          qp->recv_cqn == cq->cqn)) {
+                          qp->recv_cqn == cq->cqn ||
+                          kite_xrc_tgt_cqn(s, qp) == cq->cqn)) {
             kite_cmd_err(c, KITE_CMD_E_BUSY, 0);
             return;
         }

@@ -2661,6 +2661,20 @@ static void kite_rc_resp_receive(KiteState *s, uint32_t qpn, KiteQP *qp,
                            "message's");
         return;
     }
+    if (qp->type == KITE_QPT_XRC_TGT) {
+        KiteCQ *cq = kite_cq_lookup(s, kite_xrc_tgt_cqn(s, qp));
+
+        /*
+         * Its receives would complete in a CQ in ERROR: the target is a
+         * QP that uses that CQ now (prm_cq.rst, "CQ errors"), and a QP in
+         * ERR answers nothing.
+         */
+        if (cq && cq->state == KITE_CQ_STATE_ERROR) {
+            kite_qp_error(s, qpn);
+            s->stats[KITE_STAT_ROCE_RX_DROPS]++;
+            return;
+        }
+    }
 
     switch (p->opcode) {
     case RC_SEND_FIRST:

@@ -544,6 +544,17 @@ bool kite_xrc_srq_use(KiteState *s, KiteQP *qp, uint32_t srqn)
     return true;
 }
 
+uint32_t kite_xrc_tgt_cqn(KiteState *s, const KiteQP *qp)
+{
+    KiteSRQ *srq;
+
+    if (qp->type != KITE_QPT_XRC_TGT) {
+        return 0;
+    }
+    srq = kite_srq_lookup(s, qp->srqn);
+    return srq ? srq->cqn : 0;
+}
+
 void kite_srq_qp_flush(KiteState *s, uint32_t qpn, KiteQP *qp)
 {
     if (!qp->srqn || qp->state != KITE_QPS_ERR || qp->last_wqe) {
