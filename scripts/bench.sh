@@ -9,7 +9,8 @@
 #     through libibverbs and libkite (tools/testing/kite/kite_mr_bench.c),
 #     with 4 KiB pages and with 2 MiB pages;
 #   - the providers' instructions per send posted (ibv_post_send and the
-#     ibv_wr_* API) and per completion polled, counted by callgrind over UD
+#     ibv_wr_* API) and per completion polled (ibv_poll_cq and the extended
+#     CQ API), counted by callgrind over UD
 #     messages the device loops back (tools/testing/kite/kite_dp_bench.c):
 #     libkite on kite0 beside librxe on rxe0 (rdma_rxe on a virtio-net NIC).
 # The VM's logs are kept in $KITE_CACHE/logs/bench.

@@ -40,7 +40,9 @@ echo "-- data path: instructions per send posted and per completion polled"
 echo "   (callgrind, collecting only the posts or only the polls; 1000 UD 64-byte"
 echo "   messages looped back by the device in batches of 32, polled 16 at a time;"
 echo "   'post': ibv_post_send, 'wr': ibv_wr_start .. ibv_wr_complete, 'wr-td': the"
-echo "   same on a QP and CQ of a parent domain with a thread domain; kite_dp_bench)"
+echo "   same on a QP and CQ of a parent domain with a thread domain; completions"
+echo "   with ibv_poll_cq, and with the extended CQ API (ibv_start_poll .. ibv_end_poll,"
+echo "   reading wr_id, status and opcode), 'cq_ex'; kite_dp_bench)"
 knic=$(kite_netdev)
 ip link set "$knic" up
 ip addr add 10.77.0.1/24 dev "$knic"
@@ -61,7 +63,8 @@ ipv4_gid() {
 }
 wait_for 10 ipv4_gid kite0 0a4d:0001
 wait_for 10 ipv4_gid rxe0 0a4e:0001
-# dp DEV GID API REGION: "INSTRUCTIONS OWN COUNT" of one callgrind run: the
+# dp DEV GID API REGION [POLL]: "INSTRUCTIONS OWN COUNT" of one callgrind run
+# (POLL: kite_dp_bench -p, cq by default): the
 # instructions collected, those of them in the benchmark program itself
 # (its loop, the callgrind toggles, verbs.h's inline wrappers: not the
 # provider's and the libraries' it calls), and the sends posted (post) or
@@ -70,25 +73,26 @@ dp() {
 	local out ir
 	out=$(LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib valgrind --tool=callgrind --collect-atstart=no \
 		--callgrind-out-file=/tmp/dp.cg "$KITE_TOOLS/kite_dp_bench" -d "$1" -g "$2" \
-		-n 1000 -a "$3" -m "$4" 2>/tmp/dp.err) || {
-		echo "  $1 $3 $4 FAILED:" >&2
+		-n 1000 -a "$3" -m "$4" -p "${5:-cq}" 2>/tmp/dp.err) || {
+		echo "  $1 $3 $4 ${5:-cq} FAILED:" >&2
 		tail -5 /tmp/dp.err | sed 's/^/    /' >&2
 		return 1
 	}
 	echo "  $out" >&2
 	# Kept for callgrind_annotate on the host (the sources are the same).
-	cp /tmp/dp.cg "/kite-out/dp-$1-$3-$4.cg"
+	cp /tmp/dp.cg "/kite-out/dp-$1-$3-$4-${5:-cq}.cg"
 	ir=$(awk '$1 == "totals:" || $1 == "summary:" { print $2; exit }' /tmp/dp.cg)
 	own=$("$KITE_ROOT/scripts/callgrind-self.py" /tmp/dp.cg | awk '$2 ~ /kite_dp_bench$/ { print $1 }')
 	set -- $out
-	case $6 in
-	post) echo "${ir:-0} ${own:-0} ${10}" ;;
-	*) echo "${ir:-0} ${own:-0} ${16}" ;;
+	case $8 in
+	post) echo "${ir:-0} ${own:-0} ${12}" ;;
+	*) echo "${ir:-0} ${own:-0} ${18}" ;;
 	esac
 }
 echo "   (in all / in the provider and the libraries it calls, without the"
 echo "   benchmark's own loop and verbs.h's inline wrappers)"
-printf '  %-10s %-6s %20s %20s\n' provider api "instr/post" "instr/completion"
+printf '  %-10s %-6s %20s %20s %20s\n' provider api "instr/post" "instr/completion" \
+	"cq_ex: instr/compl."
 for d in kite0 rxe0; do
 	g=$(ipv4_gid "$d" "$([ "$d" = kite0 ] && echo 0a4d:0001 || echo 0a4e:0001)") || {
 		echo "  $d: no IPv4 GID"; rc=1; continue; }
@@ -96,13 +100,16 @@ for d in kite0 rxe0; do
 	# rdma_rxe has no thread domains (ibv_alloc_td: EOPNOTSUPP).
 	[ "$d" = rxe0 ] && apis="post wr"
 	for api in $apis; do
-		p=$(dp "$d" "$g" "$api" post 2>>/tmp/dp.log) && c=$(dp "$d" "$g" "$api" poll 2>>/tmp/dp.log) || {
+		p=$(dp "$d" "$g" "$api" post 2>>/tmp/dp.log) &&
+			c=$(dp "$d" "$g" "$api" poll 2>>/tmp/dp.log) &&
+			x=$(dp "$d" "$g" "$api" poll ex 2>>/tmp/dp.log) || {
 			rc=1; cat /tmp/dp.log; continue; }
-		set -- $p $c
+		set -- $p $c $x
 		lib=libkite
 		[ "$d" = rxe0 ] && lib=librxe
-		printf '  %-10s %-6s %20s %20s\n' "$lib" "$api" \
-			"$(($1 / $3)) / $((($1 - $2) / $3))" "$(($4 / $6)) / $((($4 - $5) / $6))"
+		printf '  %-10s %-6s %20s %20s %20s\n' "$lib" "$api" \
+			"$(($1 / $3)) / $((($1 - $2) / $3))" "$(($4 / $6)) / $((($4 - $5) / $6))" \
+			"$(($7 / $9)) / $((($7 - $8) / $9))"
 	done
 done
 sed 's/^/  /' /tmp/dp.log

@@ -474,6 +474,30 @@ static inline bool kite_wq_complete(struct kite_wq *wq, uint16_t idx,
 	return true;
 }
 
+/*
+ * Of a receive's CQE flags @flags, for ibv_poll_cq() and the extended
+ * API's lazy reader alike: the wc_flags of a plain receive
+ * (KITE_CQE_OP_RESP_SEND), and on a UD QP the source QP and, of a tagged
+ * packet, the service level (its VLAN priority).
+ */
+static inline ALWAYS_INLINE unsigned int kite_recv_wc_flags(uint16_t flags)
+{
+	return flags & KITE_CQE_F_GRH ? IBV_WC_GRH : 0;
+}
+
+static inline ALWAYS_INLINE uint32_t kite_recv_src_qp(const struct kite_cqe *cqe)
+{
+	return le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
+}
+
+static inline ALWAYS_INLINE uint8_t kite_recv_sl(const struct kite_cqe *cqe,
+						 uint16_t flags)
+{
+	if (!(flags & KITE_CQE_F_VLAN))
+		return 0;
+	return FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
+}
+
 /* The completion of a receive that succeeded, CQE opcode @op. */
 static inline ALWAYS_INLINE void kite_recv_wc(bool ud,
 					      const struct kite_cqe *cqe,
@@ -489,7 +513,7 @@ static inline ALWAYS_INLINE void kite_recv_wc(bool ud,
 		.opcode = IBV_WC_RECV,
 		.byte_len = le32toh(cqe->byte_len),
 		.qp_num = qpn,
-		.wc_flags = flags & KITE_CQE_F_GRH ? IBV_WC_GRH : 0,
+		.wc_flags = kite_recv_wc_flags(flags),
 	};
 	if (unlikely(op != KITE_CQE_OP_RESP_SEND)) {
 		if (op == KITE_CQE_OP_RESP_WRITE_IMM)
@@ -503,9 +527,9 @@ static inline ALWAYS_INLINE void kite_recv_wc(bool ud,
 		}
 	}
 	if (ud) {
-		wc->src_qp = le32toh(cqe->src_qpn) & KITE_OBJ_MASK;
+		wc->src_qp = kite_recv_src_qp(cqe);
 		if (flags & KITE_CQE_F_VLAN)
-			wc->sl = FIELD_GET(KITE_VLAN_PCP, le16toh(cqe->vlan));
+			wc->sl = kite_recv_sl(cqe, flags);
 	}
 }
 
@@ -529,26 +553,6 @@ static const uint8_t kite_cqe_kinds[16] = {
 	[KITE_CQE_OP_RESIZE] = KITE_CQK_RESIZE,
 	[KITE_CQE_OP_REQ_ERR] = KITE_CQK_SEND | KITE_CQK_ERR,
 	[KITE_CQE_OP_RESP_ERR] = KITE_CQK_ERR,
-};
-
-/*
- * A poll in progress: the CQE at the consumer counter, the owner bit of a
- * new CQE in this pass over the ring, and the QP of the last CQE (CQEs come
- * in runs of one QP), in locals. The read barrier after each CQE's owner
- * bit would otherwise have the compiler load them from the CQ again for
- * every CQE. kite_cq_cursor_start() takes them from the CQ, locked;
- * kite_cq_cursor_end() gives back what moved. The last QP is forgotten by
- * kite_cq_clean() when that QP is reset or destroyed, so never one that is
- * gone.
- */
-struct kite_cq_cursor {
-	const struct kite_cqe *cqe;	/* at ci */
-	const struct kite_cqe *first;	/* the ring */
-	uint32_t mask;
-	uint32_t ci;
-	uint32_t phase;
-	struct kite_qp *qp;		/* or NULL */
-	uint32_t qpn;			/* qp's number; KITE_QPN_NONE: none */
 };
 
 static inline ALWAYS_INLINE void kite_cq_cursor_start(struct kite_cq *cq,
@@ -903,23 +907,74 @@ int kite_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * ibv_cq_ex: start_poll locks the CQ (unless single-threaded) and parses
- * the first completion into cur_wc; next_poll parses the next; end_poll
- * reports what was consumed and unlocks. A start_poll that fails unlocks
- * itself: the application does not call end_poll then.
+ * ibv_cq_ex: start_poll locks the CQ (unless single-threaded), takes the
+ * cursor and reads the first completion; next_poll reads the next; end_poll
+ * gives the cursor back, reports what was consumed and unlocks. A
+ * start_poll that fails does that itself: the application does not call
+ * end_poll then.
+ *
+ * Reading a completion sets only what the API has as fields (wr_id and
+ * status), and the opcode, for the two most frequent CQEs, as
+ * kite_cq_fast_wc() finds them; the read_* functions take the rest from
+ * the CQE when asked (the lazy reader). Every other CQE goes through
+ * kite_cq_next_wc(), as for ibv_poll_cq(), into cur_wc. As on mlx5, no QP
+ * of the CQ may be reset or destroyed between start_poll and end_poll
+ * (kite_cq_clean() would wait for the CQ's lock, and a single-threaded
+ * CQ's cursor would keep the QP).
  */
-static int kite_cq_ex_next(struct kite_cq *cq)
+/*
+ * kite_cq_ex_next() for every CQE its fast path leaves: out of line, so
+ * that the fast path needs few registers.
+ */
+static int __attribute__((noinline)) kite_cq_ex_next_full(struct kite_cq *cq)
 {
-	struct kite_cq_cursor cur;
 	int ret;
 
-	kite_cq_cursor_start(cq, &cur);
-	ret = kite_cq_next_wc(cq, &cur, &cq->cur_wc, &cq->cur_ts);
-	kite_cq_cursor_end(cq, &cur);
+	ret = kite_cq_next_wc(cq, &cq->pcur, &cq->cur_wc, &cq->cur_ts);
 	if (ret)
 		return ret;
+	cq->cur_cqe = NULL;
+	cq->cur_opcode = cq->cur_wc.opcode;
 	cq->vcq.cq_ex.status = cq->cur_wc.status;
 	cq->vcq.cq_ex.wr_id = cq->cur_wc.wr_id;
+	return 0;
+}
+
+static inline ALWAYS_INLINE int kite_cq_ex_next(struct kite_cq *cq)
+{
+	struct kite_cq_cursor *cur = &cq->pcur;
+	const struct kite_cqe *cqe = cur->cqe;
+	uint32_t bits = kite_cqe_op_own(cqe) &
+			(KITE_CQE_OPCODE | KITE_CQE_OWNER);
+	struct kite_qp *qp = cur->qp;
+	uint32_t slot;
+	uint64_t wr_id;
+
+	/* kite_cqe_new() for the two most frequent CQEs, at once. */
+	if (likely(bits == kite_cqe_bits(KITE_CQE_OP_REQ, cur->phase))) {
+		/* The CQE's body only after its owner bit. */
+		udma_from_device_barrier();
+		/* cur->qpn is KITE_QPN_NONE without a QP: never a match. */
+		if (unlikely((le32toh(cqe->qpn) & KITE_OBJ_MASK) != cur->qpn ||
+			     !kite_wq_complete(&qp->sq, le16toh(cqe->wqe_idx),
+					       &slot, &wr_id)))
+			return kite_cq_ex_next_full(cq);
+		cq->cur_opcode = qp->sq.opcode[slot];
+	} else if (bits == kite_cqe_bits(KITE_CQE_OP_RESP_SEND, cur->phase)) {
+		udma_from_device_barrier();
+		if (unlikely((le32toh(cqe->qpn) & KITE_OBJ_MASK) != cur->qpn ||
+			     qp->srq ||
+			     !kite_wq_complete(&qp->rq, le16toh(cqe->wqe_idx),
+					       &slot, &wr_id)))
+			return kite_cq_ex_next_full(cq);
+		cq->cur_opcode = IBV_WC_RECV;
+	} else {
+		return kite_cq_ex_next_full(cq);
+	}
+	cq->cur_cqe = cqe;
+	cq->vcq.cq_ex.wr_id = wr_id;
+	cq->vcq.cq_ex.status = IBV_WC_SUCCESS;
+	kite_cq_cursor_next(cur);
 	return 0;
 }
 
@@ -933,8 +988,10 @@ static int kite_start_poll(struct ibv_cq_ex *ibcq,
 		return EINVAL;
 	kite_cq_lock(cq);
 	cq->poll_ci = cq->ci;
+	kite_cq_cursor_start(cq, &cq->pcur);
 	ret = kite_cq_ex_next(cq);
 	if (ret) {
+		kite_cq_cursor_end(cq, &cq->pcur);
 		kite_cq_update_ci(cq, cq->poll_ci);
 		kite_cq_unlock(cq);
 		if (ret == ENOENT &&
@@ -953,29 +1010,109 @@ static void kite_end_poll(struct ibv_cq_ex *ibcq)
 {
 	struct kite_cq *cq = to_kite_cq_ex(ibcq);
 
+	kite_cq_cursor_end(cq, &cq->pcur);
 	kite_cq_update_ci(cq, cq->poll_ci);
 	kite_cq_unlock(cq);
 }
 
-/* kite_wc_read_NAME(): the @field of the completion being polled. */
+/*
+ * The lazy reader's CQE (a successful send's or plain receive's, on the
+ * cursor's QP), or NULL: then cur_wc has the completion.
+ */
+static inline const struct kite_cqe *kite_cq_ex_cqe(struct ibv_cq_ex *ibcq,
+						    struct kite_cq **cqp)
+{
+	*cqp = to_kite_cq_ex(ibcq);
+	return (*cqp)->cur_cqe;
+}
+
+static enum ibv_wc_opcode kite_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_kite_cq_ex(ibcq)->cur_opcode;
+}
+
+static unsigned int kite_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	if (!cqe)
+		return cq->cur_wc.wc_flags;
+	return cq->cur_opcode == IBV_WC_RECV ?
+	       kite_recv_wc_flags(le16toh(cqe->flags)) : 0;
+}
+
+static uint32_t kite_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	return cqe ? le32toh(cqe->byte_len) : cq->cur_wc.byte_len;
+}
+
+static uint32_t kite_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	return cqe ? cq->pcur.qpn : cq->cur_wc.qp_num;
+}
+
+static uint32_t kite_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	if (!cqe)
+		return cq->cur_wc.src_qp;
+	return cq->cur_opcode == IBV_WC_RECV && cq->pcur.qp->ud ?
+	       kite_recv_src_qp(cqe) : 0;
+}
+
+static uint8_t kite_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	if (!cqe)
+		return cq->cur_wc.sl;
+	return cq->cur_opcode == IBV_WC_RECV && cq->pcur.qp->ud ?
+	       kite_recv_sl(cqe, le16toh(cqe->flags)) : 0;
+}
+
+static uint64_t kite_wc_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	return cqe ? le64toh(cqe->timestamp) : cq->cur_ts.clock;
+}
+
+static uint64_t kite_wc_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct kite_cq *cq;
+	const struct kite_cqe *cqe = kite_cq_ex_cqe(ibcq, &cq);
+
+	return cqe ? le64toh(cqe->rtc) : cq->cur_ts.rtc;
+}
+
+/*
+ * What the lazy reader's CQEs never have (an error, immediate data or an
+ * invalidated key, a LID): 0 for them, which cur_wc has too (it is
+ * cleared for each CQE it gets).
+ */
 #define KITE_WC_READ(name, type, field)					\
 	static type kite_wc_read_##name(struct ibv_cq_ex *ibcq)		\
 	{								\
-		return to_kite_cq_ex(ibcq)->field;			\
+		struct kite_cq *cq;					\
+									\
+		return kite_cq_ex_cqe(ibcq, &cq) ? 0 : cq->cur_wc.field; \
 	}
 
-KITE_WC_READ(opcode, enum ibv_wc_opcode, cur_wc.opcode)
-KITE_WC_READ(vendor_err, uint32_t, cur_wc.vendor_err)
-KITE_WC_READ(wc_flags, unsigned int, cur_wc.wc_flags)
-KITE_WC_READ(byte_len, uint32_t, cur_wc.byte_len)
-KITE_WC_READ(imm_data, __be32, cur_wc.imm_data)
-KITE_WC_READ(qp_num, uint32_t, cur_wc.qp_num)
-KITE_WC_READ(src_qp, uint32_t, cur_wc.src_qp)
-KITE_WC_READ(slid, uint32_t, cur_wc.slid)
-KITE_WC_READ(sl, uint8_t, cur_wc.sl)
-KITE_WC_READ(dlid_path_bits, uint8_t, cur_wc.dlid_path_bits)
-KITE_WC_READ(completion_ts, uint64_t, cur_ts.clock)
-KITE_WC_READ(completion_wallclock_ns, uint64_t, cur_ts.rtc)
+KITE_WC_READ(vendor_err, uint32_t, vendor_err)
+KITE_WC_READ(imm_data, __be32, imm_data)
+KITE_WC_READ(slid, uint32_t, slid)
+KITE_WC_READ(dlid_path_bits, uint8_t, dlid_path_bits)
 
 /*
  * The read_* functions of the fields asked for; like every provider, none

@@ -250,6 +250,27 @@ struct kite_ring {
 	enum kite_res_type res_type;
 };
 
+/*
+ * A poll in progress: the CQE at the consumer counter, the owner bit of a
+ * new CQE in this pass over the ring, and the QP of the last CQE (CQEs come
+ * in runs of one QP). ibv_poll_cq() keeps it in locals: the read barrier
+ * after each CQE's owner bit would otherwise have the compiler load them
+ * from the CQ again for every CQE. The extended poll API keeps it in the CQ
+ * from start_poll to end_poll. kite_cq_cursor_start() takes it from the
+ * CQ, locked; kite_cq_cursor_end() gives back what moved. The last QP is
+ * forgotten by kite_cq_clean() when that QP is reset or destroyed, so never
+ * one that is gone.
+ */
+struct kite_cq_cursor {
+	const struct kite_cqe *cqe;	/* at ci */
+	const struct kite_cqe *first;	/* the ring */
+	uint32_t mask;
+	uint32_t ci;
+	uint32_t phase;
+	struct kite_qp *qp;		/* or NULL */
+	uint32_t qpn;			/* qp's number; KITE_QPN_NONE: none */
+};
+
 struct kite_cq {
 	struct verbs_cq vcq;
 	struct kite_context *ctx;
@@ -270,9 +291,17 @@ struct kite_cq {
 	pthread_spinlock_t lock;
 	/*
 	 * ibv_cq_ex polling, between start_poll and end_poll: ci when the
-	 * poll started, and the completion the read_* functions report.
+	 * poll started, the cursor (cq.c), and the completion the read_*
+	 * functions report: its opcode, and the rest of a successful send's,
+	 * or receive's from its QP's own RQ, read from its CQE when asked
+	 * (cur_cqe; its QP is the cursor's): the device writes no slot again
+	 * before end_poll reports it consumed. Any other is parsed whole into
+	 * cur_wc and cur_ts, with cur_cqe NULL.
 	 */
 	uint32_t poll_ci;
+	struct kite_cq_cursor pcur;
+	const struct kite_cqe *cur_cqe;
+	enum ibv_wc_opcode cur_opcode;
 	struct ibv_wc cur_wc;
 	struct kite_wc_ts cur_ts;
 };

@@ -9,13 +9,17 @@
  * ibv_wr_start .. ibv_wr_complete with -a wr), or "poll", each ibv_poll_cq
  * call. With -a wr-td the QP is created on, and the CQ with, a parent
  * domain that has a thread domain (ibv_alloc_td(): the provider may leave
- * its locks out). The collected instructions divided by the count it
- * prints give the instructions per post or per completion
+ * its locks out). With -p ex the completions are polled through the
+ * extended CQ API instead (ibv_start_poll .. ibv_end_poll, up to 16 at a
+ * time, reading each one's wr_id, status and opcode: what the program uses
+ * of a completion), on a CQ from ibv_create_cq_ex(). The collected
+ * instructions divided by the count it prints give the instructions per
+ * post or per completion
  * (scripts/guest/bench.sh does the division). Any device: libkite's and
  * librxe's figures are measured the same way.
  *
  * usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]
- *                      [-a post|wr|wr-td] [-m post|poll]
+ *                      [-a post|wr|wr-td] [-m post|poll] [-p cq|ex]
  *
  * Copyright (c) 2026 Kite
  */
@@ -42,6 +46,7 @@ static int fail(const char *what)
 struct bench {
 	struct ibv_context *ctx;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;	/* -p ex */
 	struct ibv_pd *pd;
 	struct ibv_td *td;	/* -a wr-td */
 	struct ibv_pd *pdom;	/* -a wr-td: pd with td */
@@ -51,6 +56,7 @@ struct bench {
 	struct ibv_ah *ah;
 	char *buf;
 	int collect_post, collect_poll;
+	int ex;			/* -p ex */
 };
 
 /* Post the receive and the send of message @i. */
@@ -99,7 +105,7 @@ static int post(struct bench *b, unsigned long i)
 }
 
 static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr,
-		 int td)
+		 int td, int ex)
 {
 	struct ibv_cq_init_attr_ex cqa = {
 		.cqe = 2 * DEPTH,
@@ -131,10 +137,15 @@ static int setup(struct bench *b, struct ibv_device *dev, int gidx, int wr,
 		if (!b->pdom)
 			return fail("parent domain");
 		cqa.parent_domain = b->pdom;
-		b->cq = ibv_cq_ex_to_cq(ibv_create_cq_ex(b->ctx, &cqa));
+		b->cqx = ibv_create_cq_ex(b->ctx, &cqa);
+	} else if (ex) {
+		cqa.comp_mask = 0;
+		b->cqx = ibv_create_cq_ex(b->ctx, &cqa);
 	} else {
 		b->cq = ibv_create_cq(b->ctx, 2 * DEPTH, NULL, NULL, 0);
 	}
+	if (b->cqx)
+		b->cq = ibv_cq_ex_to_cq(b->cqx);
 	b->buf = calloc(DEPTH + 1, SLOT);
 	if (!b->pd || !b->cq || !b->buf)
 		return fail("PD, CQ or buffer");
@@ -194,16 +205,47 @@ static void teardown(struct bench *b)
 	free(b->buf);
 }
 
+/*
+ * Up to @max completions into @wc: with ibv_poll_cq(), or through the
+ * extended API (what the program reads of each: wr_id, status, opcode).
+ * Only this is collected with -m poll.
+ */
+static int poll(struct bench *b, int max, struct ibv_wc *wc)
+{
+	int c = 0, ret;
+
+	if (b->collect_poll)
+		CALLGRIND_TOGGLE_COLLECT;
+	if (!b->ex) {
+		c = ibv_poll_cq(b->cq, max, wc);
+	} else {
+		ret = ibv_start_poll(b->cqx, &(struct ibv_poll_cq_attr){});
+		while (!ret) {
+			wc[c].wr_id = b->cqx->wr_id;
+			wc[c].status = b->cqx->status;
+			wc[c].opcode = ibv_wc_read_opcode(b->cqx);
+			ret = ++c < max ? ibv_next_poll(b->cqx) : ENOENT;
+		}
+		if (c)
+			ibv_end_poll(b->cqx);
+		if (ret != ENOENT)
+			c = -1;
+	}
+	if (b->collect_poll)
+		CALLGRIND_TOGGLE_COLLECT;
+	return c;
+}
+
 int main(int argc, char **argv)
 {
-	const char *name = "kite0", *api = "post", *region = "post";
+	const char *name = "kite0", *api = "post", *region = "post", *papi = "cq";
 	unsigned long posts = 0, polls = 0, empty = 0, done = 0, recvd = 0;
 	struct ibv_device **list, *dev = NULL;
 	struct bench b = {};
 	struct ibv_wc wc[16];
 	int gidx = 1, n = 1000, i, c;
 
-	while ((c = getopt(argc, argv, "d:g:n:a:m:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:n:a:m:p:")) != -1) {
 		switch (c) {
 		case 'd':
 			name = optarg;
@@ -220,13 +262,18 @@ int main(int argc, char **argv)
 		case 'm':
 			region = optarg;
 			break;
+		case 'p':
+			papi = optarg;
+			break;
 		default:
 			goto usage;
 		}
 	}
 	if ((strcmp(api, "post") && strcmp(api, "wr") && strcmp(api, "wr-td")) ||
-	    (strcmp(region, "post") && strcmp(region, "poll")))
+	    (strcmp(region, "post") && strcmp(region, "poll")) ||
+	    (strcmp(papi, "cq") && strcmp(papi, "ex")))
 		goto usage;
+	b.ex = !strcmp(papi, "ex");
 	b.collect_post = !strcmp(region, "post");
 	b.collect_poll = !strcmp(region, "poll");
 	list = ibv_get_device_list(&c);
@@ -235,7 +282,8 @@ int main(int argc, char **argv)
 			dev = list[i];
 	if (!dev)
 		return fail("no such device");
-	if (setup(&b, dev, gidx, strcmp(api, "post"), !strcmp(api, "wr-td")))
+	if (setup(&b, dev, gidx, strcmp(api, "post"), !strcmp(api, "wr-td"),
+		  b.ex))
 		return 1;
 
 	while (done < (unsigned long)n || recvd < (unsigned long)n) {
@@ -250,11 +298,7 @@ int main(int argc, char **argv)
 		}
 		usleep(1000);
 		while (done < posts || recvd < posts) {
-			if (b.collect_poll)
-				CALLGRIND_TOGGLE_COLLECT;
-			c = ibv_poll_cq(b.cq, 16, wc);
-			if (b.collect_poll)
-				CALLGRIND_TOGGLE_COLLECT;
+			c = poll(&b, 16, wc);
 			polls++;
 			if (c < 0)
 				return fail("poll");
@@ -275,7 +319,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("device %s api %s region %s messages %d", name, api, region, n);
+	printf("device %s api %s poll %s region %s messages %d", name, api,
+	       papi, region, n);
 	printf(" posts %lu polls %lu empty_polls %lu completions %lu\n",
 	       posts, polls, empty, done + recvd);
 	teardown(&b);
@@ -283,6 +328,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: kite_dp_bench [-d DEVICE] [-g GID_INDEX] [-n MESSAGES]");
-	fprintf(stderr, " [-a post|wr|wr-td] [-m post|poll]\n");
+	fprintf(stderr, " [-a post|wr|wr-td] [-m post|poll] [-p cq|ex]\n");
 	return 2;
 }
