@@ -1351,8 +1351,10 @@ static int xrc_connect(struct ibv_qp *qp, uint32_t dest,
 		       const union ibv_gid *gid)
 {
 	if (qp->qp_type == IBV_QPT_XRC_RECV)
-		return qp_connect(qp, dest, gid, IBV_ACCESS_REMOTE_WRITE,
-				  RC_RTR_MASK, 0);
+		return qp_connect(qp, dest, gid, IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC |
+				  IBV_ACCESS_FLUSH_GLOBAL, RC_RTR_MASK, 0);
 	return qp_connect(qp, dest, gid, 0, 0, RC_RTS_MASK);
 }
 
@@ -1385,6 +1387,30 @@ static int xrc_completions(struct ibv_cq *scq, struct ibv_cq *recv_cq,
 		recvd = poll_one(recv_cq, rwc) == 1;
 	return sent && recvd && !rwc->status && rwc->qp_num == tgt_qpn &&
 	       rwc->wr_id == wr_id && rwc->byte_len == len;
+}
+
+/* Open an ibv_wr_*() request on XRC initiator @qpx: start it, signaled. */
+static void xrc_wr_begin(struct ibv_qp_ex *qpx, uint64_t wr_id)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+}
+
+/*
+ * Close the request of xrc_wr_begin() and its operation: name XRC SRQ
+ * @srqn, add the SGE if @len, post, and take its completion from @cq.
+ */
+static int xrc_wr_end(struct ibv_qp_ex *qpx, struct ibv_cq *cq, uint32_t srqn,
+		      uint32_t lkey, void *addr, uint32_t len, struct ibv_wc *wc)
+{
+	int ret;
+
+	ibv_wr_set_xrc_srqn(qpx, srqn);
+	if (len)
+		ibv_wr_set_sge(qpx, lkey, (uintptr_t)addr, len);
+	ret = ibv_wr_complete(qpx);
+	return ret ?: poll_one(cq, wc) == 1 ? 0 : ETIMEDOUT;
 }
 
 /* What await_fatal() holds of XRC across the device's loss. */
@@ -1821,9 +1847,10 @@ out:
  * through one target QP. On one device connected to itself: a domain, two
  * XRC SRQs completing in two CQs, a target and an initiator; SENDs to each
  * SRQ through ibv_post_send() and through the ibv_wr_*() API, an RDMA
- * WRITE; what is refused (a request naming no SRQ, receives on XRC QPs,
- * an ibv_wr_*() request without its SRQ, a domain still in use); a second
- * handle on the target (ibv_open_qp()).
+ * WRITE and READ, FETCH_ADD, ATOMIC_WRITE and FLUSH; what is refused (a
+ * request naming no SRQ, receives on XRC QPs, an ibv_wr_*() request
+ * without its SRQ, a domain still in use); a second handle on the target
+ * (ibv_open_qp()).
  */
 static void test_xrc(struct ibv_context *ctx, const struct ibv_device_attr *da,
 		     int data)
@@ -1847,7 +1874,11 @@ static void test_xrc(struct ibv_context *ctx, const struct ibv_device_attr *da,
 		.qp_type = IBV_QPT_XRC_SEND,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
-		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				  IBV_QP_EX_WITH_ATOMIC_WRITE |
+				  IBV_QP_EX_WITH_FLUSH,
 	};
 	struct ibv_qp *tgt = NULL, *ini = NULL, *opened = NULL, *bad_qp;
 	struct ibv_srq *srq[2] = {}, *bad_srq;
@@ -1922,7 +1953,9 @@ static void test_xrc(struct ibv_context *ctx, const struct ibv_device_attr *da,
 	report(!!ini, "XRC: create an initiator QP (XRC_SEND): %s",
 	       ini ? "ok" : strerror(errno));
 	mr = ini ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
-			      IBV_ACCESS_REMOTE_WRITE) : NULL;
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_ATOMIC |
+			      IBV_ACCESS_FLUSH_GLOBAL) : NULL;
 	if (!tgt || !mr || ibv_query_gid(ctx, 1, 0, &gid))
 		goto out;
 	ret = xrc_connect(tgt, ini->qp_num, &gid);
@@ -2033,6 +2066,49 @@ static void test_xrc(struct ibv_context *ctx, const struct ibv_device_attr *da,
 	       !memcmp(buf + 2 * 4096, buf + 3 * 4096, 4096),
 	       "XRC: an RDMA WRITE of 4096 bytes through the target: data compared: %s",
 	       strerror(ret));
+
+	/* READ, atomics and FLUSH through the target, against SRQ 1's PD. */
+	memset(buf + 3 * 4096, 0, 4096);
+	xrc_wr_begin(qpx, 6);
+	ibv_wr_rdma_read(qpx, mr->rkey, (uintptr_t)buf + 2 * 4096);
+	ret = xrc_wr_end(qpx, cq, srqn[1], mr->lkey, buf + 3 * 4096, 4096,
+			 &wc);
+	report(!ret && wc.wr_id == 6 && !wc.status &&
+	       wc.opcode == IBV_WC_RDMA_READ &&
+	       !memcmp(buf + 2 * 4096, buf + 3 * 4096, 4096),
+	       "XRC: an RDMA READ of 4096 bytes through the target: data compared: %s",
+	       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	{
+		uint64_t *word = (uint64_t *)(buf + 4 * 4096);
+		uint8_t val[8];
+
+		word[0] = 1000;
+		word[1] = 0;
+		xrc_wr_begin(qpx, 7);
+		ibv_wr_atomic_fetch_add(qpx, mr->rkey, (uintptr_t)word, 234);
+		ret = xrc_wr_end(qpx, cq, srqn[0], mr->lkey, word + 1, 8, &wc);
+		report(!ret && wc.wr_id == 7 && !wc.status &&
+		       wc.opcode == IBV_WC_FETCH_ADD && word[0] == 1234 &&
+		       word[1] == 1000,
+		       "XRC: FETCH_ADD through the target: 1000 + 234, the old value returned: %s",
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+		memcpy(val, &(uint64_t){ 0x1122334455667788ULL }, 8);
+		xrc_wr_begin(qpx, 8);
+		ibv_wr_atomic_write(qpx, mr->rkey, (uintptr_t)word, val);
+		ret = xrc_wr_end(qpx, cq, srqn[1], 0, NULL, 0, &wc);
+		report(!ret && wc.wr_id == 8 && !wc.status &&
+		       wc.opcode == IBV_WC_ATOMIC_WRITE &&
+		       word[0] == 0x1122334455667788ULL,
+		       "XRC: ATOMIC_WRITE through the target: the 8 bytes written: %s",
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	}
+	xrc_wr_begin(qpx, 9);
+	ibv_wr_flush(qpx, mr->rkey, (uintptr_t)buf, 4096, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	ret = xrc_wr_end(qpx, cq, srqn[0], 0, NULL, 0, &wc);
+	report(!ret && wc.wr_id == 9 && !wc.status && wc.opcode == IBV_WC_FLUSH,
+	       "XRC: FLUSH of a range through the target completes: %s",
+	       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
 
 	/* A request naming no SRQ: NAK, the initiator's WR fails. */
 	swr.wr_id = 5;
