@@ -157,6 +157,7 @@ vm_start() {
 		printf 'export KITE_LANE=%q KITE_GUEST_MODULES=%q KITE_VM_MODDEP=%q\n' \
 			"$KITE_LANE" "$KITE_GUEST_MODULES" "${KITE_VM_MODDEP:-}"
 		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
+		printf 'export KITE_GUEST_XTRACE=%q\n' "${KITE_GUEST_XTRACE:-0}"
 	} >"$dir/env"
 
 	# KITE_QEMU_TRACE=EVENT[,EVENT...]: the device model's trace events

@@ -34,8 +34,21 @@ ip link set lo up
 
 status=1
 if [ -n "${KITE_GUEST_SCRIPT:-}" ]; then
-	bash "$KITE_GUEST_SCRIPT" >/kite-out/guest.log 2>&1
-	status=$?
+	if [ "$KITE_GUEST_XTRACE" = 1 ]; then
+		# Every command of the script time-stamped, for finding where
+		# a group's time goes (scripts/xtrace-times.py): kept on tmpfs
+		# while it runs (a 9p write per line would be the cost seen).
+		# (bash takes no PS4 from the environment when run as root.)
+		# shellcheck disable=SC2016 # expanded by the traced shell
+		bash -c 'PS4="+ \$EPOCHREALTIME \${BASH_SOURCE[0]##*/}:\$LINENO "
+			BASH_XTRACEFD=9; set -x; . "$1"' xtrace "$KITE_GUEST_SCRIPT" \
+			>/kite-out/guest.log 2>&1 9>/run/kite-xtrace.log
+		status=$?
+		cp /run/kite-xtrace.log /kite-out/xtrace.log
+	else
+		bash "$KITE_GUEST_SCRIPT" >/kite-out/guest.log 2>&1
+		status=$?
+	fi
 fi
 if [ "${KITE_INTERACTIVE:-0}" = 1 ]; then
 	echo
