@@ -28,8 +28,9 @@
 #   vm_monitor NAME COMMAND     send a command to the VM's QEMU monitor
 #
 # A guest asks the host for a monitor command (set_link, or qom-set of the
-# Kite model's fault-injection properties) by writing it
-# to /kite-out/request; vm_wait runs it and creates /kite-out/request.done.
+# Kite model's fault-injection properties) by writing it to
+# /kite-out/request, ended by a line "# end ID #"; vm_wait runs it and
+# writes ID to /kite-out/request.done.
 #
 # SPEC for a network: dgram:LOCALPORT:REMOTEPORT (UDP on 127.0.0.1, one
 # wire between two VMs), mcast:GROUP:PORT (a multicast group on the
@@ -156,8 +157,8 @@ vm_start() {
 			"$KITE_MODDIR" "$KITE_TESTMOD_DIR" "$KITE_RDMA_CORE" "$KITE_TOOLS"
 		printf 'export KITE_LANE=%q KITE_GUEST_MODULES=%q KITE_VM_MODDEP=%q\n' \
 			"$KITE_LANE" "$KITE_GUEST_MODULES" "${KITE_VM_MODDEP:-}"
-		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 		printf 'export KITE_GUEST_XTRACE=%q\n' "${KITE_GUEST_XTRACE:-0}"
+		for e in "${env[@]}"; do printf 'export %q\n' "$e"; done
 	} >"$dir/env"
 
 	# KITE_QEMU_TRACE=EVENT[,EVENT...]: the device model's trace events
@@ -271,10 +272,16 @@ vm_wait() {
 # order, in one monitor connection); a request with a command the guest
 # may not ask for is refused whole.
 vm_serve_requests() {
-	local name=$1 dir=${KITE_VM_DIR[$1]} cmd reply=0
+	local name=$1 dir=${KITE_VM_DIR[$1]} cmd reply=0 end id
 	local -a cmds
 	[ -f "$dir/request" ] || return 0
 	mapfile -t cmds <"$dir/request"
+	# Not yet written whole: served at the next look.
+	[ ${#cmds[@]} -gt 0 ] || return 0
+	end=${cmds[-1]}
+	[[ $end =~ ^"# end "([0-9]+-[0-9]+)" #"$ ]] || return 0
+	id=${BASH_REMATCH[1]}
+	unset 'cmds[-1]'
 	for cmd in "${cmds[@]}"; do
 		case $cmd in
 		"set_link "* | "qom-set /machine/peripheral/kite0 fault-"* | \
@@ -298,7 +305,7 @@ vm_serve_requests() {
 		printf '%s\n' "${cmds[@]}" | vm_monitor_in "$name"
 	fi
 	rm -f "$dir/request"
-	touch "$dir/request.done"
+	echo "$id" >"$dir/request.done"
 }
 
 vm_monitor() {

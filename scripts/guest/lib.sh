@@ -7,6 +7,9 @@ KITE_EN_KO=$KITE_MODDIR/drivers/net/ethernet/kite/kite_en.ko
 KITE_IB_KO=$KITE_MODDIR/drivers/infiniband/hw/kite/kite_ib.ko
 : >"$KITE_RESULTS"
 : >/kite-out/check-times.txt
+# Both stay open: an append through /kite-out (9p) that opens and closes
+# the file costs several round trips to the host (80 ms on the debug lane).
+exec {kite_results_fd}>>"$KITE_RESULTS" {kite_times_fd}>>/kite-out/check-times.txt
 # kite_ib needs ib_core; there is no udev to load it on demand.
 modprobe -q ib_uverbs
 kite_failed=0
@@ -16,8 +19,8 @@ case ${KITE_LANE:-lts} in
 debug) KITE_SCALE=3 ;;
 *) KITE_SCALE=1 ;;
 esac
-# kite_scale N: N scaled for this lane.
-kite_scale() { echo $(($1 * KITE_SCALE)); }
+# Scaled for this lane: $((N * KITE_SCALE)) (no command substitution: on
+# the debug lane each one forks a subshell, about half a second).
 
 # kite_nap SECONDS: sleep without starting a process (on the debug lane
 # every program started costs about a quarter of a second): a read that
@@ -39,9 +42,9 @@ check() {
 	splats=$(kite_new_splats) || rc=1
 	kite_check_time "$t0" "$name"
 	if [ "$rc" = 0 ]; then
-		echo "ok - $name" >>"$KITE_RESULTS"
+		echo "ok - $name" >&"$kite_results_fd"
 	else
-		echo "not ok - $name" >>"$KITE_RESULTS"
+		echo "not ok - $name" >&"$kite_results_fd"
 		kite_failed=1
 		echo "FAILED: $name"
 		echo "$out" | tail -n 20 | sed 's/^/    /'
@@ -55,7 +58,7 @@ check() {
 # (an $EPOCHREALTIME) until now.
 kite_check_time() {
 	local us=$((${EPOCHREALTIME/./} - ${1/./}))
-	printf '%d.%06d %s\n' $((us / 1000000)) $((us % 1000000)) "$2" >>/kite-out/check-times.txt
+	printf '%d.%06d %s\n' $((us / 1000000)) $((us % 1000000)) "$2" >&"$kite_times_fd"
 }
 
 # kite_results PREFIX: the "ok - NAME" and "not ok - NAME" lines of a test
@@ -67,7 +70,7 @@ kite_results() {
 	local line re='^(not )?ok - (.*)$'
 	while IFS= read -r line; do
 		[[ $line =~ $re ]] || continue
-		echo "${BASH_REMATCH[1]}ok - $1${BASH_REMATCH[2]}" >>"$KITE_RESULTS"
+		echo "${BASH_REMATCH[1]}ok - $1${BASH_REMATCH[2]}" >&"$kite_results_fd"
 		[ -n "${BASH_REMATCH[1]}" ] || continue
 		kite_failed=1
 		echo "FAILED: $1${BASH_REMATCH[2]}"
@@ -94,8 +97,12 @@ dmesg --follow >>"$KITE_KMSG" 2>/dev/null &
 exec {kite_kmsg_fd}<"$KITE_KMSG"
 kite_new_splats() {
 	local -a lines
-	local i
+	local i all
 	mapfile -t -u "$kite_kmsg_fd" lines
+	# One match over all the new lines first (a bash regex is compiled
+	# at each use); line by line only when one may start a report.
+	printf -v all '%s\n' "${lines[@]}"
+	[[ $all =~ $KITE_SPLAT_RE ]] || return 0
 	for ((i = 0; i < ${#lines[@]}; i++)); do
 		[[ ${lines[i]} =~ $KITE_SPLAT_RE ]] || continue
 		printf '%s\n' "${lines[@]:i}" | python3 "$KITE_SPLATS_PY"
@@ -106,9 +113,38 @@ kite_new_splats() {
 # The Kite function's PCI address, e.g. 0000:00:02.0.
 kite_bdf() { lspci -Dn -d 1ee7:4b01 | awk 'NR == 1 { print $1 }'; }
 
-# kernel_log_since MARK: the kernel log after the line containing MARK.
+# kite_kmsg_sync: wait until the followed kernel log ($KITE_KMSG) holds
+# every line logged before the call (a mark of its own appears in it), at
+# most 10 s; false if it did not. (The file offset is shared with the
+# subshells that call it: each reads on from where the last call stopped.)
+exec {kite_sync_fd}<"$KITE_KMSG"
+kite_kmsg_sync() {
+	local line part='' i mark="kite-test: sync $BASHPID-${EPOCHREALTIME/./}"
+	echo "$mark" >/dev/kmsg
+	for ((i = 0; i < 1000; i++)); do
+		# A line dmesg has not finished writing is kept for the next
+		# read.
+		while IFS= read -r -u "$kite_sync_fd" line; do
+			line=$part$line part=''
+			[[ $line == *"] $mark" ]] && return 0
+		done
+		part=$part$line
+		kite_nap 0.01
+	done
+	return 1
+}
+
+# kernel_log_since MARK: the kernel log after the line containing MARK
+# (from the followed log: dmesg of the whole buffer takes about 2 s on the
+# debug lane).
 kite_mark() { echo "kite-test: $1" >/dev/kmsg; }
-kernel_log_since() { dmesg | sed -n "/kite-test: $1\$/,\$p"; }
+kernel_log_since() {
+	if kite_kmsg_sync; then
+		sed -n "/kite-test: $1\$/,\$p" "$KITE_KMSG"
+	else
+		dmesg | sed -n "/kite-test: $1\$/,\$p"
+	fi
+}
 # since_mark MARK REGEX: the kernel log after MARK matches REGEX.
 since_mark() { kernel_log_since "$1" | grep -qE "$2"; }
 
@@ -188,14 +224,17 @@ pair_roce_up() {
 # host_monitor COMMAND...: have the host run QEMU monitor commands for this
 # VM, in order, in one round trip (set_link, or qom-set of kite0's fault-*
 # and loss-* properties; qom-get of them answers in /kite-out/reply) and
-# wait for them, at most 20 s.
+# wait for them, at most 20 s. The request ends with "# end ID #", ID
+# unique (this shell's PID and the time), which the host writes to
+# /kite-out/request.done once it has run it (and written the reply): no
+# program is started (rm and mv took 1.5 s a request on the debug lane).
 host_monitor() {
-	local i
-	rm -f /kite-out/request.done /kite-out/reply
-	printf '%s\n' "$@" >/kite-out/request.tmp
-	mv /kite-out/request.tmp /kite-out/request
+	local i served id=$BASHPID-${EPOCHREALTIME/./}
+	printf '%s\n' "$@" "# end $id #" >/kite-out/request
 	for ((i = 0; i < 200; i++)); do
-		[ -e /kite-out/request.done ] && return 0
+		served=''
+		read -r served 2>/dev/null </kite-out/request.done
+		[ "$served" = "$id" ] && return 0
 		kite_nap 0.1
 	done
 	return 1
@@ -236,7 +275,7 @@ pair_loss() {
 rc_counts_diag() {
 	host_monitor "qom-get /machine/peripheral/kite0 rc-counts" || return 0
 	echo "# $1: $(tr -d '\r' </kite-out/reply 2>/dev/null | grep -o '"retries[^"]*"')" \
-		>>"$KITE_RESULTS"
+		>&"$kite_results_fd"
 }
 
 # netdev_of DRIVER: the first network interface DRIVER drives (no udev in
@@ -272,14 +311,19 @@ wait_for() {
 # listening PORT: a TCP socket listens on PORT (a pingpong or perftest
 # server waiting for its client: 18515 by default).
 # /proc/net/tcp{,6} read in the shell: polled, so no program is started.
+# The file is read whole by mapfile: a read loop reads a line, then seeks
+# back to its end, and each seek makes the kernel walk the socket table
+# again (60 ms a line on the debug lane).
+# Lines "N: LOCAL:PORT REMOTE:PORT ST ...", in hex; ST 0A is LISTEN.
 listening() {
-	local port f sl addr rem st
-	printf -v port ':%04X' "$1"
+	local f all re
+	local -a lines
+	printf -v re '[0-9A-F]:%04X [0-9A-F]+:[0-9A-F]{4} 0A ' "$1"
 	for f in /proc/net/tcp /proc/net/tcp6; do
 		[ -r "$f" ] || continue
-		while read -r sl addr rem st _; do
-			[[ $addr == *"$port" && $st == 0A ]] && return 0
-		done <"$f"
+		mapfile -t lines <"$f"
+		printf -v all '%s\n' "${lines[@]}"
+		[[ $all =~ $re ]] && return 0
 	done
 	return 1
 }
@@ -340,7 +384,7 @@ nvme_connect() {
 	shift
 	modprobe nvme-rdma || return 1
 	for i in $(seq 1 30); do
-		timeout $(kite_scale 30) nvme connect -t rdma -a "$addr" -s 4420 -n kite "$@" \
+		timeout $((30 * KITE_SCALE)) nvme connect -t rdma -a "$addr" -s 4420 -n kite "$@" \
 			>/tmp/nvme.log 2>&1 && return 0
 		sleep 1
 	done

@@ -100,7 +100,7 @@ ip neigh replace 10.77.0.9 lladdr 52:54:00:00:00:99 dev "$nic"
 # Up, with carrier and the address's route, before the flood starts.
 check "traffic: the interface is up again with its route" wait_for 10 bash -c \
 	"grep -qx 1 /sys/class/net/$nic/carrier && ip route get 10.77.0.9 | grep -q 'dev $nic'"
-timeout $(kite_scale 60) socat -u /dev/zero UDP:10.77.0.9:9 &
+timeout $((60 * KITE_SCALE)) socat -u /dev/zero UDP:10.77.0.9:9 &
 flood=$!
 check "traffic: packets are being sent" wait_for 10 bash -c \
 	"[ \$(cat /sys/class/net/$nic/statistics/tx_packets) -gt 100 ]"

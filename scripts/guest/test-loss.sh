@@ -42,7 +42,7 @@
 RC=$KITE_RDMA_CORE
 export LD_LIBRARY_PATH=$RC/lib
 rcpp=$RC/bin/ibv_rc_pingpong
-limit=$(kite_scale 10)
+limit=$((10 * KITE_SCALE))
 bdf=$(kite_bdf)
 
 kite_install_modules
@@ -267,7 +267,7 @@ loss() {
 	check "loss $name: ib_write_bw RC stream running" wait_for 30 stream_running
 	sleep 1
 	# A verbs application waiting for its context's async events.
-	LD_LIBRARY_PATH=$RC/lib "$KITE_TOOLS/kite_uverbs_test" kite0 --await-fatal "$(kite_scale 120)" \
+	LD_LIBRARY_PATH=$RC/lib "$KITE_TOOLS/kite_uverbs_test" kite0 --await-fatal "$((120 * KITE_SCALE))" \
 		>"/kite-out/loss-$name-await.log" 2>&1 &
 	await=$!
 	check "loss $name: an application holds a QP, device memory and XRC objects and waits for async events" \
@@ -420,7 +420,7 @@ cycle() {
 # KITE_LOSS_SECONDS (default 900, scaled) have passed; memory figures
 # around it.
 cycles_want=${KITE_LOSS_CYCLES:-2}
-loop_limit=$(kite_scale "${KITE_LOSS_SECONDS:-900}")
+loop_limit=$((${KITE_LOSS_SECONDS:-900} * KITE_SCALE))
 meminfo() { awk '$1 == "MemAvailable:" { a = $2 } $1 == "SUnreclaim:" { u = $2 } END { print a, u }' /proc/meminfo; }
 read -r avail0 sunrec0 < <(sync; echo 3 >/proc/sys/vm/drop_caches; meminfo)
 loop_t0=$SECONDS

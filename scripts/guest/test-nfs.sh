@@ -91,7 +91,7 @@ nfs_mount() {
 	modprobe rpcrdma && modprobe nfsv4 || return 1
 	mkdir -p /mnt/nfs
 	for i in $(seq 1 60); do
-		timeout $(kite_scale 60) "$nfsu/sbin/mount.nfs4" "$KITE_PEER_IP:/" /mnt/nfs \
+		timeout $((60 * KITE_SCALE)) "$nfsu/sbin/mount.nfs4" "$KITE_PEER_IP:/" /mnt/nfs \
 			-o vers=4.2,proto=rdma,port=20049 >/tmp/nfs-mount.log 2>&1 && return 0
 		sleep 1
 	done

@@ -16,7 +16,7 @@ check "nvme: kite0 has the IPv4 GID" wait_for 10 bash -c \
 	"grep -qs 0a4d:0001 /sys/class/infiniband/kite0/ports/1/gids/*"
 check "nvme: target: subsystem with a null_blk namespace on 10.77.0.1:4420" nvme_target 10.77.0.1
 check "nvme: nvme-rdma loads" modprobe nvme-rdma
-check "nvme: nvme connect -t rdma" timeout $(kite_scale 60) nvme connect -t rdma -a 10.77.0.1 -s 4420 -n kite
+check "nvme: nvme connect -t rdma" timeout $((60 * KITE_SCALE)) nvme connect -t rdma -a 10.77.0.1 -s 4420 -n kite
 check "nvme: the namespace appears" wait_for 10 bash -c "ls /dev/nvme*n1"
 dev=$(ls /dev/nvme*n1 2>/dev/null | head -n 1)
 check "nvme: 8 MB written (O_DIRECT, 64 KiB requests), read back, compared (sha256)" nvme_io "$dev" 8

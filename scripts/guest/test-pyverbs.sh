@@ -39,7 +39,7 @@ check "pyverbs: 8 huge pages of 2 MiB reserved" bash -c \
 # The suite is the source tree's tests/ (the build's bin/run_tests.py runs
 # it from there too).
 src=$(sed -n 's|^CMAKE_HOME_DIRECTORY:INTERNAL=||p' "$KITE_RDMA_CORE/CMakeCache.txt")/tests
-budget=${KITE_PYVERBS_BUDGET:-$(kite_scale 900)}
+budget=${KITE_PYVERBS_BUDGET:-$((900 * KITE_SCALE))}
 # The suite's own rdmacm tests resolve the address; the tests pick no
 # device or GID by themselves: kite0 and its IPv4 GID.
 # shellcheck disable=SC2086
@@ -47,7 +47,7 @@ LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib PYTHONPATH=$KITE_RDMA_CORE/python \
 	timeout --kill-after=10 $((budget + 60)) /usr/bin/python3 \
 	"$KITE_ROOT/scripts/guest/pyverbs-tap.py" --tests "$src" \
 	--tap "$KITE_RESULTS" --todo "$KITE_ROOT/tools/testing/kite/pyverbs-todo.txt" \
-	--test-timeout "$(kite_scale 60)" --budget "$budget" \
+	--test-timeout "$((60 * KITE_SCALE))" --budget "$budget" \
 	${KITE_PYVERBS_SEED:+--seed "$KITE_PYVERBS_SEED"} \
 	--dev kite0 --port 1 --gid "$gidx" -v ${KITE_PYVERBS_TESTS:-} \
 	>/kite-out/pyverbs.log 2>&1

@@ -13,7 +13,7 @@ kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib 
 # Interrupts counted on the kite_ib EQ vectors.
 eq_irqs() { awk '/kite_ib-eq/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts; }
 
-check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=$(kite_scale 1500)"
+check "rdma: kite_en and kite_ib load" bash -c "insmod $KITE_EN_KO && insmod $KITE_IB_KO cmd_timeout_ms=$((1500 * KITE_SCALE))"
 check "rdma: kite_ib bound" kite_ib_bound
 check "rdma: capabilities and event queues reported" bash -c \
 	"dmesg | grep -qE 'kite_ib.*bound to .*max 1023 QPs, 1023 CQs, 4095 MRs, 1023 PDs; 1 control \\+ [0-9]+ completion EQs'"
@@ -90,19 +90,19 @@ gid_index() {
 	done
 }
 gidx=$(gid_index '0000:0000:0000:0000:0000:ffff:0a4d:0001')
-pp() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$KITE_RDMA_CORE/bin/$1" "${@:2}"; }
+pp() { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) "$KITE_RDMA_CORE/bin/$1" "${@:2}"; }
 pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -n 200 -s 1024 >/tmp/ud-server.log 2>&1 &
 server=$!
 wait_for 10 listening 18515
 check "ibv_ud_pingpong: 200 exchanges of 1024 bytes, data checked (loopback, GID $gidx)" \
-	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -n 200 -s 1024 127.0.0.1 >/tmp/ud-client.log 2>&1"
 wait "$server"
 check "ibv_ud_pingpong: the server side completes too" test "$?" = 0
 pp ibv_ud_pingpong -d kite0 -g "$gidx" -c -e -n 100 -s 512 >/tmp/ud-server-e.log 2>&1 &
 server=$!
 wait_for 10 listening 18515
 check "ibv_ud_pingpong -e: completion events (CQ armed, EQ interrupt, cq_event)" \
-	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) $KITE_RDMA_CORE/bin/ibv_ud_pingpong -d kite0 -g $gidx -c -e -n 100 -s 512 127.0.0.1 >/tmp/ud-client-e.log 2>&1"
 wait "$server"
 check "ibv_ud_pingpong -e: the server side completes too" test "$?" = 0
 cp /tmp/ud-*.log /kite-out/ 2>/dev/null
@@ -113,11 +113,11 @@ cp /tmp/ud-*.log /kite-out/ 2>/dev/null
 # 0.9"), after which it exits 1 ("Can't produce a report") once the test
 # itself has passed; -F reports anyway. These checks are about completion,
 # not figures (bench-pair.sh measures).
-LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -F -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((90 * KITE_SCALE)) ib_send_bw -F -d kite0 -x "$gidx" -c UD -n 200 -s 1024 >/tmp/pt-server.log 2>&1 &
 server=$!
 wait_for 10 listening 18515
 check "perftest: ib_send_bw -c UD (loopback)" bash -c \
-	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 90) ib_send_bw -F -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((90 * KITE_SCALE)) ib_send_bw -F -d kite0 -x $gidx -c UD -n 200 -s 1024 127.0.0.1 >/tmp/pt-client.log 2>&1"
 wait "$server"
 check "perftest: ib_send_bw -c UD, the server side completes too" test "$?" = 0
 cp /tmp/pt-*.log /kite-out/ 2>/dev/null
@@ -148,10 +148,10 @@ pair() {
 	local id=$1 name=$2 st server
 	shift 2
 	# VERBS_LOG_LEVEL=2: libkite's warnings (a CQE skipped) in the logs.
-	VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$@" >"/tmp/$id-server.log" 2>&1 &
+	VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) "$@" >"/tmp/$id-server.log" 2>&1 &
 	server=$!
 	wait_for 10 listening 18515
-	check "$name" bash -c "VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
+	check "$name" bash -c "VERBS_LOG_LEVEL=2 LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) $* 127.0.0.1 >/tmp/$id-client.log 2>&1"
 	if ! wait_for 30 exited "$server"; then
 		pair_hang_dump "$id"
 		kill "$server" 2>/dev/null
@@ -174,7 +174,7 @@ check "ibv_rc_pingpong -t: receive completion clock deltas reported, not all zer
 # RDMA WRITEs, their FLUSH and an ATOMIC WRITE flag (-a) and a SEND both
 # ways again, data compared; 7 rounds.
 pair qprec "QP recovery: ERROR -> RESET -> RTS six times (remote access, retry exceeded, flush), data compared after FLUSH and ATOMIC WRITE" \
-	"$KITE_TOOLS/kite_qp_recover" -a -d kite0 -g "$gidx" -r 7 -T "$(kite_scale 50)"
+	"$KITE_TOOLS/kite_qp_recover" -a -d kite0 -g "$gidx" -r 7 -T "$((50 * KITE_SCALE))"
 # UC through the device's loopback: rdma-core's ibv_uc_pingpong (SEND on a
 # UC QP; data checked with -c), polling and with events, multi-packet.
 ucpp=$KITE_RDMA_CORE/bin/ibv_uc_pingpong
@@ -185,7 +185,7 @@ pair ucpp-e "ibv_uc_pingpong -e: 100 x 20000 bytes (multi-packet), events" "$ucp
 # IGMP join, ibv_attach_mcast: ATTACH_MCAST); the sender's 20 messages to
 # the group (DestQP 0xFFFFFF, MAC 01:00:5e:4d:00:01) reach the receiver.
 mck() {
-	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout "$(kite_scale 60)" \
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout "$((60 * KITE_SCALE))" \
 		stdbuf -oL "$KITE_RDMA_CORE/bin/mckey" -m 239.77.0.1 -b 10.77.0.1 -C 20 -S 512 "$@"
 }
 modprobe rdma_ucm
@@ -246,7 +246,7 @@ check "rdma statistic qp unbind: counter ${cntn:-?} released" \
 check "rdma statistic qp: no counter left after the unbind" bash -c \
 	"! rdma statistic qp show link kite0/1 | grep -q cntn"
 check "ibv_rc_pingpong after the unbind: 50 exchanges" bash -c \
-	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $rcpp -d kite0 -g $gidx -n 50 -s 1024 127.0.0.1 >/tmp/cntr-client.log 2>&1"
+	"LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) $rcpp -d kite0 -g $gidx -n 50 -s 1024 127.0.0.1 >/tmp/cntr-client.log 2>&1"
 wait "$server"
 check "ibv_rc_pingpong after the unbind: the server side completes too" test "$?" = 0
 
@@ -255,8 +255,8 @@ check "ibv_rc_pingpong after the unbind: the server side completes too" test "$?
 # at MTU 1024) and waits: its set counted every packet both ways.
 tx0=$(port_qp_tx)
 check "rdma statistic qp set auto type on" rdma statistic qp set link kite0/1 auto type on
-coproc HOLD { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 120) "$KITE_TOOLS/kite_uverbs_test" kite0 --hold 200 2>/tmp/cntr-hold.log; }
-read -r -t $(kite_scale 60) held hqpn <&"${HOLD[0]}"
+coproc HOLD { LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((120 * KITE_SCALE)) "$KITE_TOOLS/kite_uverbs_test" kite0 --hold 200 2>/tmp/cntr-hold.log; }
+read -r -t $((60 * KITE_SCALE)) held hqpn <&"${HOLD[0]}"
 line=$(qstat | awk -v q="$hqpn" '/cntn/ { l = $0 } $0 ~ "[<, ]" q "[>,]" { print l; exit }')
 val() { grep -oE "(^| )$1 [0-9]+" <<<"$line" | awk '{ print $2 }'; }
 echo "$line" >/kite-out/cntr-auto.txt
@@ -297,7 +297,7 @@ pp ibv_rc_pingpong -d kite0 -g "$gidx" -n 2000 -s 1024 127.0.0.1 >/tmp/churn-pp-
 client=$!
 churners=()
 for i in 1 2 3; do
-	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 300) "$KITE_TOOLS/kite_churn" kite0 2 "$churn_rounds" >"/tmp/churn-$i.log" 2>&1 &
+	LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((300 * KITE_SCALE)) "$KITE_TOOLS/kite_churn" kite0 2 "$churn_rounds" >"/tmp/churn-$i.log" 2>&1 &
 	churners+=($!)
 done
 for i in 1 2 3; do
@@ -322,7 +322,7 @@ kite_mark hang
 check "fault: device stops completing commands (qom-set fault-cmd-hang)" \
 	fault "fault-cmd-hang true"
 check "fault: unbind while the device hangs completes" \
-	bash -c "timeout $(kite_scale 60) sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
+	bash -c "timeout $((60 * KITE_SCALE)) sh -c 'echo kite_en.rdma.0 >$drv/unbind'"
 check "fault: the time-out is reported" since_mark hang 'kite_ib.*timed out'
 # The failed device keeps objects it could not destroy: kite_ib asks for a
 # reset, kite_en re-creates the RDMA device, and its probe fails cleanly.
@@ -333,7 +333,7 @@ check "fault: probe of the re-created device fails instead of hanging" \
 	wait_for 30 since_mark hang 'probe with driver kite_ib.kite_ib failed'
 resets=$(dmesg | grep -c 'reset requested by the RDMA driver')
 check "fault: a manual bind fails too" \
-	bash -c "! timeout $(kite_scale 60) sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
+	bash -c "! timeout $((60 * KITE_SCALE)) sh -c 'echo kite_en.rdma.0 >$drv/bind' 2>/dev/null"
 check "fault: no reset was requested for a device in probe" \
 	test "$(dmesg | grep -c 'reset requested by the RDMA driver')" = "$resets"
 check "fault: device answers again" fault "fault-cmd-hang false"

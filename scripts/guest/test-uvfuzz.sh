@@ -96,12 +96,12 @@ kernel_log_since capacity | grep 'kite_verbs_test: \(not ok\|#\)'
 gidx=$(grep -l '0000:0000:0000:0000:0000:ffff:0a4d:0001' /sys/class/infiniband/kite0/ports/1/gids/* |
 	head -n 1 | xargs -r basename)
 rcpp=$KITE_RDMA_CORE/bin/ibv_rc_pingpong
-LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) "$rcpp" -d kite0 -g "$gidx" -n 100 -s 4096 \
+LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) "$rcpp" -d kite0 -g "$gidx" -n 100 -s 4096 \
 	>/kite-out/uvfuzz-rcpp-server.log 2>&1 &
 server=$!
 wait_for 10 listening 18515
 check "uvfuzz: afterwards ibv_rc_pingpong (100 x 4096 bytes, loopback) works" \
-	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $(kite_scale 60) $rcpp -d kite0 -g $gidx -n 100 -s 4096 127.0.0.1 >/kite-out/uvfuzz-rcpp-client.log 2>&1"
+	bash -c "LD_LIBRARY_PATH=$KITE_RDMA_CORE/lib timeout $((60 * KITE_SCALE)) $rcpp -d kite0 -g $gidx -n 100 -s 4096 127.0.0.1 >/kite-out/uvfuzz-rcpp-client.log 2>&1"
 wait "$server"
 check "uvfuzz: ibv_rc_pingpong: the server side completes too" test "$?" = 0
 

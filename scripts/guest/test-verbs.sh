@@ -18,7 +18,7 @@ drv=/sys/bus/auxiliary/drivers/kite_ib.kite_ib
 aux=/sys/bus/auxiliary/devices/kite_en.rdma.0
 gids=/sys/class/infiniband/kite0/ports/1/gids
 # Small, so that the hang case is quick; the module checks the wait.
-TIMEOUT_MS=$(kite_scale 1000)
+TIMEOUT_MS=$((1000 * KITE_SCALE))
 
 kite_ib_bound() { [ "$(basename "$(readlink "$aux/driver")")" = kite_ib.kite_ib ]; }
 # The device's objects as "rdma res" counts them: "kite0: pd 1 cq 2 ...".
