@@ -630,6 +630,22 @@ void g_srq_engine(void)
 	eq_drain(&eq0);
 	tap(eqe_find(mark, KITE_EQE_QP_LAST_WQE, S.ub.qpn) != NULL,
 	    "a QP with an SRQ in ERR posts QP_LAST_WQE");
+	/*
+	 * Once per entry into ERR: not again for ERR -> ERR, a request
+	 * arriving or a send WQE flushed (UCX aborts on a second event).
+	 */
+	mark = neqlog;
+	tap(tqp_to(&S.ub, KITE_QPS_ERR) == KITE_CMD_OK, "MODIFY_QP ERR -> ERR of a QP with an SRQ");
+	ud_send(&S.ua, S.ub.qpn, SRC, 10);
+	tcq_next(&S.scq, &c);
+	ud_send(&S.ub, S.ua.qpn, SRC, 10);
+	ok = tcq_next(&S.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ_ERR, S.ub.qpn, KITE_SYND_WR_FLUSH),
+	    "a send posted to it in ERR is flushed");
+	run_for(1000000);
+	eq_drain(&eq0);
+	tap(!eqe_find(mark, KITE_EQE_QP_LAST_WQE, S.ub.qpn),
+	    "... and no second QP_LAST_WQE for it");
 	srq_post_raw(&S.s, 0x78, 1, 5, g, 1, true);
 	ud_send(&S.ua, S.ub2.qpn, SRC, 10);
 	tcq_next(&S.scq, &c);
