@@ -142,6 +142,7 @@ def report(figs, secs, restarts, mtu):
             rr[3], rr[2], "%.3f" % (rr[3] / rr[2]) if rr[2] else "-"))
     else:
         w("  rxe (virtio-net) host NIC: n/a")
+    depth_table(figs, w)
     bad = [(k, v) for k, v in sorted(figs.items()) if isinstance(v, str)]
     if bad:
         w("")
@@ -149,6 +150,41 @@ def report(figs, secs, restarts, mtu):
         for (p, t, s), v in bad:
             w("  %s %s %s: %s" % (p, t, size_name(s), v))
     return "\n".join(out), sizes
+
+
+def randread_key(t, depth):
+    """The run of 4 KiB random reads over transport @t at queue @depth."""
+    return ("nvme-" + t, "randread" if depth == 16 else "randread_qd%d" % depth, 4096)
+
+
+def depth_table(figs, w):
+    """4 KiB random read IOPS by queue depth, and each transport's peak."""
+    depths = sorted({int(tst[len("randread_qd"):]) for (p, tst, s) in figs
+                     if p.startswith("nvme-") and tst.startswith("randread_qd")})
+    if not depths:
+        return
+    depths = sorted(set(depths) | {16})
+    w("")
+    w("-- NVMe over RDMA: 4 KiB random reads by queue depth (IOPS; interrupts")
+    w("   per CQE on the host's Kite NIC; the peak is each transport's best depth)")
+    w("  %-6s %10s %10s %10s %10s" % ("depth", "Kite", "irq/CQE", "rxe", "Kite/rxe"))
+    peak = {}
+    for d in depths:
+        kv = num(figs, randread_key("Kite", d), 0)
+        rv = num(figs, randread_key("rxe", d), 0)
+        irqs = num(figs, randread_key("Kite", d), 3)
+        cqes = num(figs, randread_key("Kite", d), 4)
+        for t, v in (("Kite", kv), ("rxe", rv)):
+            if v is not None and v > peak.get(t, (0, 0))[0]:
+                peak[t] = (v, d)
+        w("  %-6d %10s %10s %10s %10s" % (
+            d, fig(figs, randread_key("Kite", d), 0, "%.0f"),
+            "%.3f" % (irqs / cqes) if irqs is not None and cqes else "-",
+            fig(figs, randread_key("rxe", d), 0, "%.0f"), ratio(kv, rv)))
+    if "Kite" in peak and "rxe" in peak:
+        w("  peak: Kite %.0f (depth %d), rxe %.0f (depth %d): %s" % (
+            peak["Kite"][0], peak["Kite"][1], peak["rxe"][0], peak["rxe"][1],
+            ratio(peak["Kite"][0], peak["rxe"][0])))
 
 
 def plot(figs, sizes, outdir):

@@ -118,11 +118,17 @@ pair_runs() {
 	[ "${2:-}" = sweep ] || return 0
 	for s in $sizes; do runs+=("$1|sweep_bw|$s" "$1|sweep_lat|$s"); done
 }
+# The queue depths of the 4 KiB random read sweep, besides the main runs'
+# 16 (nvme-rdma's default I/O queue holds 127 commands).
+nvme_depths="1 64 128"
 # nvme_runs TRANSPORT: NVMe over RDMA reads and writes (the target fetches
-# written data with RDMA READ).
+# written data with RDMA READ), and 4 KiB random reads at other queue depths
+# (TEST randread_qdN).
 nvme_runs() {
+	local d
 	runs+=("nvme-$1|randread|4096" "nvme-$1|read|131072" "nvme-$1|randwrite|4096"
 		"nvme-$1|write|131072")
+	for d in $nvme_depths; do runs+=("nvme-$1|randread_qd$d|4096"); done
 }
 # Kite's own figures first; the NVMe runs last (VM b serves them with a
 # target set up after its perftest servers).
@@ -242,10 +248,11 @@ kite_counters_since() {
 roce_pkts() { echo $(($(kite_stat "$kdev" "roce_$1_pkts") + $(kite_stat "$kdev1" "roce_$1_pkts"))); }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
-# fio_run NAME RW BS: "IOPS MB/s I/Os" of a job on the namespace $dev.
+# fio_run NAME RW BS [DEPTH]: "IOPS MB/s I/Os" of a job on the namespace
+# $dev, at queue depth DEPTH (default 16).
 fio_run() {
 	fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" --direct=1 --ioengine=libaio \
-		--iodepth=16 --runtime="$secs" --time_based --size=512m --output-format=json \
+		--iodepth="${4:-16}" --runtime="$secs" --time_based --size=512m --output-format=json \
 		>"/kite-out/fio-$1.json" 2>/dev/null &&
 		python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
@@ -288,16 +295,27 @@ bounded() {
 }
 nvme_on=
 declare -A nvme_lost=()
-# nvme_job TRANSPORT RW BS: one NVMe over RDMA job (VM a), connected to the
-# target's TRANSPORT address first if it is not yet; its figures go to
-# $res: "IOPS MB/s I/Os", and for the 4 KiB random reads the interrupts at
-# that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's virtio-net NIC.
-# Each step has a time bound: a job that does not end in time is "lost",
-# and so are the transport's runs after it.
+# nvme_job TRANSPORT TEST BS: one NVMe over RDMA job (VM a), connected to
+# the target's TRANSPORT address first if it is not yet; TEST is fio's rw
+# (at queue depth 16), or randread_qdN (random reads at queue depth N).
+# Its figures go to $res: "IOPS MB/s I/Os", and for the random reads the
+# interrupts at that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's
+# virtio-net NIC. Each step has a time bound: a job that does not end in
+# time is "lost", and so are the transport's runs after it.
 nvme_job() {
-	local addr=10.77.0.2 run=fio_run k0 v0 c0 k1 v1 c1 st
+	local addr=10.77.0.2 run=fio_run rw=$2 depth=16 k0 v0 c0 k1 v1 c1 st
 	[ "$1" = rxe ] && addr=10.78.0.2
-	[ "$have_fio" = 1 ] || run=dd_run
+	if [[ $rw == randread_qd* ]]; then
+		depth=${rw#randread_qd}
+		rw=randread
+	fi
+	if [ "$have_fio" != 1 ]; then
+		run=dd_run
+		if [ "$depth" != 16 ]; then
+			res="skipped: no fio for a queue depth"
+			return 0
+		fi
+	fi
 	if [ -n "${nvme_lost[$1]:-}" ]; then
 		res="lost: ${nvme_lost[$1]}"
 		return 0
@@ -321,7 +339,7 @@ nvme_job() {
 	dev=$(ls /dev/nvme*n1 | head -n 1)
 	k0=$(irqs '^kite_ib-eq') v0=$(irqs '^virtio[0-9]+-(input|output)') c0=$(cqes)
 	st=0
-	bounded $((secs + 120)) "$run" "$1-$2-$3" "$2" "$3" >/tmp/nvme-res || st=$?
+	bounded $((secs + 120)) "$run" "$1-$2-$3" "$rw" "$3" "$depth" >/tmp/nvme-res || st=$?
 	if [ "$st" = 124 ]; then
 		nvme_lost[$1]="a job did not end in $((secs + 120)) s"
 		res="lost: ${nvme_lost[$1]}"
@@ -329,7 +347,7 @@ nvme_job() {
 	fi
 	[ "$st" = 0 ] && res=$(cat /tmp/nvme-res) || { res=failed; return 0; }
 	k1=$(irqs '^kite_ib-eq') v1=$(irqs '^virtio[0-9]+-(input|output)') c1=$(cqes)
-	[ "$2" = randread ] || return 0
+	[ "$rw" = randread ] || return 0
 	if [ "$1" = Kite ]; then
 		res="$res $((k1 - k0)) $((c1 - c0))"
 	else
