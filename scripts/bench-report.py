@@ -152,37 +152,40 @@ def report(figs, secs, restarts, mtu):
     return "\n".join(out), sizes
 
 
-def randread_key(t, depth):
-    """The run of 4 KiB random reads over transport @t at queue @depth."""
-    return ("nvme-" + t, "randread" if depth == 16 else "randread_qd%d" % depth, 4096)
+def randread_test(depth):
+    """The test name of 4 KiB random reads at queue @depth (16: the main run)."""
+    return "randread" if depth == 16 else "randread_qd%d" % depth
 
 
 def depth_table(figs, w):
-    """4 KiB random read IOPS by queue depth, and each transport's peak."""
-    depths = sorted({int(tst[len("randread_qd"):]) for (p, tst, s) in figs
-                     if p.startswith("nvme-") and tst.startswith("randread_qd")})
-    if not depths:
+    """4 KiB random read IOPS by queue depth, polled, and each transport's peak."""
+    depths = {int(tst[len("randread_qd"):]) for (p, tst, s) in figs
+              if p.startswith("nvme-") and tst.startswith("randread_qd")}
+    poll = any(tst == "randread_poll" for (p, tst, s) in figs)
+    if not depths and not poll:
         return
-    depths = sorted(set(depths) | {16})
+    rows = [(str(d), randread_test(d)) for d in sorted(depths | {16})]
+    if poll:
+        rows.append(("16 poll", "randread_poll"))
     w("")
-    w("-- NVMe over RDMA: 4 KiB random reads by queue depth (IOPS; interrupts")
-    w("   per CQE on the host's Kite NIC; the peak is each transport's best depth)")
-    w("  %-6s %10s %10s %10s %10s" % ("depth", "Kite", "irq/CQE", "rxe", "Kite/rxe"))
+    w("-- NVMe over RDMA: 4 KiB random reads by queue depth (IOPS; interrupts per")
+    w("   CQE on the host's Kite NIC; 'poll': io_uring hipri on a poll queue; the")
+    w("   peak is each transport's best)")
+    w("  %-8s %10s %10s %10s %10s" % ("depth", "Kite", "irq/CQE", "rxe", "Kite/rxe"))
     peak = {}
-    for d in depths:
-        kv = num(figs, randread_key("Kite", d), 0)
-        rv = num(figs, randread_key("rxe", d), 0)
-        irqs = num(figs, randread_key("Kite", d), 3)
-        cqes = num(figs, randread_key("Kite", d), 4)
+    for label, tst in rows:
+        kk, rk = ("nvme-Kite", tst, 4096), ("nvme-rxe", tst, 4096)
+        kv, rv = num(figs, kk, 0), num(figs, rk, 0)
+        irqs, cqes = num(figs, kk, 3), num(figs, kk, 4)
         for t, v in (("Kite", kv), ("rxe", rv)):
-            if v is not None and v > peak.get(t, (0, 0))[0]:
-                peak[t] = (v, d)
-        w("  %-6d %10s %10s %10s %10s" % (
-            d, fig(figs, randread_key("Kite", d), 0, "%.0f"),
+            if v is not None and v > peak.get(t, (0, ""))[0]:
+                peak[t] = (v, label)
+        w("  %-8s %10s %10s %10s %10s" % (
+            label, fig(figs, kk, 0, "%.0f"),
             "%.3f" % (irqs / cqes) if irqs is not None and cqes else "-",
-            fig(figs, randread_key("rxe", d), 0, "%.0f"), ratio(kv, rv)))
+            fig(figs, rk, 0, "%.0f"), ratio(kv, rv)))
     if "Kite" in peak and "rxe" in peak:
-        w("  peak: Kite %.0f (depth %d), rxe %.0f (depth %d): %s" % (
+        w("  peak: Kite %.0f (%s), rxe %.0f (%s): %s" % (
             peak["Kite"][0], peak["Kite"][1], peak["rxe"][0], peak["rxe"][1],
             ratio(peak["Kite"][0], peak["rxe"][0])))
 

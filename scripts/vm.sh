@@ -12,6 +12,9 @@
 #          injection (scripts/build-debug-kernel.sh); 2 GiB per VM, and
 #          every VM ends with a kmemleak scan
 #
+# KITE_QEMU_BIN runs another QEMU binary than the one vm_prepare builds
+# (to compare two builds of the device model in one benchmark session).
+#
 #   vm_prepare                  build QEMU, the guest kernel (debug lane),
 #                               the modules (drivers and test modules),
 #                               the initramfs
@@ -41,7 +44,7 @@
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KITE_QEMU=$KITE_CACHE/build/qemu/qemu-system-x86_64
+KITE_QEMU=${KITE_QEMU_BIN:-$KITE_CACHE/build/qemu/qemu-system-x86_64}
 KITE_RDMA_CORE=$KITE_CACHE/build/rdma-core
 declare -A KITE_VM_DIR KITE_VM_PID
 KITE_VM_COUNT=0

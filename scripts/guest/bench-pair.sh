@@ -129,6 +129,7 @@ nvme_runs() {
 	runs+=("nvme-$1|randread|4096" "nvme-$1|read|131072" "nvme-$1|randwrite|4096"
 		"nvme-$1|write|131072")
 	for d in $nvme_depths; do runs+=("nvme-$1|randread_qd$d|4096"); done
+	runs+=("nvme-$1|randread_poll|4096")
 }
 # Kite's own figures first; the NVMe runs last (VM b serves them with a
 # target set up after its perftest servers).
@@ -248,16 +249,20 @@ kite_counters_since() {
 roce_pkts() { echo $(($(kite_stat "$kdev" "roce_$1_pkts") + $(kite_stat "$kdev1" "roce_$1_pkts"))); }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
-# fio_run NAME RW BS [DEPTH]: "IOPS MB/s I/Os" of a job on the namespace
-# $dev, at queue depth DEPTH (default 16).
+# fio_run NAME RW BS [DEPTH [ENGINE...]]: "IOPS MB/s I/Os" of a job on the
+# namespace $dev, at queue depth DEPTH (default 16), with the I/O engine
+# options ENGINE (default libaio).
 fio_run() {
-	fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" --direct=1 --ioengine=libaio \
-		--iodepth="${4:-16}" --runtime="$secs" --time_based --size=512m --output-format=json \
-		>"/kite-out/fio-$1.json" 2>/dev/null &&
+	local name=$1 rw=$2 bs=$3 depth=${4:-16}
+	shift $(($# < 4 ? $# : 4))
+	[ $# -gt 0 ] || set -- --ioengine=libaio
+	fio --name="$name" --filename="$dev" --rw="$rw" --bs="$bs" --direct=1 "$@" \
+		--iodepth="$depth" --runtime="$secs" --time_based --size=512m --output-format=json \
+		>"/kite-out/fio-$name.json" 2>/dev/null &&
 		python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 r = j["write" if "write" in sys.argv[2] else "read"]
-print("%.0f %.1f %d" % (r["iops"], r["bw"] / 1024.0, r["total_ios"]))' "/kite-out/fio-$1.json" "$2"
+print("%.0f %.1f %d" % (r["iops"], r["bw"] / 1024.0, r["total_ios"]))' "/kite-out/fio-$name.json" "$rw"
 }
 # dd fallback without fio: sequential O_DIRECT transfers of 256 MiB.
 dd_run() {
@@ -303,15 +308,18 @@ declare -A nvme_lost=()
 # virtio-net NIC. Each step has a time bound: a job that does not end in
 # time is "lost", and so are the transport's runs after it.
 nvme_job() {
-	local addr=10.77.0.2 run=fio_run rw=$2 depth=16 k0 v0 c0 k1 v1 c1 st
+	local addr=10.77.0.2 run=fio_run rw=$2 depth=16 engine=() k0 v0 c0 k1 v1 c1 st
 	[ "$1" = rxe ] && addr=10.78.0.2
 	if [[ $rw == randread_qd* ]]; then
 		depth=${rw#randread_qd}
 		rw=randread
+	elif [ "$rw" = randread_poll ]; then
+		engine=(--ioengine=io_uring --hipri)
+		rw=randread
 	fi
 	if [ "$have_fio" != 1 ]; then
 		run=dd_run
-		if [ "$depth" != 16 ]; then
+		if [ "$depth" != 16 ] || [ ${#engine[@]} -gt 0 ]; then
 			res="skipped: no fio for a queue depth"
 			return 0
 		fi
@@ -333,13 +341,13 @@ nvme_job() {
 		fi
 		nvme_on=
 		sleep 1
-		nvme_connect "$addr" && wait_for 10 bash -c 'ls /dev/nvme*n1' || return 0
+		nvme_connect "$addr" --nr-poll-queues=1 && wait_for 10 bash -c 'ls /dev/nvme*n1' || return 0
 		nvme_on=$1
 	fi
 	dev=$(ls /dev/nvme*n1 | head -n 1)
 	k0=$(irqs '^kite_ib-eq') v0=$(irqs '^virtio[0-9]+-(input|output)') c0=$(cqes)
 	st=0
-	bounded $((secs + 120)) "$run" "$1-$2-$3" "$rw" "$3" "$depth" >/tmp/nvme-res || st=$?
+	bounded $((secs + 120)) "$run" "$1-$2-$3" "$rw" "$3" "$depth" "${engine[@]}" >/tmp/nvme-res || st=$?
 	if [ "$st" = 124 ]; then
 		nvme_lost[$1]="a job did not end in $((secs + 120)) s"
 		res="lost: ${nvme_lost[$1]}"
