@@ -301,8 +301,10 @@ bounded() {
 nvme_on=
 declare -A nvme_lost=()
 # nvme_job TRANSPORT TEST BS: one NVMe over RDMA job (VM a), connected to
-# the target's TRANSPORT address first if it is not yet; TEST is fio's rw
-# (at queue depth 16), or randread_qdN (random reads at queue depth N).
+# the target's TRANSPORT address first if it is not yet (with one poll
+# queue); TEST is fio's rw (libaio, queue depth 16), randread_qdN (random
+# reads at queue depth N) or randread_poll (random reads through the poll
+# queue: io_uring with hipri).
 # Its figures go to $res: "IOPS MB/s I/Os", and for the random reads the
 # interrupts at that load: "IRQS CQES" on Kite's NIC, "IRQS" on rxe's
 # virtio-net NIC. Each step has a time bound: a job that does not end in
@@ -320,7 +322,7 @@ nvme_job() {
 	if [ "$have_fio" != 1 ]; then
 		run=dd_run
 		if [ "$depth" != 16 ] || [ ${#engine[@]} -gt 0 ]; then
-			res="skipped: no fio for a queue depth"
+			res="skipped: needs fio"
 			return 0
 		fi
 	fi
