@@ -15,8 +15,8 @@
 #     nvme-rdma host in VM a): 4 KiB random and 128 KiB sequential reads and
 #     writes with fio at queue depth 16, over Kite and over rxe (writes:
 #     the target fetches the data with RDMA READ), 4 KiB random reads at
-#     queue depths 1, 64 and 128 too (each transport's peak beside the
-#     other's), and the interrupts per completion on the host's Kite NIC
+#     queue depths 1, 64 and 128 and through a poll queue (io_uring,
+#     hipri) too (each transport's peak beside the other's), and the interrupts per completion on the host's Kite NIC
 #     (and per I/O on its virtio-net NIC) at each random read load.
 # rdma_rxe can crash its kernel under load (a GPF in rxe_skb_tx_dtor after
 # "rxe_destroy_qp: cleanup failed" on Debian's 6.12): when a VM panics, the

@@ -249,13 +249,11 @@ kite_counters_since() {
 roce_pkts() { echo $(($(kite_stat "$kdev" "roce_$1_pkts") + $(kite_stat "$kdev1" "roce_$1_pkts"))); }
 have_fio=0
 command -v fio >/dev/null && have_fio=1
-# fio_run NAME RW BS [DEPTH [ENGINE...]]: "IOPS MB/s I/Os" of a job on the
-# namespace $dev, at queue depth DEPTH (default 16), with the I/O engine
-# options ENGINE (default libaio).
+# fio_run NAME RW BS DEPTH ENGINE...: "IOPS MB/s I/Os" of a job on the
+# namespace $dev, at queue depth DEPTH, with the I/O engine options ENGINE.
 fio_run() {
-	local name=$1 rw=$2 bs=$3 depth=${4:-16}
-	shift $(($# < 4 ? $# : 4))
-	[ $# -gt 0 ] || set -- --ioengine=libaio
+	local name=$1 rw=$2 bs=$3 depth=$4
+	shift 4
 	fio --name="$name" --filename="$dev" --rw="$rw" --bs="$bs" --direct=1 "$@" \
 		--iodepth="$depth" --runtime="$secs" --time_based --size=512m --output-format=json \
 		>"/kite-out/fio-$name.json" 2>/dev/null &&
@@ -310,7 +308,8 @@ declare -A nvme_lost=()
 # virtio-net NIC. Each step has a time bound: a job that does not end in
 # time is "lost", and so are the transport's runs after it.
 nvme_job() {
-	local addr=10.77.0.2 run=fio_run rw=$2 depth=16 engine=() k0 v0 c0 k1 v1 c1 st
+	local addr=10.77.0.2 run=fio_run rw=$2 depth=16 engine=(--ioengine=libaio)
+	local k0 v0 c0 k1 v1 c1 st
 	[ "$1" = rxe ] && addr=10.78.0.2
 	if [[ $rw == randread_qd* ]]; then
 		depth=${rw#randread_qd}
@@ -321,7 +320,8 @@ nvme_job() {
 	fi
 	if [ "$have_fio" != 1 ]; then
 		run=dd_run
-		if [ "$depth" != 16 ] || [ ${#engine[@]} -gt 0 ]; then
+		# A depth or engine of its own: only fio has those.
+		if [ "$rw" != "$2" ]; then
 			res="skipped: needs fio"
 			return 0
 		fi
