@@ -558,27 +558,41 @@ static const uint8_t kite_cqe_kinds[16] = {
 static inline ALWAYS_INLINE void kite_cq_cursor_start(struct kite_cq *cq,
 						      struct kite_cq_cursor *cur)
 {
+	uint32_t ci = cq->ci, slot = kite_ring_slot(&cq->ring, ci);
+
 	cur->first = cq->ring.buf;
-	cur->mask = cq->ring.mask;
-	cur->ci = cq->ci;
-	cur->cqe = cur->first + kite_ring_slot(&cq->ring, cur->ci);
-	cur->phase = kite_owner_phase(cur->ci, cq->ring.log_depth);
+	cur->end = cur->first + cq->ring.mask + 1;
+	cur->base = ci - slot;
+	cur->cqe = cur->first + slot;
+	cur->phase = kite_owner_phase(ci, cq->ring.log_depth);
 	cur->qp = cq->last_qp;
 	cur->qpn = cur->qp ? cur->qp->vqp.qp.qp_num : KITE_QPN_NONE;
+}
+
+/* The consumer counter at the cursor. */
+static inline ALWAYS_INLINE uint32_t
+kite_cq_cursor_ci(const struct kite_cq_cursor *cur)
+{
+	return cur->base + (uint32_t)(cur->cqe - cur->first);
 }
 
 static inline ALWAYS_INLINE void kite_cq_cursor_end(struct kite_cq *cq,
 						    const struct kite_cq_cursor *cur)
 {
-	cq->ci = cur->ci;
+	cq->ci = kite_cq_cursor_ci(cur);
 	cq->last_qp = cur->qp;
 }
 
-/* Past the CQE at the cursor: the next slot, the next pass at the end. */
-static inline ALWAYS_INLINE void kite_cq_cursor_next(struct kite_cq_cursor *cur)
+/*
+ * Past @cqe, the CQE at the cursor: the next slot, the next pass at the
+ * end. The caller's @cqe spares a load after its stores to the CQ.
+ */
+static inline ALWAYS_INLINE void
+kite_cq_cursor_next(struct kite_cq_cursor *cur, const struct kite_cqe *cqe)
 {
-	cur->cqe++;
-	if (unlikely(!(++cur->ci & cur->mask))) {
+	cur->cqe = cqe + 1;
+	if (unlikely(cur->cqe == cur->end)) {
+		cur->base += (uint32_t)(cur->end - cur->first);
 		cur->cqe = cur->first;
 		cur->phase ^= KITE_CQE_OWNER;
 	}
@@ -754,7 +768,7 @@ static inline ALWAYS_INLINE bool kite_cq_fast_wc(struct kite_cq_cursor *cur,
 			     wr_id, wc);
 	}
 	kite_cqe_ts(cqe, ts);
-	kite_cq_cursor_next(cur);
+	kite_cq_cursor_next(cur, cqe);
 	return true;
 }
 
@@ -792,7 +806,7 @@ static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
 			/* resize moves past these; one here is a device bug. */
 			verbs_err(verbs_get_ctx(cq->vcq.cq.context),
 				  "CQ %u: RESIZE CQE at %u outside a resize\n",
-				  cq->cqn, cur->ci);
+				  cq->cqn, kite_cq_cursor_ci(cur));
 			return EIO;
 		}
 		/* The CQE's body only after its owner bit. */
@@ -801,7 +815,7 @@ static inline ALWAYS_INLINE int kite_cq_next_wc(struct kite_cq *cq,
 		ok = kite_cqe_to_wc(cq, kite_cq_qp(cq, cur, qpn), qpn, cqe, op,
 				    kind, wc);
 		kite_cqe_ts(cqe, ts);
-		kite_cq_cursor_next(cur);
+		kite_cq_cursor_next(cur, cqe);
 		if (likely(ok))
 			return 0;
 	}
@@ -974,7 +988,7 @@ static inline ALWAYS_INLINE int kite_cq_ex_next(struct kite_cq *cq)
 	cq->cur_cqe = cqe;
 	cq->vcq.cq_ex.wr_id = wr_id;
 	cq->vcq.cq_ex.status = IBV_WC_SUCCESS;
-	kite_cq_cursor_next(cur);
+	kite_cq_cursor_next(cur, cqe);
 	return 0;
 }
 

@@ -253,7 +253,9 @@ struct kite_ring {
 /*
  * A poll in progress: the CQE at the consumer counter, the owner bit of a
  * new CQE in this pass over the ring, and the QP of the last CQE (CQEs come
- * in runs of one QP). ibv_poll_cq() keeps it in locals: the read barrier
+ * in runs of one QP). The slot after the last is found by a pointer
+ * compare, the consumer counter from the slot (kite_cq_cursor_ci()).
+ * ibv_poll_cq() keeps it in locals: the read barrier
  * after each CQE's owner bit would otherwise have the compiler load them
  * from the CQ again for every CQE. The extended poll API keeps it in the CQ
  * from start_poll to end_poll. kite_cq_cursor_start() takes it from the
@@ -262,10 +264,10 @@ struct kite_ring {
  * one that is gone.
  */
 struct kite_cq_cursor {
-	const struct kite_cqe *cqe;	/* at ci */
-	const struct kite_cqe *first;	/* the ring */
-	uint32_t mask;
-	uint32_t ci;
+	const struct kite_cqe *cqe;	/* at the consumer counter */
+	const struct kite_cqe *first;	/* the ring's first slot */
+	const struct kite_cqe *end;	/* past its last slot */
+	uint32_t base;			/* the consumer counter at first */
 	uint32_t phase;
 	struct kite_qp *qp;		/* or NULL */
 	uint32_t qpn;			/* qp's number; KITE_QPN_NONE: none */
