@@ -389,8 +389,13 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 	# Its start and end by the host's clock (the files' times) and
 	# the Kite devices' RoCE packets in it (N.pkts: sent, received): the time window
 	# and the packets of a QEMU profile (scripts/qemu-profile.py).
-	: >"/kite-out/fig/$i.start"
-	tx0=$(roce_pkts tx) rx0=$(roce_pkts rx) ctr0=$(kite_counters)
+	# Not on the NVMe target, which goes through its NVMe runs at once
+	# while VM a measures the first: its counters (rdma and the device's
+	# firmware commands) would take the target's CPU from that run.
+	if [[ $pair != nvme-* || $KITE_ROLE = a ]]; then
+		: >"/kite-out/fig/$i.start"
+		tx0=$(roce_pkts tx) rx0=$(roce_pkts rx) ctr0=$(kite_counters)
+	fi
 	if [ "${KITE_BENCH_CRASH:-}" = "$i:$KITE_ROLE" ]; then
 		echo "KITE_BENCH_CRASH: crashing at run $i ($key)"
 		echo 1 >/proc/sys/kernel/sysrq
