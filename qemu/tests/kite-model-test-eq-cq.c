@@ -495,8 +495,19 @@ void g_cq_arm(void)
 	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0 &&
 	    FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_FIRED,
 	    "duplicate arm (same sn after fire) ignored");
+	/*
+	 * Software saw the event and wrote its next arm word (sn 1) before
+	 * a duplicate's doorbell (sn 0) reached the device: still a duplicate.
+	 */
 	setmem32(c3.dbrec, 1);
 	dbrec_arm(&c3, 1, KITE_CQ_ARM_NEXT, 1);
+	bad_db0 = stat1(KITE_STAT_BAD_DOORBELLS);
+	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 0));
+	bad_db_check(0, "duplicate arm whose record holds the next request: not counted");
+	query_cq(c3.cqn, &o, &r);
+	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0 &&
+	    FIELD_GET(KITE_CQ_ARM_STATE, o.arm) == KITE_CQ_ARM_STATE_FIRED,
+	    "... and ignored: CQ still FIRED (arm 0x%x)", o.arm);
 	wr64(db_addr(0), db_cq_arm(c3.cqn, KITE_CQ_ARM_NEXT, 1));
 	clock_step(POLL_STEP_NS);
 	tap(eq1_count(KITE_EQE_COMPLETION, c3.cqn) == 0, "arm NEXT with ARM_CI == pi: no event yet");

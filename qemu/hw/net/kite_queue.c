@@ -580,15 +580,19 @@ static void kite_cq_arm(KiteState *s, KiteCQ *cq)
         kite_cq_error(s, cq, KITE_CQ_ERR_DMA);
         return;
     }
+    if (cq->arm_state == KITE_CQ_ARM_STATE_FIRED && sn == cq->last_fired_sn) {
+        /*
+         * Issued before software saw the event: a duplicate, whatever the
+         * record holds (software may have armed again since, with the
+         * event's new sequence number, before that doorbell).
+         */
+        return;
+    }
     if (FIELD_GET(KITE_CQ_DB_ARM_CMD, arm) != cmd ||
         FIELD_GET(KITE_CQ_DB_ARM_CMD_SN, arm) != sn) {
         s->stats[KITE_STAT_BAD_DOORBELLS]++;
         kite_guest_error(s, "CQ %u: arm doorbell cmd %u sn %u does not "
                          "match the record 0x%x", cq->cqn, cmd, sn, arm);
-        return;
-    }
-    if (cq->arm_state == KITE_CQ_ARM_STATE_FIRED && sn == cq->last_fired_sn) {
-        /* Issued before software saw the event: a duplicate. */
         return;
     }
     was_armed = kite_cq_armed(cq);
