@@ -253,15 +253,16 @@ struct kite_ring {
 /*
  * A poll in progress: the CQE at the consumer counter, the owner bit of a
  * new CQE in this pass over the ring, and the QP of the last CQE (CQEs come
- * in runs of one QP). The slot after the last is found by a pointer
- * compare, the consumer counter from the slot (kite_cq_cursor_ci()).
- * ibv_poll_cq() keeps it in locals: the read barrier
- * after each CQE's owner bit would otherwise have the compiler load them
- * from the CQ again for every CQE. The extended poll API keeps it in the CQ
- * from start_poll to end_poll. kite_cq_cursor_start() takes it from the
- * CQ, locked; kite_cq_cursor_end() gives back what moved. The last QP is
- * forgotten by kite_cq_clean() when that QP is reset or destroyed, so never
- * one that is gone.
+ * in runs of one QP). The end of a pass is found by comparing the pointer
+ * with the slot past the ring's last, and the consumer counter is taken
+ * from the pointer (kite_cq_cursor_ci()). ibv_poll_cq() keeps the cursor
+ * in locals: the read barrier after each CQE's owner bit would otherwise
+ * have the compiler load them from the CQ again for every CQE. The
+ * extended poll API keeps it in the CQ from start_poll to end_poll.
+ * kite_cq_cursor_start() takes it from the CQ, locked;
+ * kite_cq_cursor_end() gives back what moved. The last QP is forgotten by
+ * kite_cq_clean() when that QP is reset or destroyed, so never one that is
+ * gone.
  */
 struct kite_cq_cursor {
 	const struct kite_cqe *cqe;	/* at the consumer counter */
