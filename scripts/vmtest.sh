@@ -131,13 +131,14 @@ vm_outcome() {
 	[ -s "$klog" ] || klog=$dir/console.log
 	rc=0
 	out=$(python3 "$KITE_ROOT/scripts/check-splats.py" "$klog" 2>&1) || rc=1
-	[ -z "$out" ] || echo "$out" | head -n 200 | sed 's/^/# /'
+	# At most 200 lines, without head (see two_vms()).
+	[ -z "$out" ] || sed -n '1,200s/^/# /p' <<<"$out"
 	tap_result "$rc" "$tag: $name: kernel log holds no error report (KASAN, lockdep, WARN, ...)"
 	if [ "$KITE_LANE" = debug ]; then
 		rc=0
 		if [ -f "$dir/kmemleak.log" ]; then
 			out=$(python3 "$KITE_ROOT/scripts/check-splats.py" "$dir/kmemleak.log" 2>&1) || rc=1
-			[ -z "$out" ] || echo "$out" | head -n 200 | sed 's/^/# /'
+			[ -z "$out" ] || sed -n '1,200s/^/# /p' <<<"$out"
 		else
 			rc=1
 			echo "# $name: no kmemleak report ($dir/kmemleak.log)"
@@ -225,8 +226,10 @@ two_vms() {
 		[ -n "$vm" ] || break
 		rm -rf "$VMLOGS/$vm-panic"
 		cp -a "$VMLOGS/$vm" "$VMLOGS/$vm-panic"
+		# Its first 40 lines; read to the end (head would close the pipe
+		# early: SIGPIPE, and pipefail under set -e ends the script).
 		sed -n '/Oops\|BUG:\|double fault/,/Kernel panic/p' "$VMLOGS/$vm/console.log" |
-			head -n 40 | sed 's/^/# /'
+			sed -n '1,40s/^/# /p'
 		tap_todo 1 "$KITE_VM_TAG $group: $vm kernel panic (status $st) outside Kite's code; the pair runs again" \
 			"peer kernel (no Kite module) panicked; logs in $VMLOGS/$vm-panic"
 	done
