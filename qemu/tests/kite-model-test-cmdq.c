@@ -291,7 +291,8 @@ void g_query(void)
 			   KITE_FEAT_SRQ | KITE_FEAT_MCAST | KITE_FEAT_QP_CNTR | KITE_FEAT_MW |
 			   KITE_FEAT_REREG_MR | KITE_FEAT_EQ_MODERATION |
 			   KITE_FEAT_SRQ_RESIZE | KITE_FEAT_ATOMIC_WRITE | KITE_FEAT_FLUSH |
-			   KITE_FEAT_DM | KITE_FEAT_XRC),
+			   KITE_FEAT_DM | KITE_FEAT_XRC |
+			   KITE_FEAT_RQ_DBREC),
 	    "features 0x%x", d.features);
 	CHK(d.max_dm_size == KITE_BAR_DM_SIZE && d.max_xrcd == 256, "max_dm_size %u (BAR4), max_xrcd %u",
 	    d.max_dm_size, d.max_xrcd);

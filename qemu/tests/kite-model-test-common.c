@@ -1575,8 +1575,9 @@ unsigned tcq_drain(struct tcq *q)
 	return n;
 }
 
-int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
-	       uint32_t rcqn, uint32_t flags, struct res *r)
+static int tqp_create_flags(struct tqp *q, uint32_t type, uint32_t pdn,
+			    uint32_t scqn, uint32_t rcqn, uint32_t flags,
+			    uint64_t dbrec, struct res *r)
 {
 	struct kite_cmd_create_qp in;
 	int c;
@@ -1601,10 +1602,32 @@ int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
 			       FIELD_PREP(KITE_WQ_CFG_WQE_SHIFT, q->rshift));
 	in.sq_pbl = q->sq.pbl;
 	in.rq_pbl = q->rq.pbl;
+	in.rq_dbrec_addr = dbrec;
 	c = run(KITE_CMD_CREATE_QP, &in, sizeof(in), 0, 0, r);
 	if (c == KITE_CMD_OK)
 		q->qpn = r->result;
 	return c;
+}
+
+/*
+ * A QP with an RQ doorbell record at @dbrec (KITE_QP_F_RQ_DBREC): its
+ * receives write the record and ring no doorbell.
+ */
+int tqp_create_dbrec(struct tqp *q, uint32_t type, uint32_t pdn,
+		     uint32_t scqn, uint32_t rcqn, uint64_t dbrec,
+		     struct res *r)
+{
+	int c = tqp_create_flags(q, type, pdn, scqn, rcqn, KITE_QP_F_RQ_DBREC,
+				 dbrec, r);
+
+	q->rq_dbrec = dbrec;
+	return c;
+}
+
+int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
+	       uint32_t rcqn, uint32_t flags, struct res *r)
+{
+	return tqp_create_flags(q, type, pdn, scqn, rcqn, flags, 0, r);
 }
 
 void tqp_rts(struct tqp *q)
@@ -1653,7 +1676,10 @@ void post_recv_raw(struct tqp *q, uint32_t num_sge, const struct kite_wqe_sge *g
 	memwrite(q->rq.data + ((uint64_t)(q->rpi & ((1u << q->rlog) - 1)) << q->rshift),
 		 w, stride);
 	q->rpi++;
-	wr64(db_addr(0), db_wq(KITE_DB_TYPE_RQ, q->qpn, q->rpi));
+	if (q->rq_dbrec)
+		wr32(q->rq_dbrec, FIELD_PREP(KITE_RQ_DB_PI, q->rpi & 0xffff));
+	else
+		wr64(db_addr(0), db_wq(KITE_DB_TYPE_RQ, q->qpn, q->rpi));
 }
 
 void post_recv(struct tqp *q, const struct kite_wqe_sge *g, unsigned n)

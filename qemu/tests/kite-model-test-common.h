@@ -163,6 +163,7 @@ struct tqp {
 	struct qbuf sq, rq;
 	unsigned slog, sshift, rlog, rshift;
 	uint32_t spi, rpi;
+	uint64_t rq_dbrec;	/* KITE_QP_F_RQ_DBREC: post_recv writes it */
 };
 
 #define T_QKEY		0x11111111u	/* attrs_valid() */
@@ -395,6 +396,9 @@ bool tcq_next(struct tcq *q, struct kite_cqe *out);
 unsigned tcq_drain(struct tcq *q);
 int tqp_create(struct tqp *q, uint32_t type, uint32_t pdn, uint32_t scqn,
 	       uint32_t rcqn, uint32_t flags, struct res *r);
+int tqp_create_dbrec(struct tqp *q, uint32_t type, uint32_t pdn,
+		     uint32_t scqn, uint32_t rcqn, uint64_t dbrec,
+		     struct res *r);
 void tqp_rts(struct tqp *q);
 int tqp_to(struct tqp *q, uint8_t state);
 struct kite_wqe_sge sge(uint32_t len, uint32_t lkey, uint64_t addr);
@@ -527,6 +531,7 @@ void g_fuzz(void);
 /* kite-model-test-ud.c */
 void g_engine(void);
 void g_engine_rx(void);
+void g_rq_dbrec(void);
 void g_engine_tx(void);
 void g_engine_wire(void);
 

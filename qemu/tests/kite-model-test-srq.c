@@ -330,9 +330,16 @@ void g_srq(void)
 	run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r);
 	expect(&r, KITE_CMD_E_PARAM, CQP_OFF(srqn), "CREATE_QP with srqn but no KITE_QP_F_SRQ -> E_PARAM");
 	qin = qp_in(&qs);
-	qin.rsvd[1] = 1;
+	qin.flags |= KITE_QP_F_RQ_DBREC << 1;
 	run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r);
-	expect(&r, KITE_CMD_E_PARAM, CQP_OFF(rsvd) + 4, "CREATE_QP with reserved bits -> E_PARAM");
+	expect(&r, KITE_CMD_E_PARAM, CQP_OFF(flags), "CREATE_QP with reserved flag bits -> E_PARAM");
+	qin = qp_in(&qs);
+	qin.flags = KITE_QP_F_SRQ | KITE_QP_F_RQ_DBREC;
+	qin.srqn = a.srqn;
+	qin.rq_dbrec_addr = 4096;
+	run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, CQP_OFF(flags),
+	       "CREATE_QP with an SRQ and an RQ doorbell record -> E_PARAM");
 
 	/* A user context's SRQ: doorbells only in its page, QPs of that context. */
 	u1 = need(run(KITE_CMD_ALLOC_UCTX, NULL, 0, 0, 0, &r), &r, "ALLOC_UCTX");

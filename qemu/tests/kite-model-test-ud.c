@@ -628,3 +628,68 @@ void g_engine_wire(void)
 		    "no CQE, device alive", stat1(KITE_STAT_ROCE_RX_DROPS) - d0);
 	}
 }
+
+/*
+ * RQ doorbell records (KITE_QP_F_RQ_DBREC, prm_qp.rst): CREATE_QP's
+ * checks; receives posted by the record alone, no RQ doorbell; a record
+ * more than the depth ahead; the WQEs a record names flushed in ERR.
+ */
+void g_rq_dbrec(void)
+{
+	uint64_t rec = galloc(4096, 4096), rbuf = T_IOVA + 8 * 4096, b0, d0;
+	struct kite_cmd_create_qp qin;
+	struct kite_wqe_sge g;
+	struct kite_wqe_ud av;
+	struct qpspec qs;
+	struct kite_cqe c;
+	struct tqp d;
+	struct res r;
+	bool ok;
+
+	eng_setup();
+	tqp_create_dbrec(&d, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 0x48, "CREATE_QP with KITE_QP_F_RQ_DBREC, record at 0 -> E_PARAM");
+	tqp_create_dbrec(&d, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, rec + 4, &r);
+	expect(&r, KITE_CMD_E_PARAM, 0x48, "CREATE_QP with an unaligned RQ doorbell record -> E_PARAM");
+	qs = qps(KITE_QPT_UD, fx_pd, fx_cq.cqn, 0);
+	qin = qp_in(&qs);
+	qin.rq_dbrec_addr = rec;
+	run(KITE_CMD_CREATE_QP, &qin, sizeof(qin), 0, 0, &r);
+	expect(&r, KITE_CMD_E_PARAM, 0x48, "CREATE_QP with rq_dbrec_addr but no KITE_QP_F_RQ_DBREC -> E_PARAM");
+
+	need(tqp_create_dbrec(&d, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn, rec, &r), &r,
+	     "CREATE_QP UD with an RQ doorbell record");
+	tqp_rts(&d);
+	av = av4(d.qpn, T_QKEY, MAC);
+	g = sge(64, E.lkey, rbuf);
+	b0 = stat1(KITE_STAT_BAD_DOORBELLS);
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	post_recv(&d, &g, 1);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, NULL, 0, "hello", 5, true);
+	ok = tcq_next(&E.scq, &c);
+	tap(ok && cqe_is(&c, KITE_CQE_OP_REQ, E.b.qpn, 0), "UD SEND to the QP with a record: sent");
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_SEND, d.qpn, 0) && c.byte_len == 45 &&
+		 c.wqe_idx == 0,
+		 "a receive posted by the record alone (no RQ doorbell) takes the SEND"))
+		cqe_diag("recv", &c);
+	tap(stat1(KITE_STAT_BAD_DOORBELLS) == b0 && stat1(KITE_STAT_ROCE_RX_DROPS) == d0,
+	    "no bad doorbell, no drop");
+
+	/* 17 ahead of the consumer counter 1, depth 16: ignored and counted. */
+	wr32(rec, 18);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, NULL, 0, "hello", 5, true);
+	tcq_next(&E.scq, &c);
+	tap(stat1(KITE_STAT_BAD_DOORBELLS) == b0 + 1 && stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1 &&
+	    !tcq_next(&E.rcq, &c),
+	    "a record more than the depth ahead: counted as a bad doorbell, the SEND dropped");
+
+	/* A receive the record names, flushed when the QP enters ERR. */
+	post_recv(&d, &g, 1);
+	tap(tqp_to(&d, KITE_QPS_ERR) == KITE_CMD_OK, "the QP with a record to ERR");
+	ok = tcq_next(&E.rcq, &c);
+	if (!tap(ok && cqe_is(&c, KITE_CQE_OP_RESP_ERR, d.qpn, KITE_SYND_WR_FLUSH) &&
+		 c.wqe_idx == 1,
+		 "in ERR the WQE the record alone names is flushed (WR_FLUSH, wqe_idx 1)"))
+		cqe_diag("flush", &c);
+}

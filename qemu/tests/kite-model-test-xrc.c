@@ -233,10 +233,10 @@ static void xrcd_and_srq_commands(void)
 		expect(&r, KITE_CMD_E_PARAM, CQP_OFF(recv_cqn),
 		       "CREATE_QP XRC_TGT with a CQ -> E_PARAM");
 		qin = tgt_in(&q, x1);
-		qin.rsvd[1] = 1;
+		qin.rq_dbrec_addr = 4096;
 		qp_create_in(&q, &qin, sizeof(qin), &r);
-		expect(&r, KITE_CMD_E_PARAM, CQP_OFF(rsvd) + 4,
-		       "CREATE_QP XRC_TGT with rsvd -> E_PARAM");
+		expect(&r, KITE_CMD_E_PARAM, CQP_OFF(rq_dbrec_addr),
+		       "CREATE_QP XRC_TGT with an RQ doorbell record -> E_PARAM");
 		qin = tgt_in(&q, 0);
 		qp_create_in(&q, &qin, sizeof(qin), &r);
 		expect(&r, KITE_CMD_E_OBJECT, CQP_OFF(xrcd), "CREATE_QP XRC_TGT in domain 0 -> E_OBJECT");

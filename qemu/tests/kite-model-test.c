@@ -81,6 +81,7 @@ static const struct group {
 	{ "engine_tx", g_engine_tx },
 	{ "engine", g_engine },
 	{ "engine_rx", g_engine_rx },
+	{ "rq_dbrec", g_rq_dbrec },
 	{ "engine_wire", g_engine_wire },
 	{ "rc", g_rc },
 	{ "rc_err", g_rc_err },

@@ -442,6 +442,7 @@ struct kite_cmd_query_device_out {
 #define KITE_FEAT_FLUSH			BIT(15)	/* KITE_WQE_OP_FLUSH, KITE_ACCESS_FLUSH_GLOBAL */
 #define KITE_FEAT_DM			BIT(16)	/* device memory, KITE_MR_F_DM */
 #define KITE_FEAT_XRC			BIT(17)	/* XRC domains, SRQs and QPs */
+#define KITE_FEAT_RQ_DBREC		BIT(18)	/* KITE_QP_F_RQ_DBREC */
 
 /* QUERY_PORT output */
 struct kite_cmd_query_port_out {
@@ -619,7 +620,7 @@ struct kite_cmd_create_qp {
 	struct kite_pbl rq_pbl;	/* KITE_QP_F_SRQ: zero */
 	__le32 srqn;		/* KITE_QP_F_SRQ: the SRQ; else zero */
 	__le32 xrcd;		/* KITE_QPT_XRC_TGT: its XRC domain; else zero */
-	__le32 rsvd[2];
+	__le64 rq_dbrec_addr;	/* KITE_QP_F_RQ_DBREC: struct kite_rq_dbrec */
 };
 
 #define KITE_QPT_RC			1
@@ -630,6 +631,8 @@ struct kite_cmd_create_qp {
 #define KITE_QPT_XRC_TGT		6	/* XRC target: no queues */
 #define KITE_QP_F_SQ_SIG_ALL		BIT(0)
 #define KITE_QP_F_SRQ			BIT(1)	/* receives from srqn */
+/* The RQ's producer counter is read from rq_dbrec_addr (prm_qp.rst) */
+#define KITE_QP_F_RQ_DBREC		BIT(2)
 /* CREATE_QP input without srqn and rsvd (no KITE_QP_F_SRQ) */
 #define KITE_CMD_CREATE_QP_V0_LEN	64
 #define KITE_WQ_CFG_LOG_DEPTH		GENMASK(4, 0)
@@ -898,6 +901,17 @@ static inline u32 kite_owner_phase(u32 idx, u32 log_depth)
 /* Completion queues                                                   */
 /* ------------------------------------------------------------------ */
 
+/*
+ * An RQ's doorbell record in host memory (KITE_QP_F_RQ_DBREC): the
+ * producer counter, which the device reads when it needs a receive WQE.
+ */
+struct kite_rq_dbrec {
+	__le32 pi;		/* KITE_RQ_DB_PI */
+	__le32 rsvd;
+};
+
+#define KITE_RQ_DB_PI			GENMASK(15, 0)
+
 /* Doorbell record in host memory, one per CQ. */
 struct kite_cq_dbrec {
 	__le32 ci;		/* KITE_CQ_DB_CI */
@@ -1136,6 +1150,7 @@ static_assert(sizeof(struct kite_cmd_query_srq_out) == 32);
 static_assert(sizeof(struct kite_cmd_mcast) == 24);
 static_assert(sizeof(struct kite_eqe) == KITE_EQE_SIZE);
 static_assert(sizeof(struct kite_cq_dbrec) == 8);
+static_assert(sizeof(struct kite_rq_dbrec) == 8);
 static_assert(sizeof(struct kite_cqe) == KITE_CQE_SIZE);
 static_assert(sizeof(struct kite_wqe_ctrl) == 16);
 static_assert(sizeof(struct kite_wqe_raddr) == 16);

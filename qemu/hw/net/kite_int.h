@@ -363,6 +363,7 @@ typedef struct KiteQP {
     struct kite_cmd_modify_qp attr;     /* little-endian, as in commands */
     KiteWQ sq;
     KiteWQ rq;                  /* unused with an SRQ */
+    uint64_t rq_dbrec;          /* KITE_QP_F_RQ_DBREC: its record; else 0 */
     /*
      * 0: receives from rq. An XRC target: the XRC SRQ of the last request
      * (and of the message in progress), which also set pdn.
@@ -906,6 +907,7 @@ uint32_t kite_xrc_tgt_cqn(KiteState *s, const KiteQP *qp);
 /* kite_recv_take(): no WQE could be taken (SRQ empty or in error). */
 #define KITE_RECV_NONE          UINT32_MAX
 /* No receive WQE is available to start a message. */
+void kite_rq_dbrec_read(KiteState *s, uint32_t qpn, KiteQP *qp);
 bool kite_recv_empty(KiteState *s, KiteQP *qp);
 /*
  * Start a message: an SRQ QP takes the WQE at the SRQ's consumer index.

@@ -1084,6 +1084,31 @@ static bool kite_create_qp_tgt(KiteState *s, KiteCmdCtx *c,
 }
 
 /*
+ * KITE_QP_F_RQ_DBREC: a QP with an RQ of its own, the record's address
+ * aligned to its size; without the flag, rq_dbrec_addr zero. Fails the
+ * command (false) otherwise.
+ */
+static bool kite_create_qp_dbrec(KiteCmdCtx *c,
+                                 const struct kite_cmd_create_qp *in,
+                                 uint32_t type)
+{
+    uint64_t addr = le64_to_cpu(in->rq_dbrec_addr);
+
+    if (!(le32_to_cpu(in->flags) & KITE_QP_F_RQ_DBREC)) {
+        return !addr || kite_cmd_err(c, KITE_CMD_E_PARAM,
+                                     QP_OFF(rq_dbrec_addr));
+    }
+    if ((le32_to_cpu(in->flags) & KITE_QP_F_SRQ) ||
+        type == KITE_QPT_XRC_INI) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
+    }
+    if (!addr || !QEMU_IS_ALIGNED(addr, sizeof(struct kite_rq_dbrec))) {
+        return kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rq_dbrec_addr));
+    }
+    return true;
+}
+
+/*
  * Check the CREATE_QP input @in, field by field; its SRQ, if any, into
  * @srq. Fails the command (false) at the first bad field.
  */
@@ -1094,7 +1119,6 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
     uint32_t type = le32_to_cpu(in->type);
     uint32_t flags = le32_to_cpu(in->flags);
     uint32_t pdn = le32_to_cpu(in->pdn);
-    unsigned i;
 
     if (type != KITE_QPT_RC && type != KITE_QPT_UD && type != KITE_QPT_GSI &&
         type != KITE_QPT_UC && type != KITE_QPT_XRC_INI &&
@@ -1106,15 +1130,12 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
     if (type == KITE_QPT_XRC_TGT) {
         return kite_create_qp_tgt(s, c, in);
     }
-    if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ)) {
+    if (flags & ~(KITE_QP_F_SQ_SIG_ALL | KITE_QP_F_SRQ | KITE_QP_F_RQ_DBREC)) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
         return false;
     }
-    for (i = 0; i < ARRAY_SIZE(in->rsvd); i++) {
-        if (in->rsvd[i]) {
-            kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(rsvd) + 4 * i);
-            return false;
-        }
+    if (!kite_create_qp_dbrec(c, in, type)) {
+        return false;
     }
     if (in->xrcd) {
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(xrcd));
@@ -1236,6 +1257,7 @@ void kite_cmd_create_qp(KiteState *s, KiteCmdCtx *c)
         .rq = rq,
         .srqn = srq ? le32_to_cpu(in.srqn) : 0,
         .xrcd = le32_to_cpu(in.xrcd),
+        .rq_dbrec = le64_to_cpu(in.rq_dbrec_addr),
     };
     kite_cntr_qp_init(s, qp);
     c->result = qpn;

@@ -125,7 +125,7 @@ static void kite_cmd_query_device(KiteState *s, KiteCmdCtx *c)
                               KITE_FEAT_SRQ_RESIZE |
                               KITE_FEAT_ATOMIC_WRITE |
                               KITE_FEAT_FLUSH | KITE_FEAT_DM |
-                              KITE_FEAT_XRC);
+                              KITE_FEAT_XRC | KITE_FEAT_RQ_DBREC);
     o->max_cq_moderation_count = cpu_to_le16(0xffff);
     o->max_cq_moderation_period = cpu_to_le16(0xffff);
     o->local_ca_ack_delay = cpu_to_le32(15);

@@ -432,11 +432,39 @@ void kite_db_srq(KiteState *s, hwaddr addr, unsigned page, uint64_t val)
 
 /* The receive WQE source of a QP */
 
+/*
+ * KITE_QP_F_RQ_DBREC: take the RQ's producer counter from its doorbell
+ * record, validated as an RQ doorbell's (prm_qp.rst). A record that
+ * cannot be read or is more than the depth ahead leaves it as it was.
+ */
+void kite_rq_dbrec_read(KiteState *s, uint32_t qpn, KiteQP *qp)
+{
+    struct kite_rq_dbrec rec;
+    uint16_t pi;
+
+    if (!qp->rq_dbrec || qp->state == KITE_QPS_RESET ||
+        !kite_dma_rw(s, "RQ doorbell record", qp->rq_dbrec, &rec,
+                     sizeof(rec), false)) {
+        return;
+    }
+    pi = FIELD_GET(KITE_RQ_DB_PI, le32_to_cpu(rec.pi));
+    if ((uint16_t)(pi - qp->rq.ci) > (1U << qp->rq.log_depth)) {
+        s->stats[KITE_STAT_BAD_DOORBELLS]++;
+        kite_guest_error(s, "QP %u RQ doorbell record 0x%x ignored: "
+                         "producer index more than depth ahead", qpn, pi);
+        return;
+    }
+    qp->rq.pi = pi;
+}
+
 bool kite_recv_empty(KiteState *s, KiteQP *qp)
 {
     KiteSRQ *srq;
 
     if (!qp->srqn) {
+        if (qp->rq.ci == qp->rq.pi) {
+            kite_rq_dbrec_read(s, qp - s->rdma.qp, qp);
+        }
         return qp->rq.ci == qp->rq.pi;
     }
     if (qp->rwqe.held) {
