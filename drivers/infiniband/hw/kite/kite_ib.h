@@ -465,10 +465,6 @@ struct kite_ib_wq {
  * @max_inline: inline data a send WQE can hold
  * @sq_sig_all: every send WQE is signalled
  * @uctx: owning user context number, 0 for kernel QPs
- * @rq_dbrec: kernel QPs with an RQ, on a device with KITE_FEAT_RQ_DBREC:
- *	the RQ's doorbell record (coherent DMA), which post_recv writes in
- *	place of an RQ doorbell but in the error state; NULL otherwise
- * @rq_dbrec_dma: its bus address
  * @ref: EQ and CQ dispatch hold a reference while using the QP
  */
 struct kite_ib_qp {
@@ -481,8 +477,6 @@ struct kite_ib_qp {
 	u32 max_inline;
 	bool sq_sig_all;
 	u32 uctx;
-	struct kite_rq_dbrec *rq_dbrec;
-	dma_addr_t rq_dbrec_dma;
 	struct kite_ib_ref ref;
 };
 

@@ -270,40 +270,8 @@ static int kite_ib_qp_alloc_kernel(struct kite_ib_dev *dev,
 		return err;
 	err = kite_ib_wq_alloc(dev, &qp->rq, rq_depth, rq_stride, false);
 	if (err)
-		goto err_free_sq;
-	/*
-	 * The RQ's producer counter in host memory, which the device reads
-	 * when it needs a receive WQE: a post_recv without an MMIO write.
-	 */
-	if (dev->caps.features & KITE_FEAT_RQ_DBREC) {
-		qp->rq_dbrec = dma_alloc_coherent(dev->dmadev,
-						  sizeof(*qp->rq_dbrec),
-						  &qp->rq_dbrec_dma,
-						  GFP_KERNEL);
-		if (!qp->rq_dbrec) {
-			err = -ENOMEM;
-			goto err_free_rq;
-		}
-	}
-	return 0;
-
-err_free_rq:
-	kite_ib_wq_free(dev, &qp->rq);
-err_free_sq:
-	kite_ib_wq_free(dev, &qp->sq);
+		kite_ib_wq_free(dev, &qp->sq);
 	return err;
-}
-
-/* A QP's queues and RQ doorbell record, as kite_ib_qp_queues() made them. */
-static void kite_ib_qp_free_queues(struct kite_ib_dev *dev,
-				   struct kite_ib_qp *qp)
-{
-	if (qp->rq_dbrec)
-		dma_free_coherent(dev->dmadev, sizeof(*qp->rq_dbrec),
-				  qp->rq_dbrec, qp->rq_dbrec_dma);
-	qp->rq_dbrec = NULL;
-	kite_ib_wq_free(dev, &qp->rq);
-	kite_ib_wq_free(dev, &qp->sq);
 }
 
 /*
@@ -459,10 +427,7 @@ static int kite_ib_qp_queues(struct kite_ib_dev *dev, struct kite_ib_qp *qp,
 
 	in->type = cpu_to_le32(qp->type);
 	in->flags = cpu_to_le32((qp->sq_sig_all ? KITE_QP_F_SQ_SIG_ALL : 0) |
-				(attr->srq ? KITE_QP_F_SRQ : 0) |
-				(qp->rq_dbrec ? KITE_QP_F_RQ_DBREC : 0));
-	if (qp->rq_dbrec)
-		in->rq_dbrec_addr = cpu_to_le64(qp->rq_dbrec_dma);
+				(attr->srq ? KITE_QP_F_SRQ : 0));
 	if (attr->srq)
 		in->srqn = cpu_to_le32(to_ksrq(attr->srq)->srqn);
 	in->pdn = cpu_to_le32(to_kpd(qp->ibqp.pd)->pdn);
@@ -571,7 +536,8 @@ err_unpublish:
 err_destroy_qp:
 	kite_ib_cmd_destroy(dev, KITE_CMD_DESTROY_QP, qp->qpn);
 err_free_wqs:
-	kite_ib_qp_free_queues(dev, qp);
+	kite_ib_wq_free(dev, &qp->rq);
+	kite_ib_wq_free(dev, &qp->sq);
 	return err;
 }
 
@@ -621,7 +587,8 @@ int kite_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	if (!qp->uctx)
 		kite_ib_qp_clean_cqs(qp);
-	kite_ib_qp_free_queues(dev, qp);
+	kite_ib_wq_free(dev, &qp->rq);
+	kite_ib_wq_free(dev, &qp->sq);
 	return 0;
 }
 
@@ -664,9 +631,6 @@ void kite_ib_qp_set_state(struct kite_ib_qp *qp, enum ib_qp_state state)
 		WRITE_ONCE(qp->sq.ci, 0);
 		qp->rq.pi = 0;
 		WRITE_ONCE(qp->rq.ci, 0);
-		/* The device ignores it in RESET and reads it after. */
-		if (qp->rq_dbrec)
-			WRITE_ONCE(qp->rq_dbrec->pi, 0);
 	}
 	spin_unlock(&qp->rq.lock);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
@@ -1133,18 +1097,8 @@ int kite_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (posted) {
 		/* The WQEs must be visible before the doorbell names them. */
 		dma_wmb();
-		if (qp->rq_dbrec)
-			WRITE_ONCE(qp->rq_dbrec->pi,
-				   cpu_to_le32(FIELD_PREP(KITE_RQ_DB_PI,
-							  rq->pi)));
-		/*
-		 * With a record the device reads it when it needs a WQE; in
-		 * the error state, when rung: the WQEs are flushed at once.
-		 */
-		if (!qp->rq_dbrec || READ_ONCE(qp->state) == IB_QPS_ERR)
-			kite_ib_ring_db(dev,
-					kite_ib_qp_db(qp->qpn, KITE_DB_TYPE_RQ,
-						      rq->pi));
+		kite_ib_ring_db(dev, kite_ib_qp_db(qp->qpn, KITE_DB_TYPE_RQ,
+						   rq->pi));
 		if (unlikely(kite_ib_dead(dev)))
 			kite_ib_dead_kick(dev);
 	}
