@@ -636,13 +636,13 @@ void g_engine_wire(void)
  */
 void g_rq_dbrec(void)
 {
-	uint64_t rec = galloc(4096, 4096), rbuf = T_IOVA + 8 * 4096, b0, d0;
+	uint64_t rec = galloc(4096, 4096), rbuf = T_IOVA + 8 * 4096, b0, d0, x0;
 	struct kite_cmd_create_qp qin;
 	struct kite_wqe_sge g;
 	struct kite_wqe_ud av;
 	struct qpspec qs;
 	struct kite_cqe c;
-	struct tqp d;
+	struct tqp d, bad;
 	struct res r;
 	bool ok;
 
@@ -683,6 +683,20 @@ void g_rq_dbrec(void)
 	tap(stat1(KITE_STAT_BAD_DOORBELLS) == b0 + 1 && stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1 &&
 	    !tcq_next(&E.rcq, &c),
 	    "a record more than the depth ahead: counted as a bad doorbell, the SEND dropped");
+
+	/* A record outside memory: a DMA error, the SEND finds the RQ empty. */
+	need(tqp_create_dbrec(&bad, KITE_QPT_UD, fx_pd, E.scq.c.cqn, E.rcq.c.cqn,
+			      0xfff0000000000000ULL, &r), &r, "CREATE_QP UD with its record outside memory");
+	tqp_rts(&bad);
+	x0 = stat1(KITE_STAT_DMA_ERRORS);
+	d0 = stat1(KITE_STAT_ROCE_RX_DROPS);
+	av = av4(bad.qpn, T_QKEY, MAC);
+	post_send(&E.b, KITE_WQE_OP_SEND | KITE_WQE_F_SIGNALED, 0, &av, NULL, 0, "hello", 5, true);
+	tcq_next(&E.scq, &c);
+	tap(stat1(KITE_STAT_DMA_ERRORS) > x0 && stat1(KITE_STAT_ROCE_RX_DROPS) == d0 + 1 &&
+	    !tcq_next(&E.rcq, &c),
+	    "an unreadable record: a DMA error counted, the SEND dropped, no receive CQE");
+	av = av4(d.qpn, T_QKEY, MAC);
 
 	/* A receive the record names, flushed when the QP enters ERR. */
 	post_recv(&d, &g, 1);

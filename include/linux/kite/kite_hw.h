@@ -633,7 +633,7 @@ struct kite_cmd_create_qp {
 #define KITE_QP_F_SRQ			BIT(1)	/* receives from srqn */
 /* The RQ's producer counter is read from rq_dbrec_addr (prm_qp.rst) */
 #define KITE_QP_F_RQ_DBREC		BIT(2)
-/* CREATE_QP input without srqn and rsvd (no KITE_QP_F_SRQ) */
+/* CREATE_QP input without srqn and rq_dbrec_addr (no SRQ, no RQ record) */
 #define KITE_CMD_CREATE_QP_V0_LEN	64
 #define KITE_WQ_CFG_LOG_DEPTH		GENMASK(4, 0)
 #define KITE_WQ_CFG_WQE_SHIFT		GENMASK(11, 8)

@@ -801,7 +801,7 @@ static bool kite_rq_process(KiteState *s, uint32_t qpn, int *budget)
     if (qp->valid && kite_qp_connected(qp) && qp->state != KITE_QPS_ERR) {
         return kite_rc_rq_process(s, qpn, qp, budget);
     }
-    if (qp->valid && qp->state == KITE_QPS_ERR && !qp->srqn) {
+    if (qp->valid && qp->state == KITE_QPS_ERR) {
         /* Flushed: every WQE posted, also those no doorbell named. */
         kite_rq_dbrec_read(s, qpn, qp);
     }

@@ -1090,16 +1090,15 @@ static bool kite_create_qp_tgt(KiteState *s, KiteCmdCtx *c,
  */
 static bool kite_create_qp_dbrec(KiteCmdCtx *c,
                                  const struct kite_cmd_create_qp *in,
-                                 uint32_t type)
+                                 uint32_t type, uint32_t flags)
 {
     uint64_t addr = le64_to_cpu(in->rq_dbrec_addr);
 
-    if (!(le32_to_cpu(in->flags) & KITE_QP_F_RQ_DBREC)) {
+    if (!(flags & KITE_QP_F_RQ_DBREC)) {
         return !addr || kite_cmd_err(c, KITE_CMD_E_PARAM,
                                      QP_OFF(rq_dbrec_addr));
     }
-    if ((le32_to_cpu(in->flags) & KITE_QP_F_SRQ) ||
-        type == KITE_QPT_XRC_INI) {
+    if ((flags & KITE_QP_F_SRQ) || type == KITE_QPT_XRC_INI) {
         return kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
     }
     if (!addr || !QEMU_IS_ALIGNED(addr, sizeof(struct kite_rq_dbrec))) {
@@ -1134,7 +1133,7 @@ static bool kite_create_qp_check(KiteState *s, KiteCmdCtx *c,
         kite_cmd_err(c, KITE_CMD_E_PARAM, QP_OFF(flags));
         return false;
     }
-    if (!kite_create_qp_dbrec(c, in, type)) {
+    if (!kite_create_qp_dbrec(c, in, type, flags)) {
         return false;
     }
     if (in->xrcd) {
@@ -1671,7 +1670,7 @@ static void kite_db_wq(KiteState *s, hwaddr addr, unsigned page, uint64_t val,
         return;
     }
     wq = sq ? &qp->sq : &qp->rq;
-    if ((uint16_t)(pi - wq->ci) > (1U << wq->log_depth)) {
+    if (!kite_wq_pi_ok(wq, pi)) {
         kite_bad_db(s, addr, val, "producer index more than depth ahead");
         return;
     }

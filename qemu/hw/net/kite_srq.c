@@ -448,7 +448,7 @@ void kite_rq_dbrec_read(KiteState *s, uint32_t qpn, KiteQP *qp)
         return;
     }
     pi = FIELD_GET(KITE_RQ_DB_PI, le32_to_cpu(rec.pi));
-    if ((uint16_t)(pi - qp->rq.ci) > (1U << qp->rq.log_depth)) {
+    if (!kite_wq_pi_ok(&qp->rq, pi)) {
         s->stats[KITE_STAT_BAD_DOORBELLS]++;
         kite_guest_error(s, "QP %u RQ doorbell record 0x%x ignored: "
                          "producer index more than depth ahead", qpn, pi);
