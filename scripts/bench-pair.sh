@@ -35,12 +35,21 @@
 # KITE_BENCH_ONLY (a regular expression: only the runs whose key, e.g.
 # "Kite<->Kite|write_bw|65536" or "nvme-Kite|randread|4096", matches),
 # KITE_BENCH_CRASH=INDEX:ROLE (VM ROLE, a or b, crashes at run INDEX: tries
-# the recovery), KITE_BENCH_TIMEOUT (seconds per attempt, default 3600).
+# the recovery), KITE_BENCH_TIMEOUT (seconds per attempt, default 3600),
+# KITE_BENCH_GUEST_PROF (a regular expression: the runs whose key matches
+# are profiled inside both VMs, perf and kite_ib's calls timed by ftrace,
+# into $KITE_CACHE/logs/bench-pair-{a,b}/gprof-INDEX.txt; the NVMe target's
+# whole NVMe part into gprof-nvme-target.txt).
 set -euo pipefail
 . "$(dirname "$0")/vm.sh"
 
 secs=${1:-10}
-"$KITE_ROOT/scripts/setup-host.sh" gnuplot-nox >&2
+extra_pkgs=(gnuplot-nox)
+# perf, on the host for KITE_QEMU_PERF and in the guests (which run the
+# host's root file system) for KITE_BENCH_GUEST_PROF.
+[ "${KITE_QEMU_PERF:-0}" = 1 ] || [ -n "${KITE_BENCH_GUEST_PROF:-}" ] &&
+	extra_pkgs+=(linux-perf)
+"$KITE_ROOT/scripts/setup-host.sh" "${extra_pkgs[@]}" >&2
 "$KITE_ROOT/scripts/build-rdma-core.sh" >/dev/null
 log "building QEMU, the modules, the test programs and the initramfs"
 vm_prepare
@@ -79,7 +88,8 @@ attempt() {
 			--env KITE_BENCH_SWEEP_SECS="${KITE_BENCH_SWEEP_SECS:-3}" \
 			--env KITE_BENCH_ONLY="${KITE_BENCH_ONLY:-.}" \
 			--env KITE_BENCH_MTU="${KITE_BENCH_MTU:-9000}" \
-			--env KITE_BENCH_CRASH="${KITE_BENCH_CRASH:-}" -- -m 2G
+			--env KITE_BENCH_CRASH="${KITE_BENCH_CRASH:-}" \
+			--env KITE_BENCH_GUEST_PROF="${KITE_BENCH_GUEST_PROF:-}" -- -m 2G
 	done
 	KITE_VM_STOP_ON_PANIC=bench-b vm_wait bench-a "${KITE_BENCH_TIMEOUT:-3600}" || rc=$?
 	return "$rc"
@@ -152,5 +162,10 @@ python3 "$KITE_ROOT/scripts/bench-report.py" --secs "$secs" --restarts "$restart
 	--mtu "${KITE_BENCH_MTU:-9000}" \
 	"$figs" "$out" | tee "$out/report.txt"
 log "report: $out/report.txt; plot: $out/bench-pair.png"
+if [ -n "${KITE_BENCH_GUEST_PROF:-}" ]; then
+	for f in "$logs"/bench-pair-[ab]/gprof-*.txt; do
+		[ -e "$f" ] && log "guest profile: $f"
+	done
+fi
 [ "$rca" = 0 ] || die "VM a failed (status $rca); see $logs/bench-pair-a"
 [ "$rcb" = 0 ] || warn "VM b ended with status $rcb; see $logs/bench-pair-b"

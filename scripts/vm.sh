@@ -179,8 +179,10 @@ vm_start() {
 	# real-time clock (scripts/qemu-profile.py cuts it into the runs of a
 	# benchmark). Figures taken so are not comparable to others.
 	local -a perf=()
-	[ "${KITE_QEMU_PERF:-0}" = 1 ] &&
+	if [ "${KITE_QEMU_PERF:-0}" = 1 ]; then
+		command -v perf >/dev/null || die "KITE_QEMU_PERF=1 needs perf: apt-get install linux-perf"
 		perf=(perf record -q -k realtime -F "${KITE_QEMU_PERF_FREQ:-499}" -o "$dir/perf.data" --)
+	fi
 	local serial=(-serial "file:$dir/console.log")
 	[ "$interactive" = 1 ] && serial=(-serial mon:stdio)
 	# debug-threads: the vCPU thread is "CPU 0/TCG" (in top -H, in perf).

@@ -23,6 +23,9 @@
 #                          whose KEY matches
 #   KITE_BENCH_CRASH       INDEX:ROLE: VM ROLE crashes its kernel at run
 #                          INDEX (tests the host's recovery)
+#   KITE_BENCH_GUEST_PROF  an extended regular expression: the runs whose
+#                          KEY matches are profiled inside the VMs
+#                          (gprof_start), into /kite-out/gprof-INDEX.txt
 . "$KITE_ROOT/scripts/guest/lib.sh"
 
 secs=${KITE_BENCH_SECS:-10}
@@ -248,6 +251,76 @@ kite_counters_since() {
 # roce_pkts tx|rx: the RoCE packets both Kite devices sent or received.
 roce_pkts() { echo $(($(kite_stat "$kdev" "roce_$1_pkts") + $(kite_stat "$kdev1" "roce_$1_pkts"))); }
 have_fio=0
+
+# The guest profile of a run (KITE_BENCH_GUEST_PROF): where the VM's CPU
+# went (perf record of the whole VM, call graphs, 499 Hz) and how long
+# kite_ib's data path calls took (the function_graph tracer on
+# $gprof_funcs: each call's duration, summed up by graph-durations.py).
+# Under TCG the calls that ring a doorbell are the slow ones: an MMIO
+# write takes QEMU's global lock (docs/performance.rst). "command perf":
+# perf() above runs perftest.
+gprof_funcs="kite_ib_post_send kite_ib_post_recv kite_ib_poll_cq
+	kite_ib_req_notify_cq kite_ib_eq_irq kite_ib_eq_tasklet"
+gprof_pid=
+# gprof_start KEY: starts the profile if KEY is to be profiled.
+gprof_start() {
+	local t=/sys/kernel/tracing f
+	gprof_pid=
+	[ -n "${KITE_BENCH_GUEST_PROF:-}" ] && [[ $1 =~ $KITE_BENCH_GUEST_PROF ]] || return 0
+	mountpoint -q $t || mount -t tracefs nodev $t || return 0
+	echo 0 >$t/tracing_on
+	echo nop >$t/current_tracer
+	: >$t/set_ftrace_filter
+	for f in $gprof_funcs; do
+		echo "$f" >>$t/set_ftrace_filter 2>/dev/null ||
+			echo "bench-pair: $f cannot be traced" >&2
+	done
+	echo 16384 >$t/buffer_size_kb
+	echo 1 >$t/options/funcgraph-tail
+	echo function_graph >$t/current_tracer
+	: >$t/trace
+	echo 1 >$t/tracing_on
+	# perf starts disabled and is enabled through its control FIFO: the
+	# ack comes once it is sampling. Before that it reads every process's
+	# maps, seconds under TCG, which must not fall into the run.
+	rm -f /tmp/gprof.ctl /tmp/gprof.ack
+	mkfifo /tmp/gprof.ctl /tmp/gprof.ack
+	exec {gprof_ctl}<>/tmp/gprof.ctl {gprof_ack}<>/tmp/gprof.ack
+	command perf record -q -a -g -F 499 -D -1 -o /tmp/gprof.data \
+		--control fifo:/tmp/gprof.ctl,/tmp/gprof.ack >/dev/null 2>&1 &
+	gprof_pid=$!
+	echo enable >&$gprof_ctl
+	read -rt 120 -u $gprof_ack _ || echo "bench-pair: perf not sampling after 120 s" >&2
+}
+# gprof_stop INDEX|NAME: ends the profile gprof_start started, into
+# /kite-out/gprof-INDEX.txt.
+gprof_stop() {
+	local t=/sys/kernel/tracing
+	[ -n "$gprof_pid" ] || return 0
+	kill -INT "$gprof_pid" 2>/dev/null
+	wait "$gprof_pid" 2>/dev/null
+	gprof_pid=
+	exec {gprof_ctl}>&- {gprof_ack}>&-
+	rm -f /tmp/gprof.ctl /tmp/gprof.ack
+	echo 0 >$t/tracing_on
+	{
+		echo "== kite_ib's calls (function_graph), microseconds a call"
+		python3 "$KITE_ROOT/scripts/guest/graph-durations.py" <$t/trace
+		echo
+		echo "== where the VM's CPU went (perf report: self, by symbol)"
+		command perf report -i /tmp/gprof.data --stdio --no-children -g none \
+			--sort comm,dso,sym --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 60
+		echo
+		echo "== the top symbols by call chain (each with its callers)"
+		command perf report -i /tmp/gprof.data --stdio --no-children -g callee \
+			--sort sym --percent-limit 3 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 150
+	} >"/kite-out/gprof-$1.txt"
+	echo nop >$t/current_tracer
+	: >$t/set_ftrace_filter
+	rm -f /tmp/gprof.data
+}
 command -v fio >/dev/null && have_fio=1
 # fio_run NAME RW BS DEPTH ENGINE...: "IOPS MB/s I/Os" of a job on the
 # namespace $dev, at queue depth DEPTH, with the I/O engine options ENGINE.
@@ -406,6 +479,13 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 		if [ "$KITE_ROLE" = b ]; then
 			[ "$nvme_ready" = 1 ] && continue
 			nvme_ready=1
+			# The target serves every NVMe run in one stretch: one
+			# profile of it all, if any NVMe run is profiled.
+			for k in "${runs[@]:i}"; do
+				[[ $k == nvme-* && $k =~ ${KITE_BENCH_ONLY:-.} ]] || continue
+				gprof_start "$k"
+				[ -n "$gprof_pid" ] && break
+			done
 			cfg=/sys/kernel/config/nvmet
 			nvme_target 10.77.0.2 || exit 1
 			mkdir $cfg/ports/2 && echo rdma >$cfg/ports/2/addr_trtype &&
@@ -415,9 +495,13 @@ for ((i = from; i < ${#runs[@]}; i++)); do
 				ln -s $cfg/subsystems/kite $cfg/ports/2/subsystems/kite || exit 1
 			continue
 		fi
-		nvme_job "${pair#nvme-}" "$test" "$size" ;;
+		gprof_start "$key"
+		nvme_job "${pair#nvme-}" "$test" "$size"
+		gprof_stop "$i" ;;
 	*)
+		gprof_start "$key"
 		perf "$i" "$pair" "$test" "$size"
+		gprof_stop "$i"
 		if [ "$KITE_ROLE" = b ]; then
 			:
 		elif [ "$res" = failed ]; then
@@ -438,6 +522,7 @@ echo "${#runs[@]} end" >/kite-out/current
 if [ "$KITE_ROLE" = b ]; then
 	# Serve until VM a has run its NVMe benchmarks.
 	[ "$nvme_ready" = 1 ] && wait_for $((secs * 8 + 600)) test -s /tmp/kite-peer-done
+	gprof_stop nvme-target
 	peer_barrier 10.77.0.1
 	# Bounded like the host's steps: a host whose I/O got stuck may keep
 	# the target's queues from draining.
