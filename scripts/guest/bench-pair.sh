@@ -267,6 +267,10 @@ gprof_start() {
 	local t=/sys/kernel/tracing f
 	gprof_pid=
 	[ -n "${KITE_BENCH_GUEST_PROF:-}" ] && [[ $1 =~ $KITE_BENCH_GUEST_PROF ]] || return 0
+	if ! command -v perf >/dev/null; then
+		echo "bench-pair: no perf (the host's linux-perf): no guest profile" >&2
+		return 0
+	fi
 	mountpoint -q $t || mount -t tracefs nodev $t || return 0
 	echo 0 >$t/tracing_on
 	echo nop >$t/current_tracer
