@@ -906,14 +906,14 @@ bool kite_xrc_srq_use(KiteState *s, KiteQP *qp, uint32_t srqn);
 uint32_t kite_xrc_tgt_cqn(KiteState *s, const KiteQP *qp);
 /* kite_recv_take(): no WQE could be taken (SRQ empty or in error). */
 #define KITE_RECV_NONE          UINT32_MAX
-/* No receive WQE is available to start a message. */
-void kite_rq_dbrec_read(KiteState *s, uint32_t qpn, KiteQP *qp);
-
 /* A producer counter @pi of @wq no more than its depth ahead of the device. */
 static inline bool kite_wq_pi_ok(const KiteWQ *wq, uint16_t pi)
 {
     return (uint16_t)(pi - wq->ci) <= (1U << wq->log_depth);
 }
+/* KITE_QP_F_RQ_DBREC: the RQ's producer counter from its doorbell record. */
+void kite_rq_dbrec_read(KiteState *s, uint32_t qpn, KiteQP *qp);
+/* No receive WQE is available to start a message. */
 bool kite_recv_empty(KiteState *s, KiteQP *qp);
 /*
  * Start a message: an SRQ QP takes the WQE at the SRQ's consumer index.
